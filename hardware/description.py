@@ -1,0 +1,610 @@
+"""Hardware descriptions: the schema, the presets and the JSON form.
+
+Scope
+-----
+One hardware description is an immutable spec of one of three kinds:
+
+* :class:`RduSpec` (``"kind": "rdu"``) -- a SambaNova-style reconfigurable
+  dataflow unit: a grid of PCU/PMU sites with a switch at every grid corner,
+  three networks (vector, scalar, control) and 4 AGCUs per array (sources 000,
+  001, 003).
+* :class:`StreamingEngineSpec` (``"kind": "streaming-engine"``) -- Micron's
+  Streaming Engine: tiles in a line, synchronous-fabric links to tiles +-1 and
+  +-2, a modulo schedule of at most ``max_ii`` slots per tile (source 004).
+* :class:`CgraSpec` (``"kind": "cgra"``) -- a generic CGRA mesh of PEs, for
+  comparing with published CGRA mappers.
+
+A description is a JSON file with ``"version": 1`` and a ``"kind"``; presets ship
+as package data in ``hardware/presets/<name>.json`` and are chosen by name.
+:func:`load_hardware` takes a preset name or a path; :func:`spec_to_dict` gives
+the JSON form back (it round-trips through :func:`load_hardware`).
+
+Caveats
+-------
+The sources publish few numbers: every preset lists in ``assumed`` each number
+or structural choice that is an assumption rather than a published fact (see
+``hardware/README.md`` for the table). Unknown fields in a file are rejected
+(with a did-you-mean hint) so that a misspelt optional field is not silently
+ignored. ``RduSpec.networks`` is a plain dict for convenience: treat it as
+read-only (specs are hashed and fabrics are cached by spec).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Union
+
+from hardware.errors import InputError
+from hardware.fields import Reader
+
+__all__ = [
+    "CgraSpec",
+    "DEFAULT_PRESET",
+    "HardwareSpec",
+    "KINDS",
+    "NETWORK_NAMES",
+    "NetworkSpec",
+    "PATTERNS",
+    "RduSpec",
+    "StreamingEngineSpec",
+    "load_hardware",
+    "preset_names",
+    "spec_from_dict",
+    "spec_to_dict",
+]
+
+VERSION = 1
+DEFAULT_PRESET = "plasticine"
+KINDS = ("rdu", "streaming-engine", "cgra")
+NETWORK_NAMES = ("vector", "scalar", "control")
+PATTERNS = ("checkerboard", "fcmu", "columns")
+CGRA_NEIGHBOURS = ("mesh", "diagonal")
+
+
+# ---------------------------------------------------------------------------
+# the specs
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class NetworkSpec:
+    """One on-chip network of an RDU.
+
+    Parameters
+    ----------
+    name : str
+        ``"vector"``, ``"scalar"`` or ``"control"``.
+    width_bits : int
+        Bits per channel (vector 512, scalar 32: published; control: assumed).
+    channels : int
+        Channels per physical link per direction (an assumption in every preset).
+
+    Examples
+    --------
+    >>> NetworkSpec("vector", 512, 2)
+    NetworkSpec(name='vector', width_bits=512, channels=2)
+    """
+
+    name: str
+    width_bits: int
+    channels: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class RduSpec:
+    """A reconfigurable dataflow unit: PCU/PMU sites, switches, AGCUs.
+
+    The chip is ``arrays[0] x arrays[1]`` arrays, each ``array_rows x array_cols``
+    unit sites; chip-wide it is :attr:`rows` x :attr:`cols` sites. Which unit a
+    site holds follows ``pattern``: ``"checkerboard"`` (PCU where row + col is
+    even), ``"columns"`` (PCU in even columns) or ``"fcmu"`` (every site is a
+    fused unit that provides one PCU and one PMU).
+
+    Examples
+    --------
+    >>> spec = load_hardware("tiny")
+    >>> (spec.rows, spec.cols, spec.pcu_count, spec.pmu_count, spec.agcu_count)
+    (4, 4, 8, 8, 4)
+    >>> spec.networks["vector"].width_bits
+    512
+    >>> spec.pmu_depth(4096)            # samples of 4 KiB that fit in one PMU
+    64
+    """
+
+    name: str
+    kind: str = "rdu"
+    array_rows: int
+    array_cols: int
+    arrays: tuple[int, int] = (1, 1)
+    pattern: str = "checkerboard"
+    networks: dict[str, NetworkSpec]
+    pmu_bytes: int
+    pcu_lanes: int
+    pcu_stages: int
+    agcus_per_array: int = 4
+    clock_ghz: float | None = None
+    assumed: tuple[str, ...] = ()
+    notes: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "arrays", tuple(self.arrays))
+        object.__setattr__(self, "assumed", tuple(self.assumed))
+        _check_rdu(self)
+
+    def __hash__(self) -> int:
+        return hash(_frozen(spec_to_dict(self)))
+
+    @property
+    def rows(self) -> int:
+        """Unit-site rows of the whole chip."""
+        return self.arrays[0] * self.array_rows
+
+    @property
+    def cols(self) -> int:
+        """Unit-site columns of the whole chip."""
+        return self.arrays[1] * self.array_cols
+
+    @property
+    def array_count(self) -> int:
+        """Number of arrays (tiles) on the chip."""
+        return self.arrays[0] * self.arrays[1]
+
+    @property
+    def site_count(self) -> int:
+        """Unit sites (PCU, PMU or FCMU) on the chip; AGCUs are not counted."""
+        return self.rows * self.cols
+
+    @property
+    def pcu_count(self) -> int:
+        """Sites that provide a PCU (every site with pattern ``"fcmu"``)."""
+        if self.pattern == "fcmu":
+            return self.site_count
+        if self.pattern == "columns":
+            return self.rows * ((self.cols + 1) // 2)
+        return (self.site_count + 1) // 2
+
+    @property
+    def pmu_count(self) -> int:
+        """Sites that provide a PMU (every site with pattern ``"fcmu"``)."""
+        if self.pattern == "fcmu":
+            return self.site_count
+        return self.site_count - self.pcu_count
+
+    @property
+    def agcu_count(self) -> int:
+        """AGCUs on the chip (``agcus_per_array`` per array)."""
+        return self.agcus_per_array * self.array_count
+
+    @property
+    def pmu_bytes_total(self) -> int:
+        """On-chip scratchpad bytes of all PMUs."""
+        return self.pmu_bytes * self.pmu_count
+
+    def pmu_depth(self, sample_bytes: int) -> int:
+        """How many samples of ``sample_bytes`` bytes one PMU holds (source 001's
+        ``depth_per_PMU`` for one buffer); at least 1 sample is assumed to fit."""
+        if sample_bytes <= 0:
+            raise ValueError(f"sample_bytes must be positive, got {sample_bytes}")
+        return max(1, self.pmu_bytes // sample_bytes)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StreamingEngineSpec:
+    """Micron's Streaming Engine (source 004): tiles in a line.
+
+    ``links`` holds ``(offset, latency)`` pairs: tile ``t`` reaches ``t +- offset``
+    in ``latency`` cycles over the synchronous fabric.
+
+    Examples
+    --------
+    >>> se = load_hardware("se16")
+    >>> (se.tiles, se.max_ii, se.slot_count)
+    (16, 6, 96)
+    >>> se.link_latency(3, 1), se.link_latency(3, 6)
+    (2, None)
+    >>> se.neighbours(0)
+    [(1, 1), (2, 2)]
+    """
+
+    name: str
+    kind: str = "streaming-engine"
+    tiles: int = 16
+    links: tuple[tuple[int, int], ...] = ((1, 1), (2, 2))
+    instruction_latency: int = 3
+    max_ii: int = 6
+    memories_per_tile: int = 2
+    memory_width_bits: int = 512
+    memory_depth: int = 1024
+    max_operands: int = 3
+    assumed: tuple[str, ...] = ()
+    notes: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "links", tuple(tuple(link) for link in self.links))
+        object.__setattr__(self, "assumed", tuple(self.assumed))
+        _check_positive(self, ("tiles", "instruction_latency", "max_ii", "memories_per_tile",
+                               "memory_width_bits", "memory_depth", "max_operands"))
+        for offset, latency in self.links:
+            if offset < 1 or latency < 1:
+                raise ValueError(f"link (offset {offset}, latency {latency}) must be positive")
+
+    @property
+    def slot_count(self) -> int:
+        """Tile slices available: ``tiles * max_ii``."""
+        return self.tiles * self.max_ii
+
+    def link_latency(self, src: int, dst: int) -> int | None:
+        """Cycles on the direct link from tile ``src`` to ``dst`` (``None`` if none)."""
+        for offset, latency in self.links:
+            if abs(dst - src) == offset and 0 <= dst < self.tiles:
+                return latency
+        return None
+
+    def neighbours(self, tile: int) -> list[tuple[int, int]]:
+        """``(tile, latency)`` of every tile reached directly from ``tile``, sorted."""
+        out = {tile + s * o: lat for o, lat in self.links for s in (-1, 1)
+               if 0 <= tile + s * o < self.tiles}
+        return sorted(out.items())
+
+
+@dataclass(frozen=True, kw_only=True)
+class CgraSpec:
+    """A generic CGRA: ``rows x cols`` PEs with neighbour links and modulo II.
+
+    ``neighbours`` is ``"mesh"`` (N/S/E/W) or ``"diagonal"`` (mesh plus the four
+    diagonals). Every link takes one cycle (assumed).
+
+    Examples
+    --------
+    >>> c = load_hardware("cgra4x4")
+    >>> (c.pe_count, c.neighbours)
+    (16, 'mesh')
+    """
+
+    name: str
+    kind: str = "cgra"
+    rows: int
+    cols: int
+    neighbours: str = "mesh"
+    max_ii: int = 8
+    assumed: tuple[str, ...] = ()
+    notes: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "assumed", tuple(self.assumed))
+        _check_positive(self, ("rows", "cols", "max_ii"))
+        if self.neighbours not in CGRA_NEIGHBOURS:
+            raise ValueError(f"neighbours must be one of {CGRA_NEIGHBOURS}, got {self.neighbours!r}")
+
+    @property
+    def pe_count(self) -> int:
+        """Number of PEs."""
+        return self.rows * self.cols
+
+
+HardwareSpec = Union[RduSpec, StreamingEngineSpec, CgraSpec]
+
+
+def _check_positive(spec: Any, names: tuple[str, ...]) -> None:
+    for name in names:
+        value = getattr(spec, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{type(spec).__name__}.{name} must be a positive integer, got {value!r}")
+
+
+def _check_rdu(spec: RduSpec) -> None:
+    _check_positive(spec, ("array_rows", "array_cols", "pmu_bytes", "pcu_lanes", "pcu_stages"))
+    if len(spec.arrays) != 2 or min(spec.arrays) < 1:
+        raise ValueError(f"arrays must be two positive integers, got {spec.arrays!r}")
+    if spec.agcus_per_array not in (0, 4):
+        raise ValueError(f"agcus_per_array must be 4 (one per quadrant) or 0, got {spec.agcus_per_array}")
+    if spec.agcus_per_array and min(spec.array_rows, spec.array_cols) < 2:
+        raise ValueError("an array with AGCUs needs at least 2 x 2 sites (four quadrants)")
+    if spec.pattern not in PATTERNS:
+        raise ValueError(f"pattern must be one of {PATTERNS}, got {spec.pattern!r}")
+    if sorted(spec.networks) != sorted(NETWORK_NAMES):
+        raise ValueError(f"networks must be exactly {NETWORK_NAMES}, got {sorted(spec.networks)}")
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable copy of a JSON value (for hashing specs)."""
+    if isinstance(value, dict):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+# ---------------------------------------------------------------------------
+# JSON form
+# ---------------------------------------------------------------------------
+def spec_to_dict(spec: HardwareSpec) -> dict:
+    """The JSON form of a spec (``version``, ``kind``, then the fields).
+
+    Parameters
+    ----------
+    spec : RduSpec, StreamingEngineSpec or CgraSpec
+
+    Returns
+    -------
+    dict
+        Plain JSON types only; :func:`spec_from_dict` of it equals ``spec``.
+
+    Examples
+    --------
+    >>> d = spec_to_dict(load_hardware("tiny"))
+    >>> d["version"], d["kind"], d["networks"]["scalar"]
+    (1, 'rdu', {'width_bits': 32, 'channels': 4})
+    >>> spec_from_dict(d) == load_hardware("tiny")
+    True
+    """
+    out: dict[str, Any] = {"version": VERSION, "kind": spec.kind, "name": spec.name}
+    if isinstance(spec, RduSpec):
+        out.update(array_rows=spec.array_rows, array_cols=spec.array_cols,
+                   arrays=list(spec.arrays), pattern=spec.pattern,
+                   networks={n: {"width_bits": spec.networks[n].width_bits,
+                                 "channels": spec.networks[n].channels}
+                             for n in NETWORK_NAMES},
+                   pmu_bytes=spec.pmu_bytes, pcu_lanes=spec.pcu_lanes,
+                   pcu_stages=spec.pcu_stages, agcus_per_array=spec.agcus_per_array,
+                   clock_ghz=spec.clock_ghz)
+    elif isinstance(spec, StreamingEngineSpec):
+        out.update(tiles=spec.tiles, links=[list(link) for link in spec.links],
+                   instruction_latency=spec.instruction_latency, max_ii=spec.max_ii,
+                   memories_per_tile=spec.memories_per_tile,
+                   memory_width_bits=spec.memory_width_bits,
+                   memory_depth=spec.memory_depth, max_operands=spec.max_operands)
+    elif isinstance(spec, CgraSpec):
+        out.update(rows=spec.rows, cols=spec.cols, neighbours=spec.neighbours,
+                   max_ii=spec.max_ii)
+    else:
+        raise TypeError(f"not a hardware spec: {type(spec).__name__}")
+    out.update(assumed=list(spec.assumed), notes=spec.notes)
+    return out
+
+
+_COMMON = ("version", "kind", "name", "assumed", "notes")
+_RDU_FIELDS = _COMMON + ("array_rows", "array_cols", "arrays", "pattern", "networks",
+                         "pmu_bytes", "pcu_lanes", "pcu_stages", "agcus_per_array", "clock_ghz")
+_SE_FIELDS = _COMMON + ("tiles", "links", "instruction_latency", "max_ii", "memories_per_tile",
+                        "memory_width_bits", "memory_depth", "max_operands")
+_CGRA_FIELDS = _COMMON + ("rows", "cols", "neighbours", "max_ii")
+_NETWORK_EXAMPLE = {"vector": (512, 2), "scalar": (32, 4), "control": (1, 8)}
+
+
+def spec_from_dict(data: Any, file: str = "<hardware>", default_name: str | None = None
+                   ) -> HardwareSpec:
+    """Build a spec from its JSON form, checking every field.
+
+    Parameters
+    ----------
+    data : object
+        The parsed JSON (should be a dict).
+    file : str
+        The file name used in error messages.
+    default_name : str, optional
+        The name to use when ``data`` has none (the file's stem when loading a file).
+
+    Returns
+    -------
+    RduSpec, StreamingEngineSpec or CgraSpec
+
+    Raises
+    ------
+    InputError
+        Naming ``file``, the JSON path of the bad field and a fix.
+
+    Examples
+    --------
+    >>> spec_from_dict({"version": 1, "kind": "cgra", "name": "m", "rows": 2, "cols": 3,
+    ...                 "max_ii": 4}).pe_count
+    6
+    >>> spec_from_dict({"version": 1, "kind": "cgra", "name": "m", "rows": -2, "cols": 3,
+    ...                 "max_ii": 4}, file="m.json")
+    Traceback (most recent call last):
+    ...
+    hardware.errors.InputError: m.json: rows: negative value -2 (fix: use an integer >= 1 (PE rows))
+    """
+    if not isinstance(data, dict):
+        raise InputError(file, "", "a hardware description must be a JSON object",
+                         'write {"version": 1, "kind": "rdu", ...} (see hardware/presets/tiny.json)')
+    r = Reader(file, data)
+    version = r.integer("version", minimum=0, meaning=f"the format version, {VERSION}")
+    if version != VERSION:
+        raise r.fail("version", f"unsupported version {version}",
+                     f'this program reads "version": {VERSION}; convert the file')
+    kind = r.string("kind", choices=KINDS, meaning="which kind of hardware")
+    name = _read_name(r, default_name)
+    if kind == "rdu":
+        return _read_rdu(r, name)
+    if kind == "streaming-engine":
+        return _read_se(r, name)
+    return _read_cgra(r, name)
+
+
+def _read_name(r: Reader, default_name: str | None) -> str:
+    if default_name is None:
+        return r.string("name", meaning="the hardware's name")
+    return r.string("name", default=default_name, meaning="the hardware's name")
+
+
+def _read_common(r: Reader) -> dict[str, Any]:
+    return {"assumed": r.strings("assumed", default=(), meaning="assumptions, one per string"),
+            "notes": r.string("notes", default="", meaning="free text")}
+
+
+def _read_rdu(r: Reader, name: str) -> RduSpec:
+    r.reject_unknown(_RDU_FIELDS)
+    rows = r.integer("array_rows", minimum=1, meaning="unit-site rows per array")
+    cols = r.integer("array_cols", minimum=1, meaning="unit-site columns per array")
+    arrays = r.int_list("arrays", length=2, minimum=1, default=(1, 1),
+                        meaning="arrays on the chip as [rows, cols]")
+    agcus = r.integer("agcus_per_array", minimum=0, default=4,
+                      meaning="AGCUs per array: 4, one per quadrant, or 0")
+    if agcus not in (0, 4):
+        raise r.fail("agcus_per_array", f"unsupported value {agcus}",
+                     "use 4 (one AGCU per quadrant, as in source 000) or 0 (none)")
+    if agcus and min(rows, cols) < 2:
+        bad = "array_rows" if rows < 2 else "array_cols"
+        raise r.fail(bad, "an array with AGCUs needs at least 2 x 2 sites (four quadrants)",
+                     f'use {bad} >= 2, or set "agcus_per_array": 0')
+    return RduSpec(
+        name=name, array_rows=rows, array_cols=cols, arrays=arrays,
+        pattern=r.string("pattern", default="checkerboard", choices=PATTERNS,
+                         meaning="which unit each site holds"),
+        networks=_read_networks(r),
+        pmu_bytes=r.integer("pmu_bytes", minimum=1, meaning="scratchpad bytes per PMU"),
+        pcu_lanes=r.integer("pcu_lanes", minimum=1, meaning="SIMD lanes per PCU stage"),
+        pcu_stages=r.integer("pcu_stages", minimum=1, meaning="pipeline stages per PCU"),
+        agcus_per_array=agcus,
+        clock_ghz=r.number("clock_ghz", default=None, allow_null=True, meaning="clock in GHz"),
+        **_read_common(r))
+
+
+def _read_networks(r: Reader) -> dict[str, NetworkSpec]:
+    nets = r.object("networks", meaning="the vector, scalar and control networks")
+    nets.reject_unknown(NETWORK_NAMES)
+    out = {}
+    for net in NETWORK_NAMES:
+        width, channels = _NETWORK_EXAMPLE[net]
+        if net not in nets.data:
+            raise nets.fail(net, "required network is missing",
+                            f'add "{net}": {{"width_bits": {width}, "channels": {channels}}}')
+        n = nets.object(net, meaning=f"the {net} network")
+        n.reject_unknown(("width_bits", "channels"))
+        out[net] = NetworkSpec(
+            net,
+            n.integer("width_bits", minimum=1, meaning=f"bits per {net} channel"),
+            n.integer("channels", minimum=1, meaning=f"{net} channels per link per direction"))
+    return out
+
+
+def _read_se(r: Reader, name: str) -> StreamingEngineSpec:
+    r.reject_unknown(_SE_FIELDS)
+    return StreamingEngineSpec(
+        name=name,
+        tiles=r.integer("tiles", minimum=1, meaning="tiles in the line"),
+        links=_read_links(r),
+        instruction_latency=r.integer("instruction_latency", minimum=1,
+                                      meaning="cycles from issue to result"),
+        max_ii=r.integer("max_ii", minimum=1, meaning="largest initiation interval (slots per tile)"),
+        memories_per_tile=r.integer("memories_per_tile", minimum=1, meaning="tile memories per tile"),
+        memory_width_bits=r.integer("memory_width_bits", minimum=1, meaning="bits per memory entry"),
+        memory_depth=r.integer("memory_depth", minimum=1, meaning="entries per tile memory"),
+        max_operands=r.integer("max_operands", minimum=1, meaning="data operands per instruction"),
+        **_read_common(r))
+
+
+def _read_links(r: Reader) -> tuple[tuple[int, int], ...]:
+    meaning = "[tile offset, latency in cycles]"
+    if "links" not in r.data:
+        raise r.fail("links", "required field is missing", f'add "links": [[1, 1], [2, 2]] ({meaning})')
+    value = r.data["links"]
+    if not isinstance(value, list):
+        raise r.fail("links", "expected a list of [offset, latency] pairs",
+                     'write e.g. "links": [[1, 1], [2, 2]]')
+    links = tuple(r.item("links", i).int_list(2, 1, meaning) for i in range(len(value)))
+    offsets = [offset for offset, _ in links]
+    if len(set(offsets)) != len(offsets):
+        raise r.fail("links", "the same tile offset is listed twice", "list each offset once")
+    return links
+
+
+def _read_cgra(r: Reader, name: str) -> CgraSpec:
+    r.reject_unknown(_CGRA_FIELDS)
+    return CgraSpec(
+        name=name,
+        rows=r.integer("rows", minimum=1, meaning="PE rows"),
+        cols=r.integer("cols", minimum=1, meaning="PE columns"),
+        neighbours=r.string("neighbours", default="mesh", choices=CGRA_NEIGHBOURS,
+                            meaning="which PEs are linked"),
+        max_ii=r.integer("max_ii", minimum=1, meaning="largest initiation interval"),
+        **_read_common(r))
+
+
+# ---------------------------------------------------------------------------
+# presets and files
+# ---------------------------------------------------------------------------
+_NAME = re.compile(r"^[A-Za-z0-9_\-]+$")
+
+
+def _presets_dir():
+    return resources.files("hardware").joinpath("presets")
+
+
+def preset_names() -> list[str]:
+    """Names of the presets shipped in ``hardware/presets``, sorted.
+
+    Examples
+    --------
+    >>> [n for n in ("tiny", "plasticine", "sn10", "se16", "cgra4x4") if n in preset_names()]
+    ['tiny', 'plasticine', 'sn10', 'se16', 'cgra4x4']
+    """
+    return sorted(p.name[:-5] for p in _presets_dir().iterdir() if p.name.endswith(".json"))
+
+
+def load_hardware(name_or_path: str | os.PathLike | HardwareSpec = DEFAULT_PRESET) -> HardwareSpec:
+    """Load a hardware description by preset name or from a JSON file.
+
+    Parameters
+    ----------
+    name_or_path : str, path or spec
+        A preset name (see :func:`preset_names`), or the path of a JSON file.
+        A spec passes through unchanged. Default: :data:`DEFAULT_PRESET`.
+
+    Returns
+    -------
+    RduSpec, StreamingEngineSpec or CgraSpec
+
+    Raises
+    ------
+    InputError
+        For an unknown preset name (the message lists the known ones), a file that
+        is missing or not JSON, or any bad field (named by its JSON path).
+
+    Examples
+    --------
+    >>> load_hardware("plasticine").pcu_count
+    64
+    >>> load_hardware("nosuch")            # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    hardware.errors.InputError: nosuch: unknown hardware preset "nosuch" (fix: use one of the presets cgra4x4, plasticine, ...)
+    """
+    if isinstance(name_or_path, (RduSpec, StreamingEngineSpec, CgraSpec)):
+        return name_or_path
+    text = os.fspath(name_or_path)
+    is_name = bool(_NAME.match(text))
+    if is_name and text in preset_names():
+        preset = _presets_dir().joinpath(f"{text}.json")
+        return _parse(preset.read_bytes(), f"hardware/presets/{text}.json", text)
+    path = Path(text)
+    if path.is_file():
+        try:
+            raw = path.read_bytes()
+        except OSError as err:
+            raise InputError(text, "", f"cannot read the file ({err.strerror})",
+                             "check the path and its permissions") from None
+        return _parse(raw, text, path.stem)
+    if is_name:
+        raise InputError(text, "", f'unknown hardware preset "{text}"',
+                         f"use one of the presets {', '.join(preset_names())}, "
+                         "or the path of a hardware JSON file")
+    raise InputError(text, "", "file not found",
+                     f"give an existing JSON file or a preset name ({', '.join(preset_names())})")
+
+
+def _parse(raw: bytes, file: str, stem: str) -> HardwareSpec:
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise InputError(file, "", "not a UTF-8 text file",
+                         "give a JSON hardware description (see hardware/presets/tiny.json)") from None
+    except json.JSONDecodeError as err:
+        raise InputError(file, f"line {err.lineno} column {err.colno}",
+                         f"not valid JSON ({err.msg})",
+                         "correct the JSON syntax (see hardware/presets/tiny.json)") from None
+    return spec_from_dict(data, file, default_name=stem)

@@ -1,0 +1,73 @@
+"""mapping.json version 1: the result of a run, for people and other tools.
+
+A :class:`Mapping` says where every node went and how every edge travels:
+
+- ``order``: the node order the placer used (the sorter's output);
+- ``sections``: ``[{"id", "nodes"}]``, configurations run one after another;
+- ``buffers``: per edge, its stage-buffer depth (final, added, PMUs);
+- ``placement``: per node ``{"section", "site", "x", "y", "unit"}`` on an RDU
+  (``{"tile", "slot", "cycle"}`` on a Streaming Engine, plus ``"ii"``);
+- ``routes``: per edge ``{"edge", "src", "dst", "net", "section", "links"}``;
+  an edge between sections goes through DRAM (``"via": "dram"``, no links);
+- ``metrics`` and ``stages`` (one solver or heuristic result per stage);
+- ``status`` (``"mapped"`` or ``"failed"``) and, when failed, ``diagnosis``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from model.errors import InputError
+from model.graphjson import load_json, write_json_atomic
+
+__all__ = ["Mapping", "write_mapping", "read_mapping", "MAPPING_VERSION"]
+
+MAPPING_VERSION = 1
+
+
+@dataclass
+class Mapping:
+    """Everything a run decided; see the module docstring for the fields."""
+
+    graph: str
+    hardware: str
+    status: str = "failed"
+    order: list[str] = field(default_factory=list)
+    sections: list[dict[str, Any]] = field(default_factory=list)
+    buffers: list[dict[str, Any]] = field(default_factory=list)
+    placement: dict[str, dict[str, Any]] = field(default_factory=dict)
+    routes: list[dict[str, Any]] = field(default_factory=list)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    stages: list[dict[str, Any]] = field(default_factory=list)
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    diagnosis: str | None = None
+    ii: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {"version": MAPPING_VERSION} | asdict(self)
+        if self.ii is None:
+            data.pop("ii")
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], file: str = "mapping.json") -> "Mapping":
+        if not isinstance(data, dict) or data.get("version") != MAPPING_VERSION:
+            raise InputError(file, "version", "not a mapping.json version 1",
+                             "pass a mapping.json written by pipeline.run")
+        known = set(cls.__dataclass_fields__)
+        missing = {"graph", "hardware"} - set(data)
+        if missing:
+            raise InputError(file, sorted(missing)[0], "missing", "pass a complete mapping.json")
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def write_mapping(mapping: Mapping, path: str | os.PathLike) -> None:
+    """Write ``mapping`` as mapping.json (atomically: never half-written)."""
+    write_json_atomic(mapping.to_dict(), path)
+
+
+def read_mapping(path: str | os.PathLike) -> Mapping:
+    """Read a mapping.json written by :func:`write_mapping`."""
+    return Mapping.from_dict(load_json(path), str(path))
