@@ -41,7 +41,8 @@ class _Sites:
 
 
 def _sites(fabric) -> _Sites:
-    ids, dist = fabric.distance_matrix()
+    ids = [s.id for s in fabric.sites]
+    dist = fabric.distance_matrix(ids).astype(float)
     xy = np.array([(fabric.site(s).x, fabric.site(s).y) for s in ids])
     centre = np.abs(xy - xy.mean(axis=0)).sum(axis=1)
     return _Sites(ids, {s: k for k, s in enumerate(ids)}, dist, centre)

@@ -2,8 +2,7 @@
 
 Every net (one driver, one or more sinks) becomes a tree of directed links
 from the driver's site to each sink's site, on the network the net uses
-(vector by default; an edge may ask for ``"network": "scalar"`` or
-``"control"`` in its attrs). Only switches relay: a unit or AGCU is only ever
+(:attr:`model.graph.Edge.network`: vector, or scalar for one-word values). Only switches relay: a unit or AGCU is only ever
 the first or the last vertex of a path.
 
 The router is PathFinder-style (McMurchie and Ebeling, 1995), the background
@@ -75,8 +74,8 @@ class RoutingResult:
 
 
 def net_network(graph: Graph, net) -> str:
-    """The network a net travels on (edge ``attrs.network``, default vector)."""
-    return graph.edges[net.edges[0]].attrs.get("network", "vector")
+    """The network a net travels on (see :attr:`model.graph.Edge.network`)."""
+    return graph.edges[net.edges[0]].network
 
 
 class _Fabric:

@@ -119,14 +119,14 @@ def greedy_cut(graph: Graph, cap: Capacity, scale: float = 1.0) -> list[Section]
         node = graph.node(node_id)
         demand = unit_demand(node)
         current = sections[-1]
-        same_category = current.category in (None, node.category) or not current.nodes
+        same_category = not current.nodes or current.category == node.category
         if not (same_category and current.fits_with(demand, cap, scale)):
             current = Section(len(sections))
             sections.append(current)
             if not current.fits_with(demand, cap, scale):
                 raise SectionError(f'node "{node_id}" needs {demand} units, more than one '
                                    f"section offers ({cap}) at scale {scale}")
-        current.category = node.category if not current.nodes else current.category
+        current.category = node.category
         current.add(node_id, demand)
     return [s for s in sections if s.nodes]
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Union
@@ -406,13 +406,16 @@ def spec_from_dict(data: Any, file: str = "<hardware>", default_name: str | None
     ...                 "max_ii": 4}, file="m.json")
     Traceback (most recent call last):
     ...
-    hardware.errors.InputError: m.json: rows: negative value -2 (fix: use an integer >= 1 (PE rows))
+    hardware.errors.InputError: m.json: rows: value -2 is negative (fix: use an integer >= 1 (PE rows))
     """
     if not isinstance(data, dict):
         raise InputError(file, "", "a hardware description must be a JSON object",
                          'write {"version": 1, "kind": "rdu", ...} (see hardware/presets/tiny.json)')
     r = Reader(file, data)
-    version = r.integer("version", minimum=0, meaning=f"the format version, {VERSION}")
+    if "version" not in data:
+        raise r.fail("version", "required field is missing",
+                     f'add "version": {VERSION} as the first field')
+    version = r.integer("version", minimum=0, meaning=f'the format version, "version": {VERSION}')
     if version != VERSION:
         raise r.fail("version", f"unsupported version {version}",
                      f'this program reads "version": {VERSION}; convert the file')
@@ -553,7 +556,9 @@ def load_hardware(name_or_path: str | os.PathLike | HardwareSpec = DEFAULT_PRESE
     ----------
     name_or_path : str, path or spec
         A preset name (see :func:`preset_names`), or the path of a JSON file.
-        A spec passes through unchanged. Default: :data:`DEFAULT_PRESET`.
+        A preset name wins over a file of the same name in the working
+        directory (write ``./tiny`` for the file). A spec passes through
+        unchanged. Default: :data:`DEFAULT_PRESET`.
 
     Returns
     -------

@@ -102,7 +102,7 @@ class Reader:
             raise self._wrong_type(key, value, f"an integer >= {minimum}", meaning)
         if value < minimum:
             kind = "negative" if value < 0 else "too small"
-            raise self.fail(key, f"{kind} value {value}",
+            raise self.fail(key, f"value {value} is {kind}",
                             f"use an integer >= {minimum} ({meaning})")
         return value
 
@@ -119,7 +119,7 @@ class Reader:
             raise self._wrong_type(key, value, expected, meaning)
         if not value > 0:
             kind = "negative" if value < 0 else "non-positive"
-            raise self.fail(key, f"{kind} value {value}", f"use a number > 0 ({meaning})")
+            raise self.fail(key, f"value {value} is {kind}", f"use a number > 0 ({meaning})")
         return float(value)
 
     def string(self, key: str, *, default: Any = MISSING, choices: tuple[str, ...] = (),
@@ -201,7 +201,7 @@ class _Item:
                              f"write an integer >= {minimum} ({meaning})")
         if value < minimum:
             kind = "negative" if value < 0 else "too small"
-            raise InputError(self.file, self.path, f"{kind} value {value}",
+            raise InputError(self.file, self.path, f"value {value} is {kind}",
                              f"use an integer >= {minimum} ({meaning})")
         return value
 

@@ -21,6 +21,9 @@ import networkx as nx
 
 __all__ = ["Node", "Edge", "Net", "Graph", "UNIT_KINDS"]
 
+#: Bytes per sample that fit the scalar network (one 32-bit word).
+SCALAR_BYTES = 4
+
 #: The unit kinds a node may ask for; "any" lets placement choose.
 UNIT_KINDS = ("pcu", "pmu", "agcu", "any")
 
@@ -60,6 +63,18 @@ class Edge:
     @property
     def loop_carried(self) -> bool:
         return self.distance > 0
+
+    @property
+    def network(self) -> str:
+        """The on-chip network the edge travels on.
+
+        ``attrs["network"]`` when given; else a value of at most one 32-bit
+        word per sample (``bytes <= 4``) goes on the scalar network and
+        anything else on the vector network.
+        """
+        if "network" in self.attrs:
+            return self.attrs["network"]
+        return "scalar" if self.bytes is not None and self.bytes <= SCALAR_BYTES else "vector"
 
 
 @dataclass(frozen=True)

@@ -99,7 +99,7 @@ def check_routes(graph: Graph, fabric, placement: dict[str, str],
     kinds = _site_kinds(fabric)
     load: dict[tuple[str, str], int] = defaultdict(int)
     for net in graph.nets:
-        network = graph.edges[net.edges[0]].attrs.get("network", "vector")
+        network = graph.edges[net.edges[0]].network
         tree: set[str] = set()
         for i in net.edges:
             edge = graph.edges[i]

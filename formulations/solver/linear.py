@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
@@ -203,15 +204,15 @@ def quicksum(items: Iterable[Any]) -> LinExpr:
     >>> quicksum(2 * x for x in xs).terms()
     ({'x0': 2.0, 'x1': 2.0, 'x2': 2.0}, 0.0)
     """
-    parts: list[tuple[float, _ExprOps]] = []
+    items = list(items)
+    parts = [(1.0, item) for item in items if isinstance(item, _ExprOps)]
     const = 0.0
-    for item in items:
-        if isinstance(item, _ExprOps):
-            parts.append((1.0, item))
-        elif isinstance(item, numbers.Number):
-            const += float(item)
-        else:
-            raise TypeError(f"quicksum: cannot add {type(item).__name__} to a linear expression")
+    if len(parts) != len(items):
+        for item in items:
+            if isinstance(item, numbers.Number):
+                const += float(item)
+            elif not isinstance(item, _ExprOps):
+                raise TypeError(f"quicksum: cannot add {type(item).__name__} to a linear expression")
     return LinExpr(parts, const)
 
 
@@ -222,20 +223,29 @@ def _flatten(expr: Any) -> tuple[dict[int, float], float, LinearModel | None]:
     stack: list[tuple[float, Any]] = [(1.0, expr)]
     while stack:
         mult, e = stack.pop()
-        if type(e) is Var:
-            if model is None:
-                model = e._model
-            elif e._model is not model:
-                raise ValueError(f"variable {e.name!r} belongs to another model")
-            coefs[e.index] = coefs.get(e.index, 0.0) + mult
-        elif type(e) is LinExpr:
+        if type(e) is LinExpr:
             const += mult * e._const
-            stack.extend((mult * c, sub) for c, sub in reversed(e._parts))
+            for c, sub in e._parts:
+                if type(sub) is Var:
+                    if sub._model is not model:
+                        model = _same_model(model, sub)
+                    coefs[sub.index] = coefs.get(sub.index, 0.0) + mult * c
+                else:
+                    stack.append((mult * c, sub))
+        elif type(e) is Var:
+            model = _same_model(model, e)
+            coefs[e.index] = coefs.get(e.index, 0.0) + mult
         elif isinstance(e, numbers.Number):
             const += mult * float(e)
         else:
             raise TypeError(f"not a linear expression: {type(e).__name__}")
     return {j: c for j, c in coefs.items() if c != 0.0}, const, model
+
+
+def _same_model(model: LinearModel | None, var: Var) -> LinearModel:
+    if model is not None and var._model is not model:
+        raise ValueError(f"variable {var.name!r} belongs to another model")
+    return var._model
 
 
 class LinearConstraint:
@@ -460,9 +470,20 @@ class LinearModel:
         >>> [v.name for v in m.add_vars(["a", "b"], ub=1, integer=True)]
         ['a', 'b']
         """
-        if isinstance(names, int):
-            names = [f"x{len(self._vars) + k}" for k in range(names)]
-        return [self.add_var(n, lb, ub, integer) for n in names]
+        first = len(self._vars)
+        names = [f"x{first + k}" for k in range(names)] if isinstance(names, int) else list(names)
+        for name in names:
+            _check_name(name, self._var_by_name, "variable")
+        if len(set(names)) != len(names):
+            raise ValueError("add_vars: duplicate names")
+        new = [Var(self, first + k, name) for k, name in enumerate(names)]
+        self._vars.extend(new)
+        self._var_by_name.update((name, first + k) for k, name in enumerate(names))
+        self._col_lb.extend([float(lb)] * len(new))
+        self._col_ub.extend([float(ub)] * len(new))
+        self._col_int.extend([bool(integer)] * len(new))
+        self._version += 1
+        return new
 
     def set_bounds(self, var: Var, lb: float | None = None, ub: float | None = None) -> None:
         """Change the bounds of a variable."""
@@ -611,7 +632,7 @@ class LinearModel:
         >>> m = LinearModel()
         >>> x = m.add_var("x", ub=3, integer=True)
         >>> _ = m.add(x <= 2, name="c")
-        >>> m.set_hint({x: 3}); m.check_hint()
+        >>> m.set_hint({x: 4}); m.check_hint()
         HintCheck(status='infeasible', violations=('bound:x', 'c'))
         """
         if replace:
@@ -697,12 +718,12 @@ class LinearModel:
     def write_mps(self, path: str) -> None:
         """Write the model as free MPS (integer markers, HiGHS writer); SCIP and HiGHS read it."""
         from ._highs import write_model
-        write_model(self.to_arrays(), str(path))
+        write_model(self.to_arrays(), str(path), fmt="mps")
 
     def write_lp(self, path: str) -> None:
         """Write the model in CPLEX LP format (HiGHS writer); names are made LP-safe."""
         from ._highs import write_model
-        write_model(self.to_arrays(), str(path))
+        write_model(self.to_arrays(), str(path), fmt="lp")
 
     def solve(self, backend: str = "highs", time_limit: float = 10.0, seed: int = 0,
               threads: int = 1, mip_gap: float | None = None, verbose: bool = False) -> SolveResult:
@@ -712,8 +733,11 @@ class LinearModel:
                      mip_gap=mip_gap, verbose=verbose)
 
 
+_WHITESPACE = re.compile(r"\s")
+
+
 def _check_name(name: str, taken: Mapping[str, int], what: str) -> None:
-    if not isinstance(name, str) or not name or any(ch.isspace() for ch in name):
+    if not isinstance(name, str) or not name or _WHITESPACE.search(name):
         raise ValueError(f"{what} name {name!r} must be a non-empty string without whitespace")
     if name in taken:
         raise ValueError(f"duplicate {what} name {name!r}")

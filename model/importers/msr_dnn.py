@@ -18,7 +18,8 @@ How a node becomes a unit (the resource estimates, documented in the README):
 
 An edge's ``size`` (bytes moved) becomes ``bytes``; its relative ``bandwidth``
 is ``bytes / max bytes`` over the graph, floored at ``1e-6`` so that it stays
-in (0, 1]. Node ids are the file's ``name`` when names are unique, else the
+in (0, 1]. The edges leaving one node with the same size carry the same tensor
+to several consumers, so they form one multi-sink net (``net = "<src>:<k>"``). Node ids are the file's ``name`` when names are unique, else the
 numeric id.
 """
 
@@ -111,6 +112,7 @@ def _edges(file: str, raw_edges: list, ids: dict[Any, str]) -> list[Edge]:
         sizes.append(float(size))
     largest = max(sizes, default=0.0) or 1.0
     edges = []
+    net_ids: dict[tuple[str, float], str] = {}
     for k, raw in enumerate(raw_edges):
         ends = []
         for key in ("sourceId", "destId"):
@@ -119,6 +121,7 @@ def _edges(file: str, raw_edges: list, ids: dict[Any, str]) -> list[Edge]:
                 raise InputError(file, f"edges[{k}].{key}", f"node {ref!r} does not exist",
                                  "correct the edge or add the node")
             ends.append(ids[ref])
+        net = net_ids.setdefault((ends[0], sizes[k]), f"{ends[0]}:{len(net_ids)}")
         edges.append(Edge(ends[0], ends[1], bandwidth=max(sizes[k] / largest, MIN_BANDWIDTH),
-                          bytes=sizes[k], attrs={"cost": raw.get("cost")}))
+                          bytes=sizes[k], net=net, attrs={"cost": raw.get("cost")}))
     return edges

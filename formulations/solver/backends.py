@@ -1,0 +1,323 @@
+"""The one registry of solver backends, and :func:`solve`.
+
+Every backend has one name, used by the CLI flag ``--backend`` and the benchmark harness:
+
+========================  ==============================================================
+``"highs"``               HiGHS through highspy (default; hints, bound, MIP and LP)
+``"cp-sat"``              OR-Tools CP-SAT (all-integer models; hints, bound)
+``"scip"``                SCIP through OR-Tools pywraplp (hints, bound)
+``"cbc"``                 CBC through OR-Tools pywraplp (bound; no hints)
+``"pyomo-highs"``         HiGHS through Pyomo ``appsi_highs`` (hints, bound)
+``"pyomo:<solver>"``      any MILP solver Pyomo finds at run time (``glpk``, ``cbc``, ...)
+========================  ==============================================================
+
+A backend is a function ``(ModelArrays, SolveOptions) -> dict`` returning the raw outcome
+(``status``, ``objective``, ``bound``, ``values`` by column, ``message``, ``hint_used``);
+:func:`solve` adds what every solve shares: option checks, the hint check, wall time, gap, and
+turning any exception into status ERROR. Register more with :func:`register_backend`.
+
+Caveats
+-------
+* Every solve is single-threaded by default and deterministic for a fixed seed and thread count
+  (as long as the time limit is not what stops it).
+* ``available_backends()`` probes the solvers once per process (Pyomo's probe takes a moment).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .linear import LinearModel, ModelArrays, check_hint
+from .result import SolveResult, SolveStatus, relative_gap
+
+__all__ = ["Backend", "SolveOptions", "available_backends", "get_backend", "register_backend",
+           "unregister_backend", "solve", "DEFAULT_BACKEND"]
+
+DEFAULT_BACKEND = "highs"
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    """Options common to every backend."""
+
+    time_limit: float = 10.0
+    seed: int = 0
+    threads: int = 1
+    mip_gap: float | None = None
+    verbose: bool = False
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A registered backend.
+
+    Parameters
+    ----------
+    name : str
+        Registry name.
+    solve : callable
+        ``(ModelArrays, SolveOptions) -> dict`` (see the module docstring).
+    available : callable
+        ``() -> bool``, whether the backend can run here.
+    description : str
+        One line for ``--help`` and reports.
+    hints : bool
+        Whether warm starts reach the solver.
+    """
+
+    name: str
+    solve: Callable[[ModelArrays, SolveOptions], dict]
+    available: Callable[[], bool] = lambda: True
+    description: str = ""
+    hints: bool = True
+
+
+_REGISTRY: dict[str, Backend] = {}
+
+
+def register_backend(name: str, solve_fn: Callable[[ModelArrays, SolveOptions], dict], *,
+                     available: Callable[[], bool] | None = None, description: str = "",
+                     hints: bool = True, replace: bool = False) -> Backend:
+    """Add a backend to the registry.
+
+    Raises
+    ------
+    ValueError
+        When ``name`` is taken (unless ``replace``) or starts with ``pyomo:``.
+
+    Examples
+    --------
+    >>> def always_infeasible(arrays, opts):
+    ...     return {"status": SolveStatus.INFEASIBLE, "message": "no"}
+    >>> _ = register_backend("demo-infeasible", always_infeasible)
+    >>> LinearModel().solve(backend="demo-infeasible").status.name
+    'INFEASIBLE'
+    >>> unregister_backend("demo-infeasible")
+    """
+    if name in _REGISTRY and not replace:
+        raise ValueError(f"backend {name!r} is already registered")
+    if name.startswith("pyomo:"):
+        raise ValueError("names starting with 'pyomo:' are reserved for Pyomo's solvers")
+    backend = Backend(name, solve_fn, available or (lambda: True), description, hints)
+    _REGISTRY[name] = backend
+    return backend
+
+
+def unregister_backend(name: str) -> None:
+    """Remove a backend added with :func:`register_backend` (KeyError if absent)."""
+    del _REGISTRY[name]
+
+
+def available_backends() -> list[str]:
+    """Names of the backends that can run here, registry order first, then ``pyomo:*``.
+
+    Examples
+    --------
+    >>> names = available_backends()
+    >>> names[0], "cp-sat" in names
+    ('highs', True)
+    """
+    from ._pyomo import pyomo_solvers
+
+    names = [name for name, b in _REGISTRY.items() if _is_available(b)]
+    return names + [f"pyomo:{s}" for s in pyomo_solvers()]
+
+
+def _is_available(backend: Backend) -> bool:
+    try:
+        return bool(backend.available())
+    except Exception:  # noqa: BLE001 - a failing probe means "not here"
+        return False
+
+
+def get_backend(name: str) -> Backend:
+    """The backend called ``name``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown or unavailable name; the message lists the available names.
+
+    Examples
+    --------
+    >>> get_backend("highs").name
+    'highs'
+    >>> get_backend("nope")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown solver backend 'nope'; available: highs, ...
+    """
+    backend = _REGISTRY.get(name)
+    if backend is None and name.startswith("pyomo:"):
+        backend = _pyomo_backend(name.removeprefix("pyomo:"))
+    if backend is None:
+        raise ValueError(f"unknown solver backend {name!r}; available: "
+                         f"{', '.join(available_backends())}")
+    if not _is_available(backend):
+        raise ValueError(f"solver backend {name!r} is not available here; available: "
+                         f"{', '.join(available_backends())}")
+    return backend
+
+
+@functools.lru_cache(maxsize=None)
+def _pyomo_backend(solver: str) -> Backend:
+    from ._pyomo import pyomo_available
+
+    return Backend(f"pyomo:{solver}", functools.partial(_call_pyomo, solver=solver),
+                   lambda: pyomo_available(solver), f"{solver} through Pyomo")
+
+
+def _call_pyomo(a: ModelArrays, opts: SolveOptions, solver: str) -> dict:
+    from ._pyomo import pyomo_solve
+    return pyomo_solve(a, opts, solver)
+
+
+# ---------------------------------------------------------------------------------------------
+# solve
+# ---------------------------------------------------------------------------------------------
+def solve(model: LinearModel, backend: str = DEFAULT_BACKEND, time_limit: float = 10.0,
+          seed: int = 0, threads: int = 1, mip_gap: float | None = None,
+          verbose: bool = False) -> SolveResult:
+    """Solve a :class:`LinearModel` on a registered backend.
+
+    Parameters
+    ----------
+    model : LinearModel
+    backend : str
+        A name from :func:`available_backends`.
+    time_limit : float
+        Seconds (> 0).
+    seed : int
+        Random seed passed to the solver.
+    threads : int, default 1
+        Solver threads.
+    mip_gap : float, optional
+        Relative gap at which to stop; default the solver's own (HiGHS 1e-4, SCIP and CP-SAT 0).
+    verbose : bool
+        Let the solver log.
+
+    Returns
+    -------
+    SolveResult
+        Never raises for solver failures: they come back as status ERROR with a message.
+
+    Raises
+    ------
+    ValueError
+        For an unknown backend name or invalid options.
+
+    Examples
+    --------
+    >>> m = LinearModel()
+    >>> x = m.add_var("x", ub=10, integer=True)
+    >>> _ = m.add(2 * x <= 7, name="cap", family="capacity")
+    >>> m.maximize(x)
+    >>> [solve(m, backend=b).objective for b in ("highs", "cp-sat", "scip")]
+    [3.0, 3.0, 3.0]
+    """
+    impl = get_backend(backend)
+    opts = _options(time_limit, seed, threads, mip_gap, verbose)
+    start = time.perf_counter()
+    arrays = model.to_arrays() if isinstance(model, LinearModel) else model
+    hint = check_hint(arrays)
+    try:
+        raw = impl.solve(arrays, opts)
+    except Exception as exc:  # noqa: BLE001 - a failed solve is a result, not a crash
+        raw = {"status": SolveStatus.ERROR, "message": f"{backend}: {type(exc).__name__}: {exc}"}
+    wall = time.perf_counter() - start
+    return _result(arrays, raw, hint, backend, wall)
+
+
+def _options(time_limit: float, seed: int, threads: int, mip_gap: float | None,
+             verbose: bool) -> SolveOptions:
+    if not time_limit > 0:
+        raise ValueError(f"time_limit must be > 0 seconds, got {time_limit}")
+    if int(threads) < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
+    if mip_gap is not None and not mip_gap >= 0:
+        raise ValueError(f"mip_gap must be >= 0, got {mip_gap}")
+    return SolveOptions(float(time_limit), int(seed), int(threads), mip_gap, bool(verbose))
+
+
+def _result(a: ModelArrays, raw: dict, hint, backend: str, wall: float) -> SolveResult:
+    status = raw["status"]
+    values = raw.get("values")
+    objective = raw.get("objective") if status.has_solution else None
+    bound = raw.get("bound") if status.has_solution else None
+    message = raw.get("message", "")
+    if hint.status == "infeasible":
+        message += "; hint infeasible, violates: " + ", ".join(hint.violations[:5])
+    if hint.status != "none" and not raw.get("hint_used", False):
+        message += f"; hint not passed to {backend}"
+    return SolveResult(
+        status=status, objective=_float(objective), bound=_float(bound),
+        gap=relative_gap(_float(objective), _float(bound)), wall_time=wall, backend=backend,
+        n_vars=a.n_vars, n_constraints=a.n_rows,
+        values=_values(a, values) if status.has_solution and values is not None else {},
+        message=message, hint_status=hint.status, hint_violations=hint.violations,
+        model_name=a.name)
+
+
+def _values(a: ModelArrays, values) -> dict[str, float]:
+    """Column values by name; integer columns rounded."""
+    x = np.asarray(values, dtype=float)
+    x = np.where(a.col_int, np.round(x), x) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return dict(zip(a.col_names, x.tolist()))
+
+
+def _float(x) -> float | None:
+    return None if x is None else float(x)
+
+
+# ---------------------------------------------------------------------------------------------
+# the built-in backends
+# ---------------------------------------------------------------------------------------------
+def _highs(a: ModelArrays, opts: SolveOptions) -> dict:
+    from ._highs import backend_solve
+    return backend_solve(a, opts)
+
+
+def _cpsat(a: ModelArrays, opts: SolveOptions) -> dict:
+    from ._cpsat_linear import cpsat_solve
+    return cpsat_solve(a, opts)
+
+
+def _scip(a: ModelArrays, opts: SolveOptions) -> dict:
+    from ._ortools_lp import scip_solve
+    return scip_solve(a, opts)
+
+
+def _cbc(a: ModelArrays, opts: SolveOptions) -> dict:
+    from ._ortools_lp import cbc_solve
+    return cbc_solve(a, opts)
+
+
+@functools.lru_cache(maxsize=None)
+def _pywraplp_has(solver_id: str) -> bool:
+    from ._ortools_lp import solver_available
+    return solver_available(solver_id)
+
+
+def _pyomo_highs(a: ModelArrays, opts: SolveOptions) -> dict:
+    from ._pyomo import pyomo_solve
+    return pyomo_solve(a, opts, "appsi_highs")
+
+
+def _pyomo_highs_available() -> bool:
+    from ._pyomo import pyomo_available
+    return pyomo_available("appsi_highs")
+
+
+register_backend("highs", _highs, description="HiGHS through highspy")
+register_backend("cp-sat", _cpsat, description="OR-Tools CP-SAT (all-integer models)")
+register_backend("scip", _scip, available=lambda: _pywraplp_has("SCIP"),
+                 description="SCIP through OR-Tools pywraplp")
+register_backend("cbc", _cbc, available=lambda: _pywraplp_has("CBC"),
+                 description="CBC through OR-Tools pywraplp", hints=False)
+register_backend("pyomo-highs", _pyomo_highs, available=_pyomo_highs_available,
+                 description="HiGHS through Pyomo (appsi_highs)")

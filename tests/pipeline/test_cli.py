@@ -1,0 +1,117 @@
+"""The command line end to end: outputs, exit codes, messages."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from model.mapping import read_mapping
+from model.importers import load_graph
+from hardware import build_fabric, load_hardware
+from pipeline.run import main
+from sim.check import check_section
+from tests.conftest import real_graph
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "fig9.json"
+
+
+def run(args, capsys):
+    code = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def recheck(mapping_path, graph):
+    """Re-judge a written mapping.json with the checker, section by section."""
+    mapping = read_mapping(mapping_path)
+    fabric = build_fabric(load_hardware(mapping.hardware))
+    for section in mapping.sections:
+        sub = graph.subgraph(section["nodes"])
+        placement = {n: mapping.placement[n]["site"] for n in section["nodes"]}
+        local = {i: k for k, i in enumerate(
+            i for i, e in enumerate(graph.edges)
+            if e.src in set(section["nodes"]) and e.dst in set(section["nodes"]))}
+        routes = {local[r["edge"]]: r["links"] for r in mapping.routes if r["edge"] in local}
+        report = check_section(sub, fabric, placement, routes)
+        assert report.ok, report.violations
+    return mapping
+
+
+def test_example_maps_and_writes_everything(tmp_path, capsys):
+    code, _, err = run([EXAMPLE, "--out", tmp_path], capsys)
+    assert code == 0
+    assert str(tmp_path.resolve()) in err
+    mapping = recheck(tmp_path / "mapping.json", load_graph(EXAMPLE))
+    assert mapping.status == "mapped"
+    assert sorted(mapping.order) == sorted(load_graph(EXAMPLE).node_ids)
+    assert mapping.order[:4] == ["IN0", "GRAD0", "LOSS0", "B0"]
+    assert {s["stage"] for s in mapping.stages} == {"sections", "order", "placement", "routing"}
+    assert len(mapping.routes) == 17 and len(mapping.buffers) == 17
+    report = (tmp_path / "report.md").read_text()
+    assert "Status: mapped" in report and "section0.svg" in report
+    assert (tmp_path / "section0.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_quiet_prints_nothing(tmp_path, capsys):
+    code, out, err = run([EXAMPLE, "--out", tmp_path, "--quiet", "--no-pictures"], capsys)
+    assert code == 0 and out == "" and err == ""
+
+
+@pytest.mark.parametrize("content, needle", [
+    ("{not json", "not valid JSON"),
+    ('{"version": 1, "nodes": [{"id": "a"}], "edges": [{"src": "a", "dst": "zz"}]}',
+     'edges[0].dst: node "zz" does not exist'),
+])
+def test_bad_graph_exits_2_with_the_place(tmp_path, capsys, content, needle):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    code, _, err = run([path, "--out", tmp_path / "o"], capsys)
+    assert code == 2 and needle in err and str(path) in err
+    assert "Traceback" not in err
+
+
+def test_unknown_hardware_lists_presets(tmp_path, capsys):
+    code, _, err = run([EXAMPLE, "--hardware", "nope", "--out", tmp_path], capsys)
+    assert code == 2 and "plasticine" in err
+
+
+def test_unknown_backend(tmp_path, capsys):
+    code, _, err = run([EXAMPLE, "--backend", "nope", "--out", tmp_path], capsys)
+    assert code == 2 and "--backend" in err and "cp-sat" in err
+
+
+def test_could_not_map_exits_3_with_diagnosis(tmp_path, capsys):
+    graph = {"version": 1, "nodes": [{"id": "big", "pcu": 500}], "edges": []}
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(graph))
+    code, _, err = run([path, "--out", tmp_path / "o"], capsys)
+    assert code == 3 and '"big"' in err
+    written = json.loads((tmp_path / "o" / "mapping.json").read_text())
+    assert written["status"] == "failed" and '"big"' in written["diagnosis"]
+    assert "Status: failed" in (tmp_path / "o" / "report.md").read_text()
+
+
+def test_streaming_engine_is_diagnosed_not_crashed(tmp_path, capsys):
+    code, _, err = run([EXAMPLE, "--hardware", "se16", "--out", tmp_path], capsys)
+    assert code == 3 and "Streaming Engine" in err
+
+
+def test_module_entry_point_runs(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "pipeline.run", str(EXAMPLE), "--out",
+                             str(tmp_path), "--no-pictures"], capture_output=True, text=True,
+                            cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    assert "--hardware" in subprocess.run([sys.executable, "-m", "pipeline.run", "--help"],
+                                          capture_output=True, text=True, cwd=REPO).stdout
+
+
+def test_real_resnet50_operator_graph_maps(tmp_path, capsys):
+    path = real_graph("msr-dnn/OperatorGraphs/resnet50_inference.json")
+    code, _, err = run([path, "--out", tmp_path, "--no-pictures"], capsys)
+    assert code == 0, err
+    mapping = recheck(tmp_path / "mapping.json", load_graph(path))
+    assert mapping.metrics["sections"] >= 5        # 604 nodes on 128 sites
+    assert all(r["links"] or r.get("via") == "dram" for r in mapping.routes)
