@@ -219,25 +219,38 @@ class SortResult:
 # Graph preprocessing (integer indices, numpy-built adjacency)
 # --------------------------------------------------------------------------
 class _Indexed:
-    """The graph as integer arrays; derived structures are built on demand."""
+    """The graph as integer arrays; derived structures are built on demand.
+
+    Nodes are numbered in file order. The per-edge Python work is done once
+    here; everything derived is built with numpy, so preprocessing stays a
+    small part of the sort even at millions of edges.
+    """
 
     def __init__(self, graph: Graph):
+        self.name = graph.name
         self.ids = graph.node_ids
         self.n = n = len(self.ids)
         index = {v: i for i, v in enumerate(self.ids)}
         if len(index) != n:
             raise ValueError(f"graph {graph.name!r}: node ids are not unique")
         edges = graph.edges
+        m = self.n_edges = len(edges)
         try:
-            self.src_a = np.fromiter((index[e.src] for e in edges), dtype=np.int64, count=len(edges))
-            self.dst_a = np.fromiter((index[e.dst] for e in edges), dtype=np.int64, count=len(edges))
+            self.src = np.fromiter((index[e.src] for e in edges), dtype=np.int64, count=m)
+            self.dst = np.fromiter((index[e.dst] for e in edges), dtype=np.int64, count=m)
         except KeyError as exc:
-            raise ValueError(f"graph {graph.name!r}: an edge names node {exc.args[0]!r}, which does not exist") from None
-        self.bw_a = np.fromiter((e.bandwidth for e in edges), dtype=np.float64, count=len(edges))
-        self.distance = np.fromiter((e.distance for e in edges), dtype=np.int64, count=len(edges))
-        self.vc = np.fromiter((e.virtual_channel for e in edges), dtype=bool, count=len(edges))
-        self.net = [e.net for e in edges]
-        self.n_edges = len(edges)
+            raise ValueError(
+                f"graph {graph.name!r}: an edge names node {exc.args[0]!r}, which does not exist") from None
+        self.bw = np.fromiter((e.bandwidth for e in edges), dtype=np.float64, count=m)
+        self._edges = edges
+
+    @cached_property
+    def distance(self) -> np.ndarray:
+        return np.fromiter((e.distance for e in self._edges), dtype=np.int64, count=self.n_edges)
+
+    @cached_property
+    def vc(self) -> np.ndarray:
+        return np.fromiter((e.virtual_channel for e in self._edges), dtype=bool, count=self.n_edges)
 
     @cached_property
     def idrank(self) -> list[int]:
@@ -248,81 +261,95 @@ class _Indexed:
         return rank
 
     @cached_property
-    def pairs(self) -> tuple[list[int], list[int], list[float], list[float]]:
-        """Undirected adjacency in CSR form: offsets, neighbour, max and min bandwidth.
+    def _pair_table(self) -> dict[str, np.ndarray]:
+        """Distinct node pairs, both directions, sorted by (node, neighbour).
 
-        Parallel edges of one node pair are merged (max and min of their
-        bandwidths); self-loops are dropped, a node is not its own neighbour.
+        Parallel edges of one pair merge (max and min bandwidth, whether an
+        edge runs node -> neighbour and/or back); self-loops are left out: a
+        node is neither its own neighbour nor its own predecessor.
         """
-        keep = self.src_a != self.dst_a
-        s, d, w = self.src_a[keep], self.dst_a[keep], self.bw_a[keep]
-        u, v, w = np.concatenate([s, d]), np.concatenate([d, s]), np.concatenate([w, w])
-        if len(u) == 0:
-            return [0] * (self.n + 1), [], [], []
-        order = np.lexsort((v, u))
-        u, v, w = u[order], v[order], w[order]
+        n, keep = self.n, self.src != self.dst
+        s, d, w = self.src[keep], self.dst[keep], self.bw[keep]
+        u, v = np.concatenate([s, d]), np.concatenate([d, s])
+        w = np.concatenate([w, w])
+        outward = np.concatenate([np.ones(len(s), dtype=bool), np.zeros(len(s), dtype=bool)])
+        order = np.argsort(u * n + v, kind="stable")
+        u, v, w, outward = u[order], v[order], w[order], outward[order]
         first = np.ones(len(u), dtype=bool)
         first[1:] = (u[1:] != u[:-1]) | (v[1:] != v[:-1])
         starts = np.flatnonzero(first)
-        offsets = np.searchsorted(u[starts], np.arange(self.n + 1))
-        return (offsets.tolist(), v[starts].tolist(),
-                np.maximum.reduceat(w, starts).tolist(), np.minimum.reduceat(w, starts).tolist())
+        if len(starts) == 0:
+            return {"node": u, "nbr": v, "wmax": w, "wmin": w, "out": outward, "in": outward}
+        return {
+            "node": u[starts],
+            "nbr": v[starts],
+            "wmax": np.maximum.reduceat(w, starts),
+            "wmin": np.minimum.reduceat(w, starts),
+            "out": np.logical_or.reduceat(outward, starts),
+            "in": np.logical_or.reduceat(~outward, starts),
+        }
+
+    @cached_property
+    def pairs(self) -> tuple[list[int], list[int], list[float]]:
+        """Undirected adjacency in CSR form: offsets, neighbours, max bandwidth."""
+        t = self._pair_table
+        offsets = np.searchsorted(t["node"], np.arange(self.n + 1))
+        return offsets.tolist(), t["nbr"].tolist(), t["wmax"].tolist()
+
+    @cached_property
+    def pair_min(self) -> list[float]:
+        """Min bandwidth of each pair of :attr:`pairs`."""
+        return self._pair_table["wmin"].tolist()
 
     @cached_property
     def successors(self) -> tuple[list[int], list[int], list[int]]:
-        """Distinct successors (CSR offsets, targets) and the distinct fan-in size.
-
-        Self-loops are left out: a node never waits for itself (rule (i)).
-        """
-        keep = self.src_a != self.dst_a
-        s, d = self.src_a[keep], self.dst_a[keep]
-        if len(s) == 0:
-            return [0] * (self.n + 1), [], [0] * self.n
-        code = np.unique(s * self.n + d)
-        s, d = code // self.n, code % self.n
-        offsets = np.searchsorted(s, np.arange(self.n + 1))
-        return offsets.tolist(), d.tolist(), np.bincount(d, minlength=self.n).tolist()
+        """Distinct successors (CSR offsets, targets) and each node's distinct fan-in."""
+        t = self._pair_table
+        out = t["out"]
+        offsets = np.searchsorted(t["node"][out], np.arange(self.n + 1))
+        fanin = np.bincount(t["node"][t["in"]], minlength=self.n)
+        return offsets.tolist(), t["nbr"][out].tolist(), fanin.tolist()
 
     @cached_property
     def multi_nets(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Nets with two or more distinct sinks: driver, fanout, and (net, sink) pairs.
 
         Same grouping as :attr:`model.graph.Graph.nets` (edges with one source
-        and one ``net`` id; an edge without a net id is a net of its own),
-        built with numpy so it stays fast on millions of edges.
+        and one ``net`` id; an edge without a net id is a net of its own).
         """
-        named = [i for i, name in enumerate(self.net) if name is not None]
+        named = [i for i, e in enumerate(self._edges) if e.net is not None]
         if not named:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, empty, empty
         code: dict[Any, int] = {}
-        net_code = np.asarray([code.setdefault(self.net[i], len(code)) for i in named], dtype=np.int64)
+        edges = self._edges
+        net_code = np.asarray([code.setdefault(edges[i].net, len(code)) for i in named], dtype=np.int64)
         idx = np.asarray(named, dtype=np.int64)
         # distinct (driver, net id, sink) triples, grouped by (driver, net id)
-        drv, nid, snk = _unique_rows(self.src_a[idx], net_code, self.dst_a[idx])
+        drv, nid, snk = _unique_rows(self.src[idx], net_code, self.dst[idx])
         first = np.ones(len(drv), dtype=bool)
         first[1:] = (drv[1:] != drv[:-1]) | (nid[1:] != nid[:-1])
         group = np.cumsum(first) - 1
         size = np.bincount(group)
         multi = size >= 2
-        renumber = np.cumsum(multi) - 1
         keep = multi[group]
+        renumber = np.cumsum(multi) - 1
         return drv[first][multi], size[multi], renumber[group[keep]], snk[keep]
 
     @cached_property
     def max_fanout(self) -> list[int]:
         """Largest fanout of a net each node drives (0 for a node without fanout)."""
         fan = np.zeros(self.n, dtype=np.int64)
-        fan[self.src_a] = 1
+        fan[self.src] = 1
         driver, size, _, _ = self.multi_nets
         np.maximum.at(fan, driver, size)
         return fan.tolist()
 
     def incident_extreme(self, ufunc: np.ufunc, empty: float) -> list[float]:
-        """max or min bandwidth over each node's edges (``empty`` if it has none)."""
+        """Max or min bandwidth over each node's edges (``empty`` if it has none)."""
         out = np.full(self.n, np.inf if ufunc is np.minimum else -np.inf)
-        ufunc.at(out, self.src_a, self.bw_a)
-        ufunc.at(out, self.dst_a, self.bw_a)
+        ufunc.at(out, self.src, self.bw)
+        ufunc.at(out, self.dst, self.bw)
         out[~np.isfinite(out)] = empty
         return out.tolist()
 
@@ -330,8 +357,8 @@ class _Indexed:
     def vc_count(self) -> list[int]:
         """Number of virtual-channel edges touching each node (a self-loop once)."""
         vc = self.vc
-        count = np.bincount(self.src_a[vc], minlength=self.n)
-        count += np.bincount(self.dst_a[vc & (self.src_a != self.dst_a)], minlength=self.n)
+        count = np.bincount(self.src[vc], minlength=self.n)
+        count += np.bincount(self.dst[vc & (self.src != self.dst)], minlength=self.n)
         return count.tolist()
 
     @cached_property
@@ -339,9 +366,6 @@ class _Indexed:
         return _Dag(self)
 
 
-# --------------------------------------------------------------------------
-# Cycle breaking and longest hop paths (for the seed)
-# --------------------------------------------------------------------------
 def _unique_rows(*cols: np.ndarray) -> tuple[np.ndarray, ...]:
     """Distinct rows of the given columns, sorted by the first column, then the next."""
     order = np.lexsort(cols[::-1])
@@ -359,47 +383,78 @@ def _csr(n: int, key: np.ndarray, *columns: np.ndarray) -> tuple[list[int], ...]
     return (offsets.tolist(), *(c[order].tolist() for c in columns))
 
 
+# --------------------------------------------------------------------------
+# Cycle breaking and longest hop paths (for the seed)
+# --------------------------------------------------------------------------
 class _Dag:
-    """The same-iteration edges minus DFS back edges, with a topological order."""
+    """The same-iteration edges minus DFS back edges, and longest hop paths on them."""
 
     def __init__(self, ix: _Indexed):
+        self.ix = ix
+        # loop-carried edges and self-loops never count for path lengths
+        self.keep = (ix.distance <= 0) & (ix.src != ix.dst)
+        self._checked = False  # True once the kept edges are known to be acyclic
+
+    @cached_property
+    def dropped(self) -> list[int]:
+        if not self._checked:
+            self.longest(outward=True)
+        return np.flatnonzero(~self.keep).tolist()
+
+    @property
+    def indegree(self) -> np.ndarray:
+        return np.bincount(self.ix.dst[self.keep], minlength=self.ix.n)
+
+    @property
+    def outdegree(self) -> np.ndarray:
+        return np.bincount(self.ix.src[self.keep], minlength=self.ix.n)
+
+    def longest(self, outward: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Longest hop path from each node to a sink (``outward``) or from a source.
+
+        Also returns, per node, the highest bandwidth of a first edge (last edge
+        when not ``outward``) that lies on such a longest path.
+        """
+        length = self._peel(outward)
+        if length is None:  # a same-iteration cycle: cut it where a DFS closes it
+            self._drop_back_edges()
+            length = self._peel(outward)
+        self._checked = True
+        ix, keep = self.ix, self.keep
+        lengths = np.asarray(length, dtype=np.int64)
+        head, tail = (ix.src, ix.dst) if outward else (ix.dst, ix.src)
+        on_path = keep & (lengths[tail] + 1 == lengths[head])
+        best_bw = np.zeros(ix.n)
+        np.maximum.at(best_bw, head[on_path], ix.bw[on_path])
+        return lengths, best_bw
+
+    def _peel(self, outward: bool) -> list[int] | None:
+        """Kahn's algorithm from the sinks (``outward``) or the sources, relaxing
+        path lengths on the way; None if some nodes sit on a cycle."""
+        ix, keep = self.ix, self.keep
+        head, tail = (ix.src[keep], ix.dst[keep]) if outward else (ix.dst[keep], ix.src[keep])
         n = ix.n
-        eid = np.arange(ix.n_edges, dtype=np.int64)
-        same = ix.distance <= 0
-        keep = same & (ix.src_a != ix.dst_a)
-        self.dropped = set(np.flatnonzero(~keep).tolist())
-        topo = self._kahn(n, ix, eid[keep])
-        if topo is None:  # a same-iteration cycle: cut it where a DFS closes it
-            back, topo = self._dfs_back_edges(n, ix, eid[keep])
-            self.dropped |= back
-            keep[list(back)] = False
-        self.topo = topo
-        kept = eid[keep]
-        self.out = _csr(n, ix.src_a[kept], ix.dst_a[kept], ix.bw_a[kept])
-        self.inc = _csr(n, ix.dst_a[kept], ix.src_a[kept], ix.bw_a[kept])
-        self.indegree = np.bincount(ix.dst_a[kept], minlength=n)
-        self.outdegree = np.bincount(ix.src_a[kept], minlength=n)
-
-    @staticmethod
-    def _kahn(n: int, ix: _Indexed, edges: np.ndarray) -> list[int] | None:
-        off, succ = _csr(n, ix.src_a[edges], ix.dst_a[edges])
-        indeg = np.bincount(ix.dst_a[edges], minlength=n).tolist()
-        queue = [v for v in range(n) if indeg[v] == 0]
+        off, back = _csr(n, tail, head)  # for each node, the nodes one hop before it
+        pending = np.bincount(head, minlength=n).tolist()  # hops not yet peeled
+        length = [0] * n
+        queue = [v for v in range(n) if pending[v] == 0]
         for v in queue:  # the list grows while we walk it
-            for p in range(off[v], off[v + 1]):
-                u = succ[p]
-                indeg[u] -= 1
-                if indeg[u] == 0:
+            hop = length[v] + 1
+            for u in back[off[v]:off[v + 1]]:
+                if hop > length[u]:
+                    length[u] = hop
+                pending[u] -= 1
+                if pending[u] == 0:
                     queue.append(u)
-        return queue if len(queue) == n else None
+        return length if len(queue) == n else None
 
-    @staticmethod
-    def _dfs_back_edges(n: int, ix: _Indexed, edges: np.ndarray) -> tuple[set[int], list[int]]:
-        """Back edges of an iterative DFS (roots and successors in file order)."""
-        off, succ, eidx = _csr(n, ix.src_a[edges], ix.dst_a[edges], edges)
+    def _drop_back_edges(self) -> None:
+        """Drop the back edges of an iterative DFS (roots and successors in file order)."""
+        ix, n = self.ix, self.ix.n
+        eid = np.flatnonzero(self.keep)
+        off, succ, eidx = _csr(n, ix.src[eid], ix.dst[eid], eid)
         colour = [0] * n  # 0 new, 1 on the stack, 2 finished
-        back: set[int] = set()
-        post: list[int] = []
+        back: list[int] = []
         for root in range(n):
             if colour[root]:
                 continue
@@ -415,34 +470,12 @@ class _Dag:
                         nodes.append(u)
                         ptrs.append(off[u])
                     elif colour[u] == 1:
-                        back.add(eidx[p])
+                        back.append(eidx[p])
                 else:
                     colour[v] = 2
-                    post.append(v)
                     nodes.pop()
                     ptrs.pop()
-        post.reverse()
-        return back, post
-
-    def longest(self, outward: bool) -> tuple[list[int], list[float]]:
-        """Longest hop path from each node to a sink (``outward``) or from a source.
-
-        Also returns, per node, the highest bandwidth of a first edge (last edge
-        when not ``outward``) that lies on such a longest path.
-        """
-        off, nbr, bw = self.out if outward else self.inc
-        n = len(off) - 1
-        length, best_bw = [0] * n, [0.0] * n
-        for v in reversed(self.topo) if outward else self.topo:
-            best, bb = 0, 0.0
-            for p in range(off[v], off[v + 1]):
-                hop = length[nbr[p]] + 1
-                if hop > best:
-                    best, bb = hop, bw[p]
-                elif hop == best and bw[p] > bb:
-                    bb = bw[p]
-            length[v], best_bw[v] = best, bb
-        return length, best_bw
+        self.keep[back] = False
 
 
 def cycle_breaking_edges(graph: Graph) -> list[int]:
@@ -470,7 +503,7 @@ def cycle_breaking_edges(graph: Graph) -> list[int]:
     >>> cycle_breaking_edges(g)
     [2, 3]
     """
-    return sorted(_Indexed(graph).dag.dropped)
+    return _Indexed(graph).dag.dropped
 
 
 def longest_hop_paths(graph: Graph) -> tuple[dict[str, int], dict[str, int]]:
@@ -497,7 +530,7 @@ def longest_hop_paths(graph: Graph) -> tuple[dict[str, int], dict[str, int]]:
     ix = _Indexed(graph)
     out_len, _ = ix.dag.longest(outward=True)
     in_len, _ = ix.dag.longest(outward=False)
-    return dict(zip(ix.ids, out_len)), dict(zip(ix.ids, in_len))
+    return dict(zip(ix.ids, out_len.tolist())), dict(zip(ix.ids, in_len.tolist()))
 
 
 # --------------------------------------------------------------------------
@@ -519,22 +552,21 @@ def _seed_ranking(ix: _Indexed, config: SorterConfig) -> list[int]:
         return perm
     outward = policy in ("longest_path_source", "max_bandwidth_input")
     dag = ix.dag
-    length, end_bw = (np.asarray(a) for a in dag.longest(outward))
+    length, end_bw = dag.longest(outward)
+    edge_bw = np.zeros(ix.n)
     if outward:
         candidates = np.flatnonzero(dag.indegree == 0)
         width = np.asarray(ix.max_fanout)
-        edge_bw = np.zeros(ix.n)
-        np.maximum.at(edge_bw, ix.src_a, ix.bw_a)
+        np.maximum.at(edge_bw, ix.src, ix.bw)
     else:  # sink policies mirror the source ones: fan-in width, incoming bandwidth
         candidates = np.flatnonzero(dag.outdegree == 0)
         width = np.asarray(ix.successors[2])
-        edge_bw = np.zeros(ix.n)
-        np.maximum.at(edge_bw, ix.dst_a, ix.bw_a)
+        np.maximum.at(edge_bw, ix.dst, ix.bw)
     rank = np.asarray(ix.idrank)[candidates]
     chain = [-length[candidates], -end_bw[candidates], -width[candidates]]
     if policy.startswith("max_bandwidth"):
         chain.insert(0, -edge_bw[candidates])
-    order = np.lexsort([rank] + chain[::-1])  # lexsort: last key is the primary one
+    order = np.lexsort([rank] + chain[::-1])  # lexsort: the last key is the primary one
     return candidates[order].tolist()
 
 
@@ -554,7 +586,9 @@ def select_seed(graph: Graph, config: SorterConfig | None = None) -> str:
         broken by the highest-bandwidth first edge on such a path, then the
         widest fanout net, then the smallest id. The sink policies mirror this
         (last edge, widest fan-in); the bandwidth policies rank sources (sinks)
-        by their highest-bandwidth outgoing (incoming) edge first.
+        by their highest-bandwidth outgoing (incoming) edge first, then as
+        above. ``first_in_component`` takes the first node in file order,
+        ``random`` the first of one shuffle seeded with ``random_seed``.
 
     Raises
     ------
@@ -595,7 +629,7 @@ class _Live:
         self.track_max = bool(names & {"bandwidth_gap", "max_bandwidth_to_sorted"})
         self.track_min = "min_bandwidth_to_sorted" in names
         self.track_closing = "closes_connection" in names
-        self.vc_delta = [config.vc_delta if c else 0.0 for c in ix.vc_count]
+        self.vc_delta = [config.vc_delta if c else 0.0 for c in ix.vc_count] if self.track_closing else [0.0] * n
         self.values: dict[str, list] = {
             "closes_connection": [1.0 - d for d in self.vc_delta],
             "bandwidth_gap": [1.0] * n,
@@ -614,7 +648,14 @@ class _Live:
             self.values["virtual_channels"] = ix.vc_count
         self.tie = [0] * n
         self.parts = [(self.values[name], w) for name, w in config.criteria]
+        # With the age last at weight 1 (the default), equal ages mean equal
+        # insertions, so the fallback reduces to the id: fold both in one int.
+        self.age_last = (config.combine == "lexicographic" and config.criteria[-1] == ("age", 1.0))
         self.entry = self._make_entry()
+
+    def tie_base(self, t: int) -> int:
+        """``tie - id rank`` of the nodes entering the ODS in iteration ``t``."""
+        return (-t if self.age_last else t) * len(self.tie)
 
     def _make_entry(self):
         parts, tie = self.parts, self.tie
@@ -625,13 +666,19 @@ class _Live:
                     s += w * arr[j]
                 return (s, tie[j], j)
             return entry
-        if all(w == 1.0 for _, w in parts) and len(parts) <= 3:
-            # the default keys: skip the multiplications (same comparisons)
-            a0, a1, a2 = [a for a, _ in parts] + [None] * (3 - len(parts))
-            return {1: lambda j: (a0[j], tie[j], j),
-                    2: lambda j: (a0[j], a1[j], tie[j], j),
-                    3: lambda j: (a0[j], a1[j], a2[j], tie[j], j)}[len(parts)]
+        if self.age_last:
+            parts = parts[:-1]
+        if all(w == 1.0 for _, w in parts) and len(parts) <= 2:
+            # skip the multiplications (same comparisons)
+            a0, a1 = [a for a, _ in parts] + [None] * (2 - len(parts))
+            return {0: lambda j: (tie[j], j), 1: lambda j: (a0[j], tie[j], j),
+                    2: lambda j: (a0[j], a1[j], tie[j], j)}[len(parts)]
         return lambda j: (*[w * arr[j] for arr, w in parts], tie[j], j)
+
+    @property
+    def is_default(self) -> bool:
+        """The three default keys: entries are ``(key1, key2, tie, node)``."""
+        return self.age_last and self.config.criteria == DEFAULT_CRITERIA
 
     def true_keys(self, j: int, iteration: int, inserted: int) -> tuple[float, ...]:
         """The keys as the patent defines them (real age), for the trace."""
@@ -654,11 +701,11 @@ def _combine(values: list[float], config: SorterConfig) -> tuple[float, ...]:
 
 
 class _Nets:
-    """Rules (ii) and (iii) of ``closes_connection``, O(1) per sorted member.
+    """State of the multi-sink nets for key1 rules (ii) and (iii).
 
-    Per multi-sink net: whether the driver is sorted, how many sinks are
-    unsorted, and the sum of their indices (which names the last one when a
-    single sink is left).
+    Per net: whether the driver is sorted, how many sinks are unsorted, and
+    the sum of their indices, which names the last one when a single sink is
+    left -- so each update is O(1).
     """
 
     def __init__(self, ix: _Indexed, config: SorterConfig):
@@ -680,27 +727,28 @@ class _Nets:
         first = np.ones(len(node), dtype=bool)
         first[1:] = (node[1:] != node[:-1]) | (net[1:] != net[:-1])
         starts = np.flatnonzero(first)
-        role = np.add.reduceat(role, starts) if len(starts) else role
+        if len(starts):
+            role = np.add.reduceat(role, starts)
         node, net = node[starts], net[starts]
         self.member_off = np.searchsorted(node, np.arange(ix.n + 1)).tolist()
         self.member = (net * 4 + role).tolist()
 
-    def closed_by(self, cur: int, codes: list[int]) -> list[int]:
-        """Nodes whose net connection the sorting of ``cur`` closes."""
+    def closed_by(self, cur: int) -> list[int]:
+        """Sort ``cur`` in its nets; return the nodes whose net connection it closes."""
         out = []
-        for code in codes:
+        driver_sorted, sinks_left, sink_sum = self.driver_sorted, self.sinks_left, self.sink_sum
+        for code in self.member[self.member_off[cur]:self.member_off[cur + 1]]:
             k, role = code >> 2, code & 3
             if role & 1:
-                self.driver_sorted[k] = True
+                driver_sorted[k] = True
             if role & 2:
-                self.sinks_left[k] -= 1
-                self.sink_sum[k] -= cur
-            left = self.sinks_left[k]
-            if self.driver_sorted[k]:
-                if left == 1 and self.iii_ok[k]:
-                    out.append(self.sink_sum[k])
-            elif left == 0 and self.rule_ii:
-                out.append(self.driver[k])
+                sinks_left[k] -= 1
+                sink_sum[k] -= cur
+            if driver_sorted[k]:
+                if sinks_left[k] == 1 and self.iii_ok[k]:
+                    out.append(sink_sum[k])  # rule (iii): the last unsorted sink
+            elif sinks_left[k] == 0 and self.rule_ii:
+                out.append(self.driver[k])  # rule (ii): the driver of a finished net
         return out
 
 
@@ -725,7 +773,7 @@ def sort_nodes(graph: Graph, config: SorterConfig | None = None) -> SortResult:
     Raises
     ------
     ValueError
-        If an edge names a node that does not exist.
+        If node ids repeat or an edge names a node that does not exist.
 
     Examples
     --------
@@ -758,30 +806,31 @@ def _run(ix: _Indexed, config: SorterConfig, ranking: list[int]):
     Only nodes whose keys change get a new heap entry: neighbours of the node
     just sorted (bandwidth and count criteria) and nodes whose connection it
     closes (key1). The entry a node had before becomes stale and is skipped
-    when it surfaces.
+    when it surfaces (``entry_of`` holds each node's live entry).
     """
     n = ix.n
     live = _Live(ix, config)
-    off, nbr, wmax, wmin = ix.pairs
-    idrank, tie, make_entry = ix.idrank, live.tie, live.entry
-    values = live.values
+    off, nbr, wmax = ix.pairs
+    wmin = ix.pair_min if live.track_min else wmax
+    idrank, make_entry, tie_base = ix.idrank, live.entry, live.tie_base
+    values, tie = live.values, live.tie
     k1, gap, neg_ins = values["closes_connection"], values["bandwidth_gap"], values["age"]
+    default_keys = live.is_default
     nsorted, maxw, minw = (values[k] for k in ("sorted_neighbours", "max_bandwidth_to_sorted",
                                                 "min_bandwidth_to_sorted"))
     track_count, track_max, track_min = live.track_count, live.track_max, live.track_min
-    always = track_count  # every neighbour's count changes
+    simple = track_max and not (track_count or track_min)  # the default keys: one short loop
     closing = live.track_closing
     rule_i = closing and "i" in config.key1_rules
     succ_off, succ, npred = ix.successors if rule_i else ([], [], [])
     pred_left = list(npred)
     nets = _Nets(ix, config) if closing and {"ii", "iii"} & set(config.key1_rules) else None
-    member_off, members = (nets.member_off, nets.member) if nets is not None else ([0] * (n + 1), [])
+    net_off = nets.member_off if nets is not None else None
     vc_delta = live.vc_delta
     closed = [False] * n
     ins = [0] * n  # iteration a node entered the ODS; 0 = not yet
     done = [False] * n
     entry_of: list[tuple | None] = [None] * n  # the live heap entry of each ODS node
-    stamp = [0] * n  # last iteration a node was queued for a new entry
     heappush, heappop = heapq.heappush, heapq.heappop
     order: list[int] = []
     seeds: list[int] = []
@@ -793,8 +842,8 @@ def _run(ix: _Indexed, config: SorterConfig, ranking: list[int]):
         if ins[seed]:
             continue
         seeds.append(seed)
-        ins[seed] = t + 1
-        neg_ins[seed], tie[seed] = -(t + 1), (t + 1) * n + idrank[seed]
+        ins[seed], neg_ins[seed] = t + 1, -(t + 1)
+        tie[seed] = tie_base(t + 1) + idrank[seed]
         entry_of[seed] = make_entry(seed)
         heap = [entry_of[seed]]  # 1030
         ods.add(seed)
@@ -807,49 +856,64 @@ def _run(ix: _Indexed, config: SorterConfig, ranking: list[int]):
             done[cur] = True  # 1045-1050 and 1070: the keys below see cur as sorted
             t += 1
             order.append(cur)
-            refresh: list[int] = []
+            base = tie_base(t)
+            refresh: list[int] = []  # may repeat a node: the later entry wins
             new: list[int] = []
             a, b = off[cur], off[cur + 1]
-            for j, w, w_low in zip(nbr[a:b], wmax[a:b], wmin[a:b]):  # 1055
-                if done[j]:
-                    continue
-                fresh = not ins[j]
-                if fresh:  # 1060: a new node-to-be-sorted (its first sorted neighbour)
-                    ins[j], neg_ins[j], tie[j] = t, -t, t * n + idrank[j]
-                    new.append(j)
-                changed = fresh or always
-                if track_max and w > maxw[j]:
+            if simple:
+                for j, w in zip(nbr[a:b], wmax[a:b]):  # 1055
+                    if done[j]:
+                        continue
+                    if not ins[j]:  # 1060: a new node-to-be-sorted
+                        ins[j], neg_ins[j], tie[j] = t, -t, base + idrank[j]
+                        new.append(j)
+                    elif w <= maxw[j]:
+                        continue  # keys unchanged
                     maxw[j] = w
                     gap[j] = 1.0 - w
-                    changed = True
-                if track_count:
-                    nsorted[j] += 1
-                if track_min and (fresh or w_low < minw[j]):
-                    minw[j] = w_low
-                    changed = True
-                if changed:
-                    stamp[j] = t
                     refresh.append(j)
+            else:
+                for j, w, w_low in zip(nbr[a:b], wmax[a:b], wmin[a:b]):
+                    if done[j]:
+                        continue
+                    changed = fresh = not ins[j]
+                    if fresh:
+                        ins[j], neg_ins[j], tie[j] = t, -t, base + idrank[j]
+                        new.append(j)
+                    if track_count:
+                        nsorted[j] += 1
+                        changed = True
+                    if track_max and w > maxw[j]:
+                        maxw[j] = w
+                        gap[j] = 1.0 - w
+                        changed = True
+                    if track_min and (fresh or w_low < minw[j]):
+                        minw[j] = w_low
+                        changed = True
+                    if changed:
+                        refresh.append(j)
             if closing:
                 shut: list[int] = []
-                if rule_i:
+                if rule_i:  # (i): cur may be the last unsorted fan-in of its successors
                     for j in succ[succ_off[cur]:succ_off[cur + 1]]:
                         pred_left[j] -= 1
                         if pred_left[j] == 0 and npred[j] >= 2:
                             shut.append(j)
-                if member_off[cur] != member_off[cur + 1]:
-                    shut += nets.closed_by(cur, members[member_off[cur]:member_off[cur + 1]])
+                if net_off is not None and net_off[cur] != net_off[cur + 1]:
+                    shut += nets.closed_by(cur)
                 for j in shut:
-                    if done[j] or closed[j]:
-                        continue  # sorted already, or closed before
-                    closed[j] = True
-                    k1[j] = 0.0 - vc_delta[j]
-                    if stamp[j] != t:
-                        stamp[j] = t
+                    if not done[j] and not closed[j]:
+                        closed[j] = True
+                        k1[j] = 0.0 - vc_delta[j]
                         refresh.append(j)
-            for j in refresh:  # 1060: re-rank the nodes whose keys changed
-                e = entry_of[j] = make_entry(j)
-                heappush(heap, e)
+            if default_keys:  # 1060: re-rank the nodes whose keys changed
+                for j in refresh:
+                    e = entry_of[j] = (k1[j], gap[j], tie[j], j)
+                    heappush(heap, e)
+            else:
+                for j in refresh:
+                    e = entry_of[j] = make_entry(j)
+                    heappush(heap, e)
             if trace is not None:
                 ods.discard(cur)
                 ods.update(new)

@@ -37,7 +37,15 @@ def cpsat_solve(a: ModelArrays, opts) -> dict:
     out = run_cp_sat(model, opts.time_limit, opts.seed, opts.threads, opts.mip_gap,
                      opts.verbose, variables="all")
     out["hint_used"] = bool(a.hint)
+    if out["status"].has_solution and _at_artificial_bound(a, out["values"]):
+        out["message"] += (f"; a variable without a bound reached +-{BIG} (the stand-in for an "
+                           f"infinite bound): the model may be unbounded")
     return out
+
+
+def _at_artificial_bound(a: ModelArrays, values: list[int]) -> bool:
+    x = np.asarray(values)
+    return bool(np.any((np.isinf(a.col_ub) & (x >= BIG)) | (np.isinf(a.col_lb) & (x <= -BIG))))
 
 
 def to_cp_model(a: ModelArrays) -> cp_model.CpModel:

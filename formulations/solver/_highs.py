@@ -104,8 +104,10 @@ def run_highs(h: highspy.Highs, threads: int, is_mip: bool) -> dict:
     if run_status == highspy.HighsStatus.kError and status is SolveStatus.ERROR:
         out["message"] += " (run returned an error)"
     if model_status == _MS.kUnboundedOrInfeasible:
-        out["message"] += " (HiGHS could not tell infeasible from unbounded)"
-    if has_sol and status.has_solution:
+        out["ambiguous"] = True
+    if model_status == _MS.kModelEmpty:  # no columns: the objective is the offset
+        out.update(objective=h.getLp().offset_, bound=h.getLp().offset_, values=[])
+    elif has_sol and status.has_solution:
         out["objective"] = info.objective_function_value
         out["values"] = list(h.getSolution().col_value)
         out["bound"] = info.mip_dual_bound if is_mip else (

@@ -67,6 +67,8 @@ def pyomo_solve(a: ModelArrays, opts, solver: str) -> dict:
     import pyomo.environ as pyo
     from pyomo.opt import SolverFactory
 
+    if len(a.row_index) == 0 and not a.obj.any():
+        return _trivial(a)
     model, empty_violation = _build(a)
     if empty_violation is not None:
         return {"status": SolveStatus.INFEASIBLE, "hint_used": False,
@@ -129,7 +131,8 @@ def _read(model, results, a: ModelArrays, pyo) -> dict:
     tc = results.solver.termination_condition
     has_sol = len(results.solution) > 0 and tc not in (TC.infeasible, TC.infeasibleOrUnbounded)
     status = _map(tc, has_sol, TC)
-    out: dict = {"status": status, "message": f"Pyomo termination: {tc}"}
+    out: dict = {"status": status, "message": f"Pyomo termination: {tc}",
+                 "ambiguous": tc == TC.infeasibleOrUnbounded}
     if status.has_solution:
         from pyomo.opt import SolverStatus
         results.solver.status = SolverStatus.ok  # a time-limited solution is still a solution
@@ -139,6 +142,18 @@ def _read(model, results, a: ModelArrays, pyo) -> dict:
         bound = results.problem.upper_bound if a.maximize else results.problem.lower_bound
         out["bound"] = _finite(bound)
     return out
+
+
+def _trivial(a: ModelArrays) -> dict:
+    """A model without variables in any constraint or the objective (Pyomo cannot send it)."""
+    lo = [math.ceil(v - 1e-9) if i else v for v, i in zip(a.col_lb.tolist(), a.col_int.tolist())]
+    hi = [math.floor(v + 1e-9) if i else v for v, i in zip(a.col_ub.tolist(), a.col_int.tolist())]
+    empty_ok = all(lo_r <= 1e-9 and hi_r >= -1e-9 for lo_r, hi_r in zip(a.row_lo, a.row_hi))
+    if not empty_ok or any(l > h for l, h in zip(lo, hi)):
+        return {"status": SolveStatus.INFEASIBLE, "message": "trivially infeasible (bounds)"}
+    values = [min(max(0.0, l), h) for l, h in zip(lo, hi)]
+    return {"status": SolveStatus.OPTIMAL, "objective": a.obj_const, "bound": a.obj_const,
+            "values": values, "message": "trivial model solved without Pyomo"}
 
 
 def _map(tc, has_sol: bool, TC) -> SolveStatus:

@@ -25,6 +25,7 @@ Caveats
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from dataclasses import dataclass
@@ -225,12 +226,32 @@ def solve(model: LinearModel, backend: str = DEFAULT_BACKEND, time_limit: float 
     start = time.perf_counter()
     arrays = model.to_arrays() if isinstance(model, LinearModel) else model
     hint = check_hint(arrays)
-    try:
-        raw = impl.solve(arrays, opts)
-    except Exception as exc:  # noqa: BLE001 - a failed solve is a result, not a crash
-        raw = {"status": SolveStatus.ERROR, "message": f"{backend}: {type(exc).__name__}: {exc}"}
+    raw = _run(impl, arrays, opts)
+    if raw.get("ambiguous") and (arrays.obj.any() or arrays.obj_const):
+        raw = _tell_infeasible_from_unbounded(impl, arrays, opts, raw)
     wall = time.perf_counter() - start
     return _result(arrays, raw, hint, backend, wall)
+
+
+def _run(impl: Backend, arrays: ModelArrays, opts: SolveOptions) -> dict:
+    try:
+        return impl.solve(arrays, opts)
+    except Exception as exc:  # noqa: BLE001 - a failed solve is a result, not a crash
+        return {"status": SolveStatus.ERROR,
+                "message": f"{impl.name}: {type(exc).__name__}: {exc}"}
+
+
+def _tell_infeasible_from_unbounded(impl: Backend, arrays: ModelArrays, opts: SolveOptions,
+                                    raw: dict) -> dict:
+    """The backend said "infeasible or unbounded": solve without objective to decide."""
+    feasibility = dataclasses.replace(arrays, obj=np.zeros(arrays.n_vars), obj_const=0.0, hint={})
+    check = _run(impl, feasibility, opts)
+    if check["status"].has_solution:
+        return {**raw, "status": SolveStatus.UNBOUNDED,
+                "message": raw.get("message", "") + "; feasible without objective: unbounded"}
+    if check["status"] is SolveStatus.INFEASIBLE:
+        return raw
+    return {**raw, "message": raw.get("message", "") + "; infeasible or unbounded"}
 
 
 def _options(time_limit: float, seed: int, threads: int, mip_gap: float | None,

@@ -66,8 +66,10 @@ def write_model_file(model: Any, path: str | Path) -> Path:
 
     path = Path(path)
     suffix = _suffix(path)
-    if isinstance(model, LinearModel) and suffix in (".mps", ".lp"):
-        model.write_mps(str(path)) if suffix == ".mps" else model.write_lp(str(path))
+    if isinstance(model, LinearModel) and suffix == ".mps":
+        model.write_mps(str(path))
+    elif isinstance(model, LinearModel) and suffix == ".lp":
+        model.write_lp(str(path))
     elif isinstance(model, cp_model.CpModel) and suffix == ".pb.txt":
         export_cp_model(model, str(path))
     else:

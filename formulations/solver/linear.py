@@ -179,7 +179,7 @@ class LinExpr(_ExprOps):
         return LinExpr([(float(c), v) for v, c in zip(variables, coefs)], float(const))
 
     def flatten(self) -> tuple[dict[int, float], float, LinearModel | None]:
-        """Merge into ``({column: coef}, constant, model)``, dropping zero coefficients."""
+        """Merge into ``({column: coef}, constant, model)``, by column, without zero coefficients."""
         return _flatten(self)
 
     def terms(self) -> tuple[dict[str, float], float]:
@@ -239,7 +239,7 @@ def _flatten(expr: Any) -> tuple[dict[int, float], float, LinearModel | None]:
             const += mult * float(e)
         else:
             raise TypeError(f"not a linear expression: {type(e).__name__}")
-    return {j: c for j, c in coefs.items() if c != 0.0}, const, model
+    return {j: c for j, c in sorted(coefs.items()) if c != 0.0}, const, model
 
 
 def _same_model(model: LinearModel | None, var: Var) -> LinearModel:
@@ -445,7 +445,7 @@ class LinearModel:
             On a duplicate or malformed name.
         """
         index = len(self._vars)
-        name = f"x{index}" if name is None else name
+        name = _fresh(f"x{index}", self._var_by_name) if name is None else name
         _check_name(name, self._var_by_name, "variable")
         var = Var(self, index, name)
         self._vars.append(var)
@@ -471,7 +471,9 @@ class LinearModel:
         ['a', 'b']
         """
         first = len(self._vars)
-        names = [f"x{first + k}" for k in range(names)] if isinstance(names, int) else list(names)
+        if isinstance(names, int):
+            names = [_fresh(f"x{first + k}", self._var_by_name) for k in range(names)]
+        names = list(names)
         for name in names:
             _check_name(name, self._var_by_name, "variable")
         if len(set(names)) != len(names):
@@ -586,7 +588,7 @@ class LinearModel:
                     name: str | None, family: str) -> int:
         row = len(self._row_lo)
         if name is None:
-            name = f"{family}_{row}" if family else f"c{row}"
+            name = _fresh(f"{family}_{row}" if family else f"c{row}", self._row_by_name)
         _check_name(name, self._row_by_name, "constraint")
         self._row_idx.append(idx)
         self._row_val.append(vals)
@@ -734,6 +736,15 @@ class LinearModel:
 
 
 _WHITESPACE = re.compile(r"\s")
+
+
+def _fresh(name: str, taken: Mapping[str, int]) -> str:
+    """``name``, or ``name_1``, ``name_2``, ... if taken (for default names)."""
+    candidate, k = name, 0
+    while candidate in taken:
+        k += 1
+        candidate = f"{name}_{k}"
+    return candidate
 
 
 def _check_name(name: str, taken: Mapping[str, int], what: str) -> None:

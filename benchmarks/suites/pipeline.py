@@ -1,0 +1,141 @@
+"""Suite ``pipeline``: :func:`pipeline.flow.map_graph` end to end on the MSR DNN graphs.
+
+Every graph of ``msr-dnn/OperatorGraphs`` and ``msr-dnn/LayerGraphs`` (read in
+place from the shared graphs folder, smallest first) is mapped on the
+``plasticine`` and ``sn10`` presets with default :class:`~pipeline.flow.RunOptions`.
+A row gives the mapping's status and metrics, the wall time summed per stage
+kind (sections, order, placement, routing), the total and the peak memory. A
+graph that cannot be mapped is a row with status ``failed`` and the
+diagnosis, shortened; a run the checker rejects is status ``rejected``.
+
+When the shared graphs folder is absent (a fresh clone), the suite has one
+skipped entry that says so.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.registry import Column, Entry, Suite
+from benchmarks.suites.common import graphs_root, shorten
+
+__all__ = ["SUITE", "PRESETS", "QUICK_PRESETS", "QUICK_GRAPHS", "STAGE_KINDS", "msr_graphs",
+           "entries_for", "map_file"]
+
+#: Hardware presets of the full run, and of ``--quick``.
+PRESETS = ("plasticine", "sn10")
+QUICK_PRESETS = ("plasticine",)
+#: How many of the smallest graphs ``--quick`` maps.
+QUICK_GRAPHS = 3
+#: Stage kinds whose times are summed into columns ``<kind>_s``.
+STAGE_KINDS = ("sections", "order", "placement", "routing")
+#: Seconds one entry (one graph on one preset) may take.
+ENTRY_TIMEOUT = 300.0
+_FOLDERS = ("OperatorGraphs", "LayerGraphs")
+
+COLUMNS = (
+    Column("graph", "graph"),
+    Column("preset", "preset"),
+    Column("nodes", "nodes", "{:,}"),
+    Column("edges", "edges", "{:,}"),
+    Column("status", "status"),
+    Column("sections", "sections"),
+    Column("wirelength", "wirelength", "{:,}"),
+    Column("weighted_distance", "weighted distance", "{:.2f}"),
+    Column("max_link_load", "max link load", "{:.2f}"),
+    Column("routing_iterations", "routing iterations"),
+    Column("dram_bytes", "DRAM bytes", "{:,.0f}"),
+    *(Column(f"{kind}_s", f"{kind} (s)", "{:.3f}") for kind in STAGE_KINDS),
+    Column("total_s", "total (s)", "{:.3f}"),
+    Column("peak_mib", "peak MiB", "{:.0f}"),
+    Column("note", "diagnosis / note"),
+)
+
+
+def msr_graphs(root: Path | None = None) -> list[tuple[str, Path, int, int]]:
+    """``(name, path, nodes, edges)`` of every MSR DNN graph, smallest first.
+
+    ``name`` is ``<folder>/<stem>``; sizes come from the file's node and edge
+    lists. Returns an empty list when the folder is absent.
+    """
+    base = (root or graphs_root()) / "msr-dnn"
+    found = []
+    for folder in _FOLDERS:
+        for path in sorted((base / folder).glob("*.json")):
+            data = json.loads(path.read_text(encoding="utf-8"))
+            found.append((f"{folder}/{path.stem}", path, len(data["nodes"]), len(data["edges"])))
+    return sorted(found, key=lambda g: (g[2], g[3], g[0]))
+
+
+def _stage_times(stages: list[dict[str, Any]]) -> dict[str, float]:
+    totals = {f"{kind}_s": 0.0 for kind in STAGE_KINDS}
+    for stage in stages:
+        key = f"{stage.get('stage')}_s"
+        if key in totals:
+            totals[key] += stage.get("time") or 0.0
+    return {key: round(value, 4) for key, value in totals.items()}
+
+
+def _mapped_row(mapping) -> dict[str, Any]:
+    keys = ("sections", "wirelength", "weighted_distance", "max_link_load",
+            "routing_iterations", "dram_bytes")
+    return {"status": mapping.status} | {k: mapping.metrics.get(k) for k in keys}
+
+
+def map_file(path: str, preset: str) -> dict[str, Any]:
+    """One row: load ``path``, map it on ``preset``, record metrics or the diagnosis."""
+    from hardware import load_hardware
+    from model.importers import load_graph
+    from pipeline.flow import CheckerRejected, MappingFailed, RunOptions, map_graph
+
+    started = time.perf_counter()
+    graph, spec = load_graph(path), load_hardware(preset)
+    load_s, started = time.perf_counter() - started, time.perf_counter()
+    try:
+        mapping = map_graph(graph, spec, RunOptions())
+        row = _mapped_row(mapping)
+    except MappingFailed as exc:
+        mapping = exc.mapping
+        row = {"status": "failed", "sections": len(mapping.sections) or None,
+               "note": shorten(mapping.diagnosis or str(exc))}
+    except CheckerRejected as exc:
+        mapping, row = None, {"status": "rejected", "note": shorten(str(exc))}
+    total_s = time.perf_counter() - started
+    stages = _stage_times(mapping.stages) if mapping is not None else {}
+    return row | stages | {"nodes": len(graph.nodes), "edges": len(graph.edges),
+                           "load_s": round(load_s, 4), "total_s": round(total_s, 4)}
+
+
+def entries_for(graphs: list[tuple[str, Path, int, int]], presets=PRESETS,
+                timeout: float = ENTRY_TIMEOUT) -> list[Entry]:
+    """One entry per graph and preset (graph-major order)."""
+    return [Entry(f"{name} on {preset}", "benchmarks.suites.pipeline:map_file",
+                  {"path": str(path), "preset": preset}, timeout=timeout,
+                  fixed={"graph": name, "preset": preset, "nodes": nodes, "edges": edges})
+            for name, path, nodes, edges in graphs for preset in presets]
+
+
+def _entries(quick: bool) -> list[Entry]:
+    graphs = msr_graphs()
+    if not graphs:
+        where = graphs_root() / "msr-dnn"
+        return [Entry("msr-dnn graphs", "", fixed={"graph": "msr-dnn/*"},
+                      skip=f"real graphs not available ({where} is absent); set RDAMAP_GRAPHS "
+                           "to the shared graphs folder to run this suite")]
+    if quick:
+        return entries_for(graphs[:QUICK_GRAPHS], QUICK_PRESETS)
+    return entries_for(graphs)
+
+
+SUITE = Suite(
+    name="pipeline",
+    title="End-to-end mapping (pipeline.flow.map_graph) of the MSR DNN graphs",
+    columns=COLUMNS,
+    entries=_entries,
+    notes=("Default RunOptions; stage columns sum the stage times of all sections; total = "
+           "map_graph wall time (graph loading excluded); peak MiB is the entry's whole "
+           f"process. Per-entry timeout {ENTRY_TIMEOUT:g} s."),
+)
