@@ -33,26 +33,35 @@ Speed: keys 1 and 2 only change for nodes adjacent to the node just sorted or
 sharing a net with it, and the age grows by one for every node of the ODS at
 once, so it is ``-insertion_iteration`` in the heap. The ODS is therefore a
 binary heap with lazy updates: a node whose keys change gets a fresh entry and
-the stale one is skipped when popped. The whole sort is O(E log V) plus the
-longest-path seed search, O(V + E). ``_reference_sort`` keeps the literal
-re-rank-everything pseudo-code of digest §3.7 to cross-check it.
+the stale one is skipped when it surfaces. Lexicographic keys are packed into
+one integer per entry (each key replaced by its rank among the values it can
+take), which the heap compares much faster than tuples. The whole sort is
+O(E log V) after an O(V + E) longest-path seed search; 10^5 nodes and 2*10^5
+edges take 1.5-2 s of CPython time on the project's 2-core machine.
+``_reference_sort`` keeps the literal re-rank-everything pseudo-code of digest
+§3.7 to cross-check it.
 
-Caveats and decisions where the source is silent (digest §8.2):
+Decisions where the source is silent (digest §8.2):
 
-* Neighbours already waiting in the ODS are not re-added and keep their age.
-* Rule (i) counts distinct predecessor nodes (self-loops excluded); rule (iii)
-  fires for nets of fanout >= ``shared_net_min_fanout`` (2, which the worked
-  example needs; 3 is the literal text).
+* Neighbours already waiting in the ODS are not re-added and keep their age (11).
+* Rule (i) counts distinct predecessor nodes, self-loops excluded (6); rule
+  (iii) fires for nets of fanout >= ``shared_net_min_fanout``, default 2, which
+  the worked example needs; 3 is the literal text (5).
 * The virtual-channel decrement applies to both ends of a ``virtual_channel``
-  edge and stacks with the rules (a closing VC node gets ``0 - vc_delta``).
-* Key 2 uses the largest bandwidth over parallel edges of one node pair.
-* All edges, loop-carried ones included, count as adjacency for the keys.
-  Longest paths (seed) are measured in hops on the DAG left after dropping
-  loop-carried edges and the back edges of a depth-first search (roots and
-  successors in file order); sources and sinks are those of that DAG, so
-  every component has one even when it is a cycle.
+  edge and stacks with the rules: a closing VC node gets ``0 - vc_delta`` (7, 8).
+* Key 2 takes the largest bandwidth over parallel edges of one node pair (9).
+* Keys are computed after the popped node joins the sorted set (13); full ties
+  go to the earlier insertion, then the smaller id (12).
+* Seeds (14-16): each outer pass takes the best seed among the unsorted nodes,
+  so the component with the globally longest path goes first. Longest paths
+  are hop counts on the DAG left after dropping loop-carried edges and the back
+  edges of a depth-first search (roots and successors in file order); sources
+  and sinks are those of that DAG, so even a pure cycle has a seed. Ties: the
+  highest-bandwidth first edge on a longest path, the widest fanout net, the
+  smallest id (sink policies mirror this with the last edge and the fan-in).
+* All edges, loop-carried ones included, are adjacency for the keys.
 * Under ``combine="weighted_sum"`` with an ``age`` term the heap orders by
-  ``-insertion_iteration`` instead of the age; the order is the same up to
+  ``-insertion_iteration`` in place of the age: the same order up to the
   floating-point rounding of exact ties.
 """
 
@@ -82,6 +91,7 @@ __all__ = [
     "select_seed",
     "longest_hop_paths",
     "cycle_breaking_edges",
+    "node_keys",
 ]
 
 #: How the outer loop picks the first node of each component (digest §3.4).
@@ -115,8 +125,6 @@ DEFAULT_CRITERIA = (("closes_connection", 1.0), ("bandwidth_gap", 1.0), ("age", 
 
 #: The key1 rules: (i) fan-in closed, (ii) driven net closed, (iii) shared net closed.
 KEY1_RULES = ("i", "ii", "iii")
-
-_UNSEEN, _IN_ODS, _SORTED = 0, 1, 2
 
 
 # --------------------------------------------------------------------------
@@ -236,21 +244,25 @@ class _Indexed:
         edges = graph.edges
         m = self.n_edges = len(edges)
         try:
-            self.src = np.fromiter((index[e.src] for e in edges), dtype=np.int64, count=m)
-            self.dst = np.fromiter((index[e.dst] for e in edges), dtype=np.int64, count=m)
+            self.src = np.fromiter(map(index.__getitem__, [e.src for e in edges]), dtype=np.int64, count=m)
+            self.dst = np.fromiter(map(index.__getitem__, [e.dst for e in edges]), dtype=np.int64, count=m)
         except KeyError as exc:
             raise ValueError(
                 f"graph {graph.name!r}: an edge names node {exc.args[0]!r}, which does not exist") from None
-        self.bw = np.fromiter((e.bandwidth for e in edges), dtype=np.float64, count=m)
+        self.bw = np.array([e.bandwidth for e in edges], dtype=np.float64)
+        if not np.all((self.bw > 0) & (self.bw <= 1)):
+            bad = int(np.flatnonzero(~((self.bw > 0) & (self.bw <= 1)))[0])
+            raise ValueError(f"graph {graph.name!r}: edges[{bad}].bandwidth must be in (0, 1], "
+                             f"got {edges[bad].bandwidth!r}")
         self._edges = edges
 
     @cached_property
     def distance(self) -> np.ndarray:
-        return np.fromiter((e.distance for e in self._edges), dtype=np.int64, count=self.n_edges)
+        return np.array([e.distance for e in self._edges], dtype=np.int64)
 
     @cached_property
     def vc(self) -> np.ndarray:
-        return np.fromiter((e.virtual_channel for e in self._edges), dtype=bool, count=self.n_edges)
+        return np.array([bool(e.virtual_channel) for e in self._edges], dtype=bool)
 
     @cached_property
     def idrank(self) -> list[int]:
@@ -273,7 +285,7 @@ class _Indexed:
         u, v = np.concatenate([s, d]), np.concatenate([d, s])
         w = np.concatenate([w, w])
         outward = np.concatenate([np.ones(len(s), dtype=bool), np.zeros(len(s), dtype=bool)])
-        order = np.argsort(u * n + v, kind="stable")
+        order = np.argsort(u * n + v)
         u, v, w, outward = u[order], v[order], w[order], outward[order]
         first = np.ones(len(u), dtype=bool)
         first[1:] = (u[1:] != u[:-1]) | (v[1:] != v[:-1])
@@ -317,16 +329,14 @@ class _Indexed:
         Same grouping as :attr:`model.graph.Graph.nets` (edges with one source
         and one ``net`` id; an edge without a net id is a net of its own).
         """
-        named = [i for i, e in enumerate(self._edges) if e.net is not None]
-        if not named:
+        code: dict[Any, int] = {None: -1}
+        net_code = np.array([code.setdefault(e.net, len(code)) for e in self._edges], dtype=np.int64)
+        named = net_code >= 0
+        if not named.any():
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, empty, empty
-        code: dict[Any, int] = {}
-        edges = self._edges
-        net_code = np.asarray([code.setdefault(edges[i].net, len(code)) for i in named], dtype=np.int64)
-        idx = np.asarray(named, dtype=np.int64)
         # distinct (driver, net id, sink) triples, grouped by (driver, net id)
-        drv, nid, snk = _unique_rows(self.src[idx], net_code, self.dst[idx])
+        drv, nid, snk = _unique_rows(self.src[named], net_code[named], self.dst[named])
         first = np.ones(len(drv), dtype=bool)
         first[1:] = (drv[1:] != drv[:-1]) | (nid[1:] != nid[:-1])
         group = np.cumsum(first) - 1
@@ -429,24 +439,44 @@ class _Dag:
         return lengths, best_bw
 
     def _peel(self, outward: bool) -> list[int] | None:
-        """Kahn's algorithm from the sinks (``outward``) or the sources, relaxing
-        path lengths on the way; None if some nodes sit on a cycle."""
-        ix, keep = self.ix, self.keep
+        """Kahn's algorithm from the sinks (``outward``) or the sources; the
+        level a node is peeled at is its longest path. None if a cycle is left.
+
+        Wide levels are peeled with numpy; once the frontier gets thin (long
+        chains) the rest goes one node at a time, relaxing the same lengths.
+        """
+        ix, keep, n = self.ix, self.keep, self.ix.n
         head, tail = (ix.src[keep], ix.dst[keep]) if outward else (ix.dst[keep], ix.src[keep])
-        n = ix.n
-        off, back = _csr(n, tail, head)  # for each node, the nodes one hop before it
-        pending = np.bincount(head, minlength=n).tolist()  # hops not yet peeled
-        length = [0] * n
-        queue = [v for v in range(n) if pending[v] == 0]
+        order = np.argsort(tail, kind="stable")
+        back = head[order]  # for each node, the nodes one hop before it
+        off = np.searchsorted(tail[order], np.arange(n + 1))
+        pending = np.bincount(head, minlength=n)  # hops not yet peeled
+        length = np.zeros(n, dtype=np.int64)
+        frontier = np.flatnonzero(pending == 0)
+        peeled, level = 0, 0
+        while len(frontier) >= 64:
+            peeled += len(frontier)
+            starts, counts = off[frontier], off[frontier + 1] - off[frontier]
+            total = int(counts.sum())
+            into = np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(total)
+            before, hits = np.unique(back[into], return_counts=True)
+            level += 1
+            length[before] = level
+            pending[before] -= hits
+            frontier = before[pending[before] == 0]
+        if len(frontier) == 0:
+            return length.tolist() if peeled == n else None
+        off_l, back_l, pending_l, length_l = off.tolist(), back.tolist(), pending.tolist(), length.tolist()
+        queue = frontier.tolist()
         for v in queue:  # the list grows while we walk it
-            hop = length[v] + 1
-            for u in back[off[v]:off[v + 1]]:
-                if hop > length[u]:
-                    length[u] = hop
-                pending[u] -= 1
-                if pending[u] == 0:
+            hop = length_l[v] + 1
+            for u in back_l[off_l[v]:off_l[v + 1]]:
+                if hop > length_l[u]:
+                    length_l[u] = hop
+                pending_l[u] -= 1
+                if pending_l[u] == 0:
                     queue.append(u)
-        return length if len(queue) == n else None
+        return length_l if peeled + len(queue) == n else None
 
     def _drop_back_edges(self) -> None:
         """Drop the back edges of an iterative DFS (roots and successors in file order)."""
@@ -616,17 +646,26 @@ class _Live:
 
     Every list is indexed by node. The age is not stored: it is ``iteration -
     insertion + 1``, the same shift for every node of the ODS, so the heap
-    orders by ``-insertion`` instead (list ``neg_ins``). A heap entry is the
-    keys, then ``tie = insertion * n + id rank`` (the full-tie fallback), then
-    the node.
+    orders by ``-insertion`` instead (list ``neg_ins``). Full ties fall back
+    to ``tie = insertion * n + id rank``.
+
+    Heap entries come in two forms. Lexicographic keys (the default) are
+    rank-encoded into one integer: every criterion takes values from a set
+    known up front (pair bandwidths, degrees, per-node constants, four key1
+    values), so each value is replaced by its rank and the ranks, then the
+    tie, are packed in mixed radix. Integers compare much faster than tuples
+    in the heap. With the age as the last key (weight 1), equal ages mean equal
+    insertions, so the age and the tie fold into ``(n + 1 - insertion) * n + id
+    rank``. Other configurations use ``(*keys, tie, node)`` tuples.
     """
 
     def __init__(self, ix: _Indexed, config: SorterConfig):
         n = ix.n
+        self.n = n
         self.config = config
-        names = {name for name, _ in config.criteria}
+        names = [name for name, _ in config.criteria]
         self.track_count = "sorted_neighbours" in names
-        self.track_max = bool(names & {"bandwidth_gap", "max_bandwidth_to_sorted"})
+        self.track_max = bool({"bandwidth_gap", "max_bandwidth_to_sorted"} & set(names))
         self.track_min = "min_bandwidth_to_sorted" in names
         self.track_closing = "closes_connection" in names
         self.vc_delta = [config.vc_delta if c else 0.0 for c in ix.vc_count] if self.track_closing else [0.0] * n
@@ -648,16 +687,57 @@ class _Live:
             self.values["virtual_channels"] = ix.vc_count
         self.tie = [0] * n
         self.parts = [(self.values[name], w) for name, w in config.criteria]
-        # With the age last at weight 1 (the default), equal ages mean equal
-        # insertions, so the fallback reduces to the id: fold both in one int.
-        self.age_last = (config.combine == "lexicographic" and config.criteria[-1] == ("age", 1.0))
-        self.entry = self._make_entry()
+        lexicographic = config.combine == "lexicographic"
+        self.age_last = lexicographic and config.criteria[-1] == ("age", 1.0)
+        self.packed = lexicographic and ("age" not in names or (self.age_last and names.count("age") == 1))
+        self.unrolled: tuple | None = None
+        if self.packed:
+            self.entry = self._packed_entry(ix)
+        else:
+            self.entry = self._tuple_entry()
 
-    def tie_base(self, t: int) -> int:
-        """``tie - id rank`` of the nodes entering the ODS in iteration ``t``."""
-        return (-t if self.age_last else t) * len(self.tie)
+    def tie_base(self) -> tuple[int, int]:
+        """(a, b) such that ``tie = a * insertion + b + id rank``."""
+        if self.age_last:
+            return (-self.n, (self.n + 1) * self.n) if self.packed else (-self.n, 0)
+        return self.n, 0
 
-    def _make_entry(self):
+    def _possible_values(self, ix: _Indexed, name: str) -> np.ndarray:
+        """Every value criterion ``name`` can take at a node of the ODS."""
+        if name == "closes_connection":
+            return np.array([k - d for k in (1.0, 0.0) for d in (0.0, self.config.vc_delta)])
+        bandwidths = np.unique(ix.bw)  # every pair's max and min is one of them
+        if name == "bandwidth_gap":
+            return np.concatenate([[1.0], 1.0 - bandwidths])
+        if name in ("max_bandwidth_to_sorted", "min_bandwidth_to_sorted"):
+            return np.concatenate([[0.0], bandwidths])
+        if name == "sorted_neighbours":
+            return np.arange(np.bincount(ix._pair_table["node"], minlength=1).max() + 1)
+        return np.asarray(self.values[name])
+
+    def _packed_entry(self, ix: _Indexed):
+        n = self.n
+        fields = []
+        for name, w in self.config.criteria:
+            if name == "age":
+                continue
+            vals = np.unique(w * self._possible_values(ix, name)).tolist()
+            fields.append((self.values[name], w, {v: r for r, v in enumerate(vals)}, len(vals)))
+        tie, span = self.tie, n * (n + 1)  # tie < span; span is a multiple of n
+        if self.config.criteria == DEFAULT_CRITERIA:
+            # the default keys, unrolled; _run inlines this one
+            (a0, _, r0, _), (a1, _, r1, s1) = fields
+            self.unrolled = (a0, r0, s1, r1, span)
+            return lambda j: (r0[a0[j]] * s1 + r1[a1[j]]) * span + tie[j]
+
+        def entry(j: int) -> int:
+            key = 0
+            for arr, w, rank, size in fields:
+                key = key * size + rank[w * arr[j]]
+            return key * span + tie[j]
+        return entry
+
+    def _tuple_entry(self):
         parts, tie = self.parts, self.tie
         if self.config.combine == "weighted_sum":
             def entry(j: int) -> tuple:
@@ -668,17 +748,7 @@ class _Live:
             return entry
         if self.age_last:
             parts = parts[:-1]
-        if all(w == 1.0 for _, w in parts) and len(parts) <= 2:
-            # skip the multiplications (same comparisons)
-            a0, a1 = [a for a, _ in parts] + [None] * (2 - len(parts))
-            return {0: lambda j: (tie[j], j), 1: lambda j: (a0[j], tie[j], j),
-                    2: lambda j: (a0[j], a1[j], tie[j], j)}[len(parts)]
         return lambda j: (*[w * arr[j] for arr, w in parts], tie[j], j)
-
-    @property
-    def is_default(self) -> bool:
-        """The three default keys: entries are ``(key1, key2, tie, node)``."""
-        return self.age_last and self.config.criteria == DEFAULT_CRITERIA
 
     def true_keys(self, j: int, iteration: int, inserted: int) -> tuple[float, ...]:
         """The keys as the patent defines them (real age), for the trace."""
@@ -705,7 +775,9 @@ class _Nets:
 
     Per net: whether the driver is sorted, how many sinks are unsorted, and
     the sum of their indices, which names the last one when a single sink is
-    left -- so each update is O(1).
+    left -- so each update is O(1). When a member gets sorted (``_run``):
+    the driver of a net whose sinks are now all sorted closes (ii); once the
+    driver is sorted, the last unsorted sink closes (iii).
     """
 
     def __init__(self, ix: _Indexed, config: SorterConfig):
@@ -732,24 +804,6 @@ class _Nets:
         node, net = node[starts], net[starts]
         self.member_off = np.searchsorted(node, np.arange(ix.n + 1)).tolist()
         self.member = (net * 4 + role).tolist()
-
-    def closed_by(self, cur: int) -> list[int]:
-        """Sort ``cur`` in its nets; return the nodes whose net connection it closes."""
-        out = []
-        driver_sorted, sinks_left, sink_sum = self.driver_sorted, self.sinks_left, self.sink_sum
-        for code in self.member[self.member_off[cur]:self.member_off[cur + 1]]:
-            k, role = code >> 2, code & 3
-            if role & 1:
-                driver_sorted[k] = True
-            if role & 2:
-                sinks_left[k] -= 1
-                sink_sum[k] -= cur
-            if driver_sorted[k]:
-                if sinks_left[k] == 1 and self.iii_ok[k]:
-                    out.append(sink_sum[k])  # rule (iii): the last unsorted sink
-            elif sinks_left[k] == 0 and self.rule_ii:
-                out.append(self.driver[k])  # rule (ii): the driver of a finished net
-        return out
 
 
 def sort_nodes(graph: Graph, config: SorterConfig | None = None) -> SortResult:
@@ -812,25 +866,34 @@ def _run(ix: _Indexed, config: SorterConfig, ranking: list[int]):
     live = _Live(ix, config)
     off, nbr, wmax = ix.pairs
     wmin = ix.pair_min if live.track_min else wmax
-    idrank, make_entry, tie_base = ix.idrank, live.entry, live.tie_base
+    idrank, make_entry = ix.idrank, live.entry
+    tie_mul, tie_add = live.tie_base()
+    by_rank = [0] * n  # decoding a packed entry: its last digit is the id rank
+    for j, r in enumerate(idrank):
+        by_rank[r] = j
+    packed = live.packed
+    unrolled = live.unrolled is not None
+    if unrolled:
+        a0, r0, s1, r1, span = live.unrolled
     values, tie = live.values, live.tie
     k1, gap, neg_ins = values["closes_connection"], values["bandwidth_gap"], values["age"]
-    default_keys = live.is_default
     nsorted, maxw, minw = (values[k] for k in ("sorted_neighbours", "max_bandwidth_to_sorted",
                                                 "min_bandwidth_to_sorted"))
     track_count, track_max, track_min = live.track_count, live.track_max, live.track_min
-    simple = track_max and not (track_count or track_min)  # the default keys: one short loop
     closing = live.track_closing
     rule_i = closing and "i" in config.key1_rules
     succ_off, succ, npred = ix.successors if rule_i else ([], [], [])
-    pred_left = list(npred)
+    # unsorted fan-in per node; -1 (never reaching 0) when rule (i) cannot apply
+    pred_left = [c if c >= 2 else -1 for c in npred]
     nets = _Nets(ix, config) if closing and {"ii", "iii"} & set(config.key1_rules) else None
     net_off = nets.member_off if nets is not None else None
+    if nets is not None:
+        net_member, driver_sorted, sinks_left = nets.member, nets.driver_sorted, nets.sinks_left
+        sink_sum, iii_ok, rule_ii, net_driver = nets.sink_sum, nets.iii_ok, nets.rule_ii, nets.driver
     vc_delta = live.vc_delta
     closed = [False] * n
-    ins = [0] * n  # iteration a node entered the ODS; 0 = not yet
-    done = [False] * n
-    entry_of: list[tuple | None] = [None] * n  # the live heap entry of each ODS node
+    ins = [0] * n  # iteration a node entered the ODS; 0 = not yet, -1 = sorted
+    entry_of: list[Any] = [None] * n  # the live heap entry of each ODS node
     heappush, heappop = heapq.heappush, heapq.heappop
     order: list[int] = []
     seeds: list[int] = []
@@ -843,40 +906,47 @@ def _run(ix: _Indexed, config: SorterConfig, ranking: list[int]):
             continue
         seeds.append(seed)
         ins[seed], neg_ins[seed] = t + 1, -(t + 1)
-        tie[seed] = tie_base(t + 1) + idrank[seed]
+        tie[seed] = tie_mul * (t + 1) + tie_add + idrank[seed]
         entry_of[seed] = make_entry(seed)
         heap = [entry_of[seed]]  # 1030
         ods.add(seed)
         while heap:  # 1035
             entry = heappop(heap)  # 1040
-            cur = entry[-1]
+            cur = by_rank[entry % n] if packed else entry[-1]
             if entry_of[cur] is not entry:
                 continue  # stale: re-ranked since
             entry_of[cur] = None
-            done[cur] = True  # 1045-1050 and 1070: the keys below see cur as sorted
+            if trace is not None:
+                ods.discard(cur)
+            ins[cur] = -1  # 1045-1050 and 1070: the keys below see cur as sorted
             t += 1
             order.append(cur)
-            base = tie_base(t)
-            refresh: list[int] = []  # may repeat a node: the later entry wins
+            base = tie_mul * t + tie_add
             new: list[int] = []
             a, b = off[cur], off[cur + 1]
-            if simple:
-                for j, w in zip(nbr[a:b], wmax[a:b]):  # 1055
-                    if done[j]:
-                        continue
-                    if not ins[j]:  # 1060: a new node-to-be-sorted
-                        ins[j], neg_ins[j], tie[j] = t, -t, base + idrank[j]
+            # 1055/1060: new neighbours enter the ODS; nodes whose keys change get
+            # a new entry right away (a node closed below gets one more: the
+            # later entry wins)
+            if unrolled:  # the default keys
+                for j, w in zip(nbr[a:b], wmax[a:b]):
+                    x = ins[j]
+                    if x < 0:
+                        continue  # sorted
+                    if not x:  # a new node-to-be-sorted
+                        ins[j], tie[j] = t, base + idrank[j]
                         new.append(j)
                     elif w <= maxw[j]:
                         continue  # keys unchanged
                     maxw[j] = w
-                    gap[j] = 1.0 - w
-                    refresh.append(j)
+                    g = gap[j] = 1.0 - w
+                    e = entry_of[j] = (r0[a0[j]] * s1 + r1[g]) * span + tie[j]
+                    heappush(heap, e)
             else:
                 for j, w, w_low in zip(nbr[a:b], wmax[a:b], wmin[a:b]):
-                    if done[j]:
+                    x = ins[j]
+                    if x < 0:
                         continue
-                    changed = fresh = not ins[j]
+                    changed = fresh = not x
                     if fresh:
                         ins[j], neg_ins[j], tie[j] = t, -t, base + idrank[j]
                         new.append(j)
@@ -891,31 +961,36 @@ def _run(ix: _Indexed, config: SorterConfig, ranking: list[int]):
                         minw[j] = w_low
                         changed = True
                     if changed:
-                        refresh.append(j)
+                        e = entry_of[j] = make_entry(j)
+                        heappush(heap, e)
             if closing:
                 shut: list[int] = []
                 if rule_i:  # (i): cur may be the last unsorted fan-in of its successors
                     for j in succ[succ_off[cur]:succ_off[cur + 1]]:
-                        pred_left[j] -= 1
-                        if pred_left[j] == 0 and npred[j] >= 2:
+                        c = pred_left[j] - 1
+                        pred_left[j] = c
+                        if not c:
                             shut.append(j)
-                if net_off is not None and net_off[cur] != net_off[cur + 1]:
-                    shut += nets.closed_by(cur)
+                if net_off is not None:  # (ii) and (iii), see _Nets
+                    for code in net_member[net_off[cur]:net_off[cur + 1]]:
+                        k = code >> 2
+                        if code & 1:
+                            driver_sorted[k] = True
+                        if code & 2:
+                            sinks_left[k] -= 1
+                            sink_sum[k] -= cur
+                        if driver_sorted[k]:
+                            if sinks_left[k] == 1 and iii_ok[k]:
+                                shut.append(sink_sum[k])
+                        elif sinks_left[k] == 0 and rule_ii:
+                            shut.append(net_driver[k])
                 for j in shut:
-                    if not done[j] and not closed[j]:
+                    if ins[j] >= 0 and not closed[j]:
                         closed[j] = True
                         k1[j] = 0.0 - vc_delta[j]
-                        refresh.append(j)
-            if default_keys:  # 1060: re-rank the nodes whose keys changed
-                for j in refresh:
-                    e = entry_of[j] = (k1[j], gap[j], tie[j], j)
-                    heappush(heap, e)
-            else:
-                for j in refresh:
-                    e = entry_of[j] = make_entry(j)
-                    heappush(heap, e)
+                        e = entry_of[j] = make_entry(j)
+                        heappush(heap, e)
             if trace is not None:
-                ods.discard(cur)
                 ods.update(new)
                 trace.append(_trace_step(ix, live, ods, cur, new, t, ins))
     return order, seeds, trace
@@ -930,68 +1005,127 @@ def _trace_step(ix: _Indexed, live: _Live, ods: set[int], cur: int, new: list[in
 
 
 # --------------------------------------------------------------------------
-# Reference implementation: the literal pseudo-code of digest §3.7
+# Literal definitions: the keys of one node, and the reference sorter
 # --------------------------------------------------------------------------
-def _reference_sort(graph: Graph, config: SorterConfig | None = None) -> SortResult:
-    """Re-rank every node of the ODS in every iteration; O(V * ODS log ODS).
+class _LiteralKeys:
+    """The ranking criteria computed straight from their definitions (§3.5-3.6).
 
-    Kept to cross-check :func:`sort_nodes` in the tests; the keys are computed
-    from ``graph`` directly (``Graph.nets``, in/out edges), sharing nothing with
-    the fast path except the seed ranking.
+    Reads ``graph`` directly (``Graph.nets``, in/out edges) and shares no
+    bookkeeping with the fast path, so the two can check each other.
+    """
+
+    def __init__(self, graph: Graph, config: SorterConfig):
+        self.config = config
+        ids = graph.node_ids
+        self.edges = edges = graph.edges
+        # every edge touching the node; a self-loop once
+        self.incident = {v: list(graph.out_edges(v)) + [i for i in graph.in_edges(v) if edges[i].src != v]
+                         for v in ids}
+        self.fanin = {v: set(graph.predecessors(v)) - {v} for v in ids}
+        self.nets = [net for net in graph.nets if net.fanout >= 2]
+        self.vc_nodes = {x for e in edges if e.virtual_channel for x in (e.src, e.dst)}
+        self.fanout = {v: max([net.fanout for net in graph.nets if net.driver == v], default=0) for v in ids}
+
+    def other(self, i: int, v: str) -> str:
+        e = self.edges[i]
+        return e.dst if e.src == v else e.src
+
+    def closes_connection(self, a: str, s: set[str]) -> float:
+        rules, k = self.config.key1_rules, 1.0
+        if "i" in rules and len(self.fanin[a]) >= 2 and self.fanin[a] <= s:
+            k = 0.0
+        for net in self.nets:
+            if "ii" in rules and net.driver == a and set(net.sinks) <= s:
+                k = 0.0
+            if ("iii" in rules and a in net.sinks and net.fanout >= self.config.shared_net_min_fanout
+                    and net.driver in s and set(net.sinks) - {a} <= s):
+                k = 0.0
+        return k - (self.config.vc_delta if a in self.vc_nodes else 0.0)
+
+    def value(self, name: str, a: str, s: set[str], age: int) -> float:
+        incident, edges = self.incident[a], self.edges
+        to_sorted = [edges[i].bandwidth for i in incident if self.other(i, a) in s]
+        every = [edges[i].bandwidth for i in incident]
+        if name == "closes_connection":
+            return self.closes_connection(a, s)
+        if name == "bandwidth_gap":
+            return 1 - max(to_sorted, default=0.0)
+        if name == "sorted_neighbours":
+            return len({self.other(i, a) for i in incident} & s)
+        if name in ("max_bandwidth", "max_bandwidth_to_sorted"):
+            return max(every if name == "max_bandwidth" else to_sorted, default=0.0)
+        if name in ("min_bandwidth", "min_bandwidth_to_sorted"):
+            return min(every if name == "min_bandwidth" else to_sorted, default=0.0)
+        if name == "max_fanout":
+            return self.fanout[a]
+        if name == "virtual_channels":
+            return sum(edges[i].virtual_channel for i in incident)
+        return age
+
+    def keys(self, a: str, s: set[str], age: int) -> tuple[float, ...]:
+        vals = [_weighted(w, self.value(name, a, s, age)) for name, w in self.config.criteria]
+        return _combine(vals, self.config)
+
+
+def node_keys(graph: Graph, node: str, sorted_nodes: set[str] | list[str], age: int = 1,
+              config: SorterConfig | None = None) -> tuple[float, ...]:
+    """The ranking keys of ``node`` once ``sorted_nodes`` are in the order.
+
+    A diagnostic: it evaluates the criteria from their definitions, in
+    O(E) per call; :func:`sort_nodes` maintains the same values incrementally.
+
+    Parameters
+    ----------
+    graph : Graph
+    node : str
+    sorted_nodes : set or list of str
+        The nodes already in the ordered sequence (the one just sorted included).
+    age : int
+        Iterations the node has spent in the ODS (1 in the one it entered).
+    config : SorterConfig, optional
+
+    Returns
+    -------
+    tuple of float
+        One value per key of ``config`` (a single one for a weighted sum).
+
+    Examples
+    --------
+    The key2 example of [0220]: GRAD0 reaches IN0 at bandwidth 1.0 and B0 at 0.7.
+
+    >>> from formulations.sorter_examples import fig9_graph
+    >>> g = fig9_graph()
+    >>> node_keys(g, "GRAD0", {"B0"}), node_keys(g, "GRAD0", {"IN0", "B0"})
+    ((1.0, 0.30000000000000004, 1), (0.0, 0.0, 1))
+    """
+    config = config or SorterConfig()
+    if node not in graph:
+        raise ValueError(f"graph {graph.name!r}: node {node!r} does not exist")
+    return _LiteralKeys(graph, config).keys(node, set(sorted_nodes), age)
+
+
+def _reference_sort(graph: Graph, config: SorterConfig | None = None) -> SortResult:
+    """The literal pseudo-code of digest §3.7: re-rank the whole ODS every iteration.
+
+    O(V * ODS * E) -- kept to cross-check :func:`sort_nodes` in the tests. The
+    seed is recomputed on the subgraph of the unsorted nodes (1025) for the
+    path and bandwidth policies.
     """
     config = config or SorterConfig()
     ids = graph.node_ids
     idrank = {v: r for r, v in enumerate(sorted(ids))}
-    edges = graph.edges
-    incident = {v: [i for i in graph.out_edges(v)] + [i for i in graph.in_edges(v) if edges[i].src != v]
-                for v in ids}
-    fanin = {v: set(graph.predecessors(v)) - {v} for v in ids}
-    nets = [net for net in graph.nets if net.fanout >= 2]
-    vc_nodes = {x for e in edges if e.virtual_channel for x in (e.src, e.dst)}
-    fanout = {v: max([net.fanout for net in graph.nets if net.driver == v], default=0) for v in ids}
-    ranking = [ids[i] for i in _seed_ranking(_Indexed(graph), config)]
-
-    def other(i: int, v: str) -> str:
-        return edges[i].dst if edges[i].src == v else edges[i].src
-
-    def k1(a: str, s: set[str]) -> float:
-        k = 1.0
-        if "i" in config.key1_rules and len(fanin[a]) >= 2 and fanin[a] <= s:
-            k = 0.0
-        for net in nets:
-            if "ii" in config.key1_rules and net.driver == a and set(net.sinks) <= s:
-                k = 0.0
-            if ("iii" in config.key1_rules and a in net.sinks and net.fanout >= config.shared_net_min_fanout
-                    and net.driver in s and set(net.sinks) - {a} <= s):
-                k = 0.0
-        return k - (config.vc_delta if a in vc_nodes else 0.0)
-
-    def value(name: str, a: str, s: set[str], age: int) -> float:
-        to_sorted = [edges[i].bandwidth for i in incident[a] if other(i, a) in s]
-        every = [edges[i].bandwidth for i in incident[a]]
-        return {
-            "closes_connection": lambda: k1(a, s),
-            "bandwidth_gap": lambda: 1 - max(to_sorted),
-            "sorted_neighbours": lambda: len({other(i, a) for i in incident[a]} & s),
-            "max_bandwidth": lambda: max(every, default=0.0),
-            "max_bandwidth_to_sorted": lambda: max(to_sorted),
-            "min_bandwidth": lambda: min(every, default=0.0),
-            "min_bandwidth_to_sorted": lambda: min(to_sorted),
-            "max_fanout": lambda: fanout[a],
-            "virtual_channels": lambda: sum(edges[i].virtual_channel for i in incident[a]),
-            "age": lambda: age,
-        }[name]()
-
-    def key(a: str, s: set[str], age: int) -> tuple[float, ...]:
-        return _combine([_weighted(w, value(name, a, s, age)) for name, w in config.criteria], config)
-
+    literal = _LiteralKeys(graph, config)
+    fixed_order = [ids[i] for i in _seed_ranking(_Indexed(graph), config)]
     unsorted, osn, seeds = set(ids), [], []
     trace: list[TraceStep] | None = [] if config.trace else None
     age: dict[str, int] = {}
     ins: dict[str, int] = {}
     t = 0
     while unsorted:  # 1020
-        seed = next(v for v in ranking if v in unsorted)  # 1025
+        if config.seed_policy in ("first_in_component", "random"):  # 1025
+            seed = next(v for v in fixed_order if v in unsorted)
+        else:
+            seed = select_seed(graph.subgraph(unsorted), config)
         seeds.append(seed)
         ods, age[seed], ins[seed] = [seed], 0, t + 1  # 1030
         while ods:  # 1035
@@ -999,14 +1133,14 @@ def _reference_sort(graph: Graph, config: SorterConfig | None = None) -> SortRes
             osn.append(cur)  # 1045, 1050
             t += 1
             s = set(osn)
-            near = {other(i, cur) for i in incident[cur]} & unsorted
+            near = {literal.other(i, cur) for i in literal.incident[cur]} & unsorted
             new = sorted(near - s - set(ods), key=idrank.__getitem__)  # 1055
             for m in new:  # 1060
                 ods.append(m)
                 age[m], ins[m] = 0, t
             for m in ods:
                 age[m] += 1
-            ranked = {m: key(m, s, age[m]) for m in ods}
+            ranked = {m: literal.keys(m, s, age[m]) for m in ods}
             ods.sort(key=lambda m: (ranked[m], ins[m], idrank[m]))
             unsorted.remove(cur)  # 1070
             if trace is not None:

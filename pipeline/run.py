@@ -86,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     out = Path(args.out)
+    if args.export_models:
+        console.say("note: this version builds no exact model (the passes are heuristics), "
+                    f"so nothing is exported to {args.export_models}")
     console.say(f"mapping {graph.name} ({len(graph.nodes)} nodes, {len(graph.edges)} edges) "
                 f"on {spec.name}")
     options = RunOptions(backend=args.backend, time_limit=args.time_limit, seed=args.seed)
