@@ -14,13 +14,15 @@ lower site index (deterministic).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
 from model.graph import Graph
 
-__all__ = ["PlacementError", "greedy_place", "placement_cost"]
+__all__ = ["PlacementError", "PlacementOutcome", "PLACERS", "greedy_place", "place_greedy",
+           "placement_cost"]
 
 
 class PlacementError(Exception):
@@ -30,6 +32,24 @@ class PlacementError(Exception):
         self.node, self.unit, self.needed, self.available = node, unit, needed, available
         super().__init__(f'no free {unit.upper()} site for node "{node}": the section needs '
                          f"{needed} {unit.upper()} sites, the chip has {available}")
+
+
+@dataclass
+class PlacementOutcome:
+    """One placer's answer: node -> site id, and how good it is.
+
+    ``objective`` is the bandwidth-weighted switch-hop distance
+    (:func:`placement_cost`) unless the placer says otherwise in ``extra``;
+    ``bound`` is a proven lower bound when a model gives one.
+    """
+
+    placement: dict[str, str]
+    method: str
+    objective: float
+    bound: float | None = None
+    status: str = "FEASIBLE"
+    backend: str | None = None
+    extra: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -98,3 +118,15 @@ def placement_cost(graph: Graph, fabric, placement: dict[str, str]) -> float:
     return float(sum(e.bandwidth * sites.dist[sites.index[placement[e.src]],
                                               sites.index[placement[e.dst]]]
                      for e in graph.edges))
+
+
+def place_greedy(graph: Graph, fabric, order: list[str], **_options) -> PlacementOutcome:
+    """The registry form of :func:`greedy_place` (solver options are ignored)."""
+    placement = greedy_place(graph, fabric, order)
+    return PlacementOutcome(placement, "sorted-order greedy",
+                            placement_cost(graph, fabric, placement))
+
+
+#: Placers by name, for ``--placer``: ``f(graph, fabric, order, *, backend, time_limit,
+#: seed, export_dir) -> PlacementOutcome``; they raise PlacementError when nothing fits.
+PLACERS: dict[str, Callable[..., PlacementOutcome]] = {"greedy": place_greedy}

@@ -28,7 +28,8 @@ from typing import Callable
 
 from model.graph import Graph
 
-__all__ = ["RouterConfig", "RoutingResult", "Overuse", "route_negotiated", "net_network"]
+__all__ = ["RouterConfig", "RoutingResult", "Overuse", "ROUTERS", "route_negotiated",
+           "net_network"]
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,10 @@ class RoutingResult:
     iterations: int = 0
     overused: list[Overuse] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
+    method: str = "negotiated congestion"
+    bound: float | None = None          # a proven lower bound on wirelength, from a model
+    backend: str | None = None
+    extra: dict = field(default_factory=dict)
 
     @property
     def wirelength(self) -> int:
@@ -260,3 +265,16 @@ def _edge_paths(fab: _Fabric, graph: Graph, nets, trees, placement) -> dict[int,
                 node = fab.link_tail[link]
             paths[i] = path[::-1]
     return paths
+
+
+def _route_negotiated_entry(graph: Graph, fabric, placement: dict[str, str], *,
+                            progress: Callable[[str], None] | None = None,
+                            router_config: RouterConfig | None = None,
+                            **_options) -> RoutingResult:
+    return route_negotiated(graph, fabric, placement, router_config, progress)
+
+
+#: Routers by name, for ``--router``: ``f(graph, fabric, placement, *, backend, time_limit,
+#: seed, export_dir, progress) -> RoutingResult`` (``success`` False with ``overused``
+#: when links stay over capacity).
+ROUTERS: dict[str, Callable[..., RoutingResult]] = {"negotiated": _route_negotiated_entry}

@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from formulations.placement import PlacementError, greedy_place, placement_cost
-from formulations.routing import RouterConfig, route_negotiated
+from formulations.placement import PLACERS, PlacementError
+from formulations.routing import ROUTERS, RouterConfig
 from formulations.sections import Capacity, SectionError, greedy_cut
 from formulations.sorter import sort_nodes
 from hardware import build_fabric
@@ -36,7 +36,15 @@ class RunOptions:
     backend: str = "cp-sat"
     time_limit: float = 60.0
     seed: int = 0
-    router: RouterConfig = field(default_factory=RouterConfig)
+    placer: str = "greedy"
+    router: str = "negotiated"
+    router_config: RouterConfig = field(default_factory=RouterConfig)
+    export_dir: str | None = None
+
+    def solver_options(self) -> dict:
+        """The keyword options every model-based pass takes."""
+        return {"backend": self.backend, "time_limit": self.time_limit, "seed": self.seed,
+                "export_dir": self.export_dir}
 
 
 class CheckerRejected(Exception):
@@ -127,18 +135,23 @@ def _map_section(sub: Graph, fabric, section_id: int, options: RunOptions, mappi
 
     started = time.perf_counter()
     try:
-        placement = greedy_place(sub, fabric, order)
+        placed = PLACERS[options.placer](sub, fabric, order, **options.solver_options())
     except PlacementError as exc:
         _fail(mapping, f"placement of section {section_id}: {exc}")
-    mapping.stages.append(_stage("placement", section_id, "sorted-order greedy", started,
-                                 objective=placement_cost(sub, fabric, placement)))
+    mapping.stages.append(_stage("placement", section_id, placed.method, started,
+                                 objective=placed.objective, bound=placed.bound,
+                                 status=placed.status, backend=placed.backend) | placed.extra)
+    placement = placed.placement
 
     started = time.perf_counter()
-    routing = route_negotiated(sub, fabric, placement, options.router,
-                               progress=lambda line: say(f"section {section_id}: {line}"))
-    mapping.stages.append(_stage("routing", section_id, "negotiated congestion", started,
+    routing = ROUTERS[options.router](
+        sub, fabric, placement, router_config=options.router_config,
+        progress=lambda line: say(f"section {section_id}: {line}"), **options.solver_options())
+    mapping.stages.append(_stage("routing", section_id, routing.method, started,
                                  objective=routing.wirelength, iterations=routing.iterations,
-                                 status="FEASIBLE" if routing.success else "INFEASIBLE"))
+                                 bound=routing.bound, backend=routing.backend,
+                                 status="FEASIBLE" if routing.success else "INFEASIBLE")
+                          | routing.extra)
     if not routing.success:
         worst = sorted(routing.overused, key=lambda o: o.capacity - o.load)[:10]
         links = "; ".join(f"{o.link} ({o.network}: {o.load} nets on {o.capacity} channels, "
@@ -149,9 +162,10 @@ def _map_section(sub: Graph, fabric, section_id: int, options: RunOptions, mappi
 
 
 def _stage(stage: str, section: int | None, method: str, started: float, *,
-           objective: float | None = None, status: str = "FEASIBLE", **extra) -> dict:
-    return {"stage": stage, "section": section, "method": method, "backend": None,
-            "status": status, "objective": objective, "bound": None,
+           objective: float | None = None, status: str = "FEASIBLE", bound: float | None = None,
+           backend: str | None = None, **extra) -> dict:
+    return {"stage": stage, "section": section, "method": method, "backend": backend,
+            "status": status, "objective": objective, "bound": bound,
             "time": round(time.perf_counter() - started, 4)} | extra
 
 

@@ -13,6 +13,8 @@ import time
 from contextlib import nullcontext
 from pathlib import Path
 
+from formulations.placement import PLACERS
+from formulations.routing import ROUTERS
 from hardware import DEFAULT_PRESET, InputError, build_fabric, load_hardware, preset_names
 from model.importers import FORMATS, load_graph
 from model.mapping import Mapping, write_mapping
@@ -41,6 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", default="out", help="output directory")
     parser.add_argument("--backend", default="cp-sat",
                         help="solver backend for the exact models (see formulations.solver)")
+    parser.add_argument("--placer", choices=sorted(PLACERS), default=RunOptions.placer,
+                        help="placement method")
+    parser.add_argument("--router", choices=sorted(ROUTERS), default=RunOptions.router,
+                        help="routing method")
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per model")
     parser.add_argument("--seed", type=int, default=0, help="random seed of every solve")
     parser.add_argument("--export-models", metavar="DIR", default=None,
@@ -91,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"so nothing is exported to {args.export_models}")
     console.say(f"mapping {graph.name} ({len(graph.nodes)} nodes, {len(graph.edges)} edges) "
                 f"on {spec.name}")
-    options = RunOptions(backend=args.backend, time_limit=args.time_limit, seed=args.seed)
+    options = RunOptions(backend=args.backend, time_limit=args.time_limit, seed=args.seed,
+                         placer=args.placer, router=args.router, export_dir=args.export_models)
     started = time.perf_counter()
     code = EXIT_MAPPED
     try:
