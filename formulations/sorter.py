@@ -314,13 +314,18 @@ class _Indexed:
         return self._pair_table["wmin"].tolist()
 
     @cached_property
-    def successors(self) -> tuple[list[int], list[int], list[int]]:
-        """Distinct successors (CSR offsets, targets) and each node's distinct fan-in."""
+    def fanin(self) -> np.ndarray:
+        """Number of distinct predecessors of each node."""
         t = self._pair_table
-        out = t["out"]
-        offsets = np.searchsorted(t["node"][out], np.arange(self.n + 1))
-        fanin = np.bincount(t["node"][t["in"]], minlength=self.n)
-        return offsets.tolist(), t["nbr"][out].tolist(), fanin.tolist()
+        return np.bincount(t["node"][t["in"]], minlength=self.n)
+
+    def successors(self, min_fanin: int = 0) -> tuple[list[int], list[int]]:
+        """Distinct successors in CSR form (offsets, targets), keeping only the
+        successors with at least ``min_fanin`` distinct predecessors."""
+        t = self._pair_table
+        keep = t["out"] & (self.fanin[t["nbr"]] >= min_fanin)
+        offsets = np.searchsorted(t["node"][keep], np.arange(self.n + 1))
+        return offsets.tolist(), t["nbr"][keep].tolist()
 
     @cached_property
     def multi_nets(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -590,7 +595,7 @@ def _seed_ranking(ix: _Indexed, config: SorterConfig) -> list[int]:
         np.maximum.at(edge_bw, ix.src, ix.bw)
     else:  # sink policies mirror the source ones: fan-in width, incoming bandwidth
         candidates = np.flatnonzero(dag.outdegree == 0)
-        width = np.asarray(ix.successors[2])
+        width = ix.fanin
         np.maximum.at(edge_bw, ix.dst, ix.bw)
     rank = np.asarray(ix.idrank)[candidates]
     chain = [-length[candidates], -end_bw[candidates], -width[candidates]]
@@ -882,9 +887,9 @@ def _run(ix: _Indexed, config: SorterConfig, ranking: list[int]):
     track_count, track_max, track_min = live.track_count, live.track_max, live.track_min
     closing = live.track_closing
     rule_i = closing and "i" in config.key1_rules
-    succ_off, succ, npred = ix.successors if rule_i else ([], [], [])
-    # unsorted fan-in per node; -1 (never reaching 0) when rule (i) cannot apply
-    pred_left = [c if c >= 2 else -1 for c in npred]
+    # rule (i) only watches nodes with two or more distinct predecessors
+    succ_off, succ = ix.successors(min_fanin=2) if rule_i else ([], [])
+    pred_left = ix.fanin.tolist() if rule_i else []  # unsorted fan-in per node
     nets = _Nets(ix, config) if closing and {"ii", "iii"} & set(config.key1_rules) else None
     net_off = nets.member_off if nets is not None else None
     if nets is not None:
@@ -977,12 +982,14 @@ def _run(ix: _Indexed, config: SorterConfig, ranking: list[int]):
                         if code & 1:
                             driver_sorted[k] = True
                         if code & 2:
-                            sinks_left[k] -= 1
+                            left = sinks_left[k] = sinks_left[k] - 1
                             sink_sum[k] -= cur
+                        else:
+                            left = sinks_left[k]
                         if driver_sorted[k]:
-                            if sinks_left[k] == 1 and iii_ok[k]:
+                            if left == 1 and iii_ok[k]:
                                 shut.append(sink_sum[k])
-                        elif sinks_left[k] == 0 and rule_ii:
+                        elif left == 0 and rule_ii:
                             shut.append(net_driver[k])
                 for j in shut:
                     if ins[j] >= 0 and not closed[j]:

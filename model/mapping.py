@@ -6,7 +6,8 @@ A :class:`Mapping` says where every node went and how every edge travels:
 - ``sections``: ``[{"id", "nodes"}]``, configurations run one after another;
 - ``buffers``: per edge, its stage-buffer depth (final, added, PMUs);
 - ``placement``: per node ``{"section", "site", "x", "y", "unit"}`` on an RDU
-  (``{"tile", "slot", "cycle"}`` on a Streaming Engine, plus ``"ii"``);
+  (``{"tile", "slot", "cycle"}`` on a Streaming Engine, plus ``"ii"``,
+  ``"tiles"`` (per tile spoke entries) and ``"memory"`` (tile-memory variables));
 - ``routes``: per edge ``{"edge", "src", "dst", "net", "section", "links"}``;
   an edge between sections goes through DRAM (``"via": "dram"``, no links);
 - ``metrics`` and ``stages`` (one solver or heuristic result per stage);
@@ -43,12 +44,15 @@ class Mapping:
     stages: list[dict[str, Any]] = field(default_factory=list)
     trace: list[dict[str, Any]] = field(default_factory=list)
     diagnosis: str | None = None
-    ii: int | None = None
+    ii: int | None = None                      # Streaming Engine: the initiation interval
+    tiles: list[dict[str, Any]] | None = None  # Streaming Engine: per tile spoke entries
+    memory: dict[str, Any] | None = None       # Streaming Engine: tile-memory variables
 
     def to_dict(self) -> dict[str, Any]:
         data = {"version": MAPPING_VERSION} | asdict(self)
-        if self.ii is None:
-            data.pop("ii")
+        for optional in ("ii", "tiles", "memory"):
+            if data[optional] is None:
+                data.pop(optional)
         return data
 
     @classmethod

@@ -17,13 +17,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from formulations.placement import PLACERS, PlacementError
-from formulations.routing import ROUTERS, RouterConfig
+from formulations.routing import RouterConfig
 from formulations.sections import Capacity, SectionError, greedy_cut
-from formulations.sorter import sort_nodes
 from hardware import build_fabric
 from model.graph import Graph
 from model.mapping import Mapping
+from pipeline.section_pass import map_section, stage_record
 from sim.check import CheckReport, check_section
 
 __all__ = ["RunOptions", "MappingFailed", "CheckerRejected", "map_graph"]
@@ -87,7 +86,13 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
     total = CheckReport()
     for section in sections:
         sub, global_index = _section_graph(graph, section.nodes, section.id)
-        placement, paths = _map_section(sub, fabric, section.id, options, mapping, say)
+        outcome = map_section(sub, fabric, section.id, options, say)
+        mapping.order.extend(outcome.order)
+        mapping.stages.extend(outcome.stages)
+        if outcome.failure:
+            _fail(mapping, f"{outcome.failure.level} of section {section.id}: "
+                           f"{outcome.failure.message}")
+        placement, paths = outcome.placement, outcome.paths
         report = check_section(sub, fabric, placement, paths)
         if not report.ok:
             raise CheckerRejected(section.id, report.violations)
@@ -115,8 +120,8 @@ def _cut(graph: Graph, fabric, mapping: Mapping):
         _fail(mapping, f"section cut: {exc}")
     mapping.sections = [{"id": s.id, "nodes": s.nodes, "category": s.category,
                          "pcu": s.pcu, "pmu": s.pmu} for s in sections]
-    mapping.stages.append(_stage("sections", None, "greedy topological cut", started,
-                                 objective=len(sections)))
+    mapping.stages.append(stage_record("sections", None, "greedy topological cut", started,
+                                       objective=len(sections)))
     return sections
 
 
@@ -124,49 +129,6 @@ def _section_graph(graph: Graph, nodes: list[str], section_id: int) -> tuple[Gra
     keep = set(nodes)
     global_index = [i for i, e in enumerate(graph.edges) if e.src in keep and e.dst in keep]
     return graph.subgraph(nodes, name=f"{graph.name}/section{section_id}"), global_index
-
-
-def _map_section(sub: Graph, fabric, section_id: int, options: RunOptions, mapping: Mapping,
-                 say: Progress) -> tuple[dict[str, str], dict[int, list[str]]]:
-    started = time.perf_counter()
-    order = sort_nodes(sub).order
-    mapping.order.extend(order)
-    mapping.stages.append(_stage("order", section_id, "priority-queue sorter", started))
-
-    started = time.perf_counter()
-    try:
-        placed = PLACERS[options.placer](sub, fabric, order, **options.solver_options())
-    except PlacementError as exc:
-        _fail(mapping, f"placement of section {section_id}: {exc}")
-    mapping.stages.append(_stage("placement", section_id, placed.method, started,
-                                 objective=placed.objective, bound=placed.bound,
-                                 status=placed.status, backend=placed.backend) | placed.extra)
-    placement = placed.placement
-
-    started = time.perf_counter()
-    routing = ROUTERS[options.router](
-        sub, fabric, placement, router_config=options.router_config,
-        progress=lambda line: say(f"section {section_id}: {line}"), **options.solver_options())
-    mapping.stages.append(_stage("routing", section_id, routing.method, started,
-                                 objective=routing.wirelength, iterations=routing.iterations,
-                                 bound=routing.bound, backend=routing.backend,
-                                 status="FEASIBLE" if routing.success else "INFEASIBLE")
-                          | routing.extra)
-    if not routing.success:
-        worst = sorted(routing.overused, key=lambda o: o.capacity - o.load)[:10]
-        links = "; ".join(f"{o.link} ({o.network}: {o.load} nets on {o.capacity} channels, "
-                          f"nets {', '.join(o.nets[:4])})" for o in worst)
-        _fail(mapping, f"routing of section {section_id} failed after {routing.iterations} "
-                       f"iterations: {len(routing.overused)} links stay over capacity: {links}")
-    return placement, routing.paths
-
-
-def _stage(stage: str, section: int | None, method: str, started: float, *,
-           objective: float | None = None, status: str = "FEASIBLE", bound: float | None = None,
-           backend: str | None = None, **extra) -> dict:
-    return {"stage": stage, "section": section, "method": method, "backend": backend,
-            "status": status, "objective": objective, "bound": bound,
-            "time": round(time.perf_counter() - started, 4)} | extra
 
 
 def _record_section(mapping: Mapping, graph: Graph, sub: Graph, fabric, section_id: int,
