@@ -15,13 +15,16 @@ quotient.
 
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass, field
 
 import networkx as nx
 
 from model.graph import Graph, Node
 
-__all__ = ["Capacity", "Section", "unit_demand", "greedy_cut", "SectionError"]
+__all__ = ["Capacity", "Section", "SectionPlan", "SectionError", "unit_demand", "greedy_cut",
+           "lower_bound", "cut_sections", "cut_traffic", "edge_traffic", "build_section_model"]
 
 
 class SectionError(Exception):
@@ -114,21 +117,7 @@ def greedy_cut(graph: Graph, cap: Capacity, scale: float = 1.0) -> list[Section]
     >>> [s.nodes for s in greedy_cut(g, Capacity(pcu=2, pmu=2, total=4, agcu=4))]
     [['n0', 'n1'], ['n2', 'n3'], ['n4']]
     """
-    sections = [Section(0)]
-    for node_id in _category_topological_order(graph):
-        node = graph.node(node_id)
-        demand = unit_demand(node)
-        current = sections[-1]
-        same_category = not current.nodes or current.category == node.category
-        if not (same_category and current.fits_with(demand, cap, scale)):
-            current = Section(len(sections))
-            sections.append(current)
-            if not current.fits_with(demand, cap, scale):
-                raise SectionError(f'node "{node_id}" needs {demand} units, more than one '
-                                   f"section offers ({cap}) at scale {scale}")
-        current.category = node.category
-        current.add(node_id, demand)
-    return [s for s in sections if s.nodes]
+    return _greedy_with_scales(graph, cap, {k: scale for k in range(len(graph.nodes) + 1)}, [])
 
 
 def _category_topological_order(graph: Graph) -> list[str]:
@@ -156,3 +145,351 @@ def _category_topological_order(graph: Graph) -> list[str]:
             if indegree[succ] == 0:
                 ready.add(succ)
     return order
+
+
+# ---------------------------------------------------------------------------------------------
+# The section model (source 003 gives none; DESIGN.md fixes the objective)
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class SectionPlan:
+    """A cut: sections in order, with the bound, the baseline and the solver's word."""
+
+    sections: list[Section]
+    lower_bound: int
+    greedy_sections: int
+    greedy_traffic: float
+    traffic: float
+    method: str
+    status: str = "FEASIBLE"
+    bound_traffic: float | None = None
+    results: list = field(default_factory=list)     # SolveResult of every model solved
+
+    @property
+    def count(self) -> int:
+        return len(self.sections)
+
+
+def edge_traffic(edge) -> float:
+    """DRAM bytes an edge costs when it crosses a cut: stored once and loaded once.
+
+    ``bytes`` when the graph gives it, else the relative bandwidth.
+    """
+    return float(edge.bytes) if edge.bytes is not None else float(edge.bandwidth)
+
+
+def cut_traffic(graph: Graph, sections: list[Section]) -> float:
+    """DRAM bytes of every edge whose ends lie in different sections."""
+    where = {n: s.id for s in sections for n in s.nodes}
+    return sum(edge_traffic(e) for e in graph.edges
+               if e.src in where and e.dst in where and where[e.src] != where[e.dst])
+
+
+def lower_bound(graph: Graph, cap: Capacity, scale: float = 1.0) -> int:
+    """Fewest sections any cut needs: per category, the largest resource ratio.
+
+    ``max(ΣPCU/PCU capacity, ΣPMU/PMU capacity, Σunits/units, ΣAGCU/AGCUs)``
+    rounded up, summed over categories (sections never mix them).
+
+    Examples
+    --------
+    >>> g = Graph("g", [Node(f"n{i}", unit="pcu") for i in range(5)], [])
+    >>> lower_bound(g, Capacity(pcu=2, pmu=2, total=4, agcu=0))
+    3
+    """
+    totals: dict[str | None, dict[str, float]] = {}
+    for node in graph.nodes:
+        t = totals.setdefault(node.category, {"pcu": 0.0, "pmu": 0.0, "any": 0.0, "agcu": 0.0})
+        for key, value in unit_demand(node).items():
+            t[key] += value
+    bound = 0
+    for t in totals.values():
+        ratios = [scale * t["pcu"] / max(cap.pcu, 1e-9), scale * t["pmu"] / max(cap.pmu, 1e-9),
+                  scale * (t["pcu"] + t["pmu"] + t["any"]) / max(cap.total, 1e-9)]
+        if t["agcu"]:
+            ratios.append(t["agcu"] / max(cap.agcu, 1e-9))
+        bound += max(1, math.ceil(max(ratios) - 1e-9))
+    return bound
+
+
+def cut_sections(graph: Graph, cap: Capacity, scales: dict[int, float] | None = None, *,
+                 separate: list[tuple[str, str]] = (), backend: str = "cp-sat",
+                 time_limit: float = 60.0, seed: int = 0, export_dir: str | None = None,
+                 first_id: int = 0) -> SectionPlan:
+    """Cut ``graph`` into the fewest sections, then the least DRAM traffic.
+
+    The greedy topological cut is the baseline and the warm start. The model
+    (:func:`build_section_model`) is tried for every section count from the
+    lower bound up to one below the greedy count (fewest sections), then with
+    the chosen count it minimises the bytes crossing cuts, hinted with the best
+    cut known. Within ``time_limit`` the answer is never worse than greedy.
+
+    Parameters
+    ----------
+    graph : the nodes to cut (loop-carried edges impose no order).
+    cap : units one section may use.
+    scales : resource scale factor per section position (default 1.0).
+    separate : node pairs that must land in different sections (a moved
+        boundary: the later node goes to a later section).
+    backend, time_limit, seed : the solver and its budget (seconds in all).
+    export_dir : when given, every model is written there as ``.mps``.
+    first_id : the id of the first section (sections are numbered on from it).
+    """
+    scales = dict(scales or {})
+    started = time.perf_counter()
+    greedy = _greedy_with_scales(graph, cap, scales, separate)
+    greedy_traffic = cut_traffic(graph, greedy)
+    bound = lower_bound(graph, cap, min(scales.values(), default=1.0))
+    plan = SectionPlan(greedy, bound, len(greedy), greedy_traffic, greedy_traffic,
+                       "greedy topological cut")
+    if len(graph.nodes) <= 1 or _SOLVERLESS(backend):
+        return _numbered(plan, first_id)
+    best = [_as_assignment(greedy)]
+    for count in range(bound, len(greedy)):
+        remaining = time_limit - (time.perf_counter() - started)
+        if remaining < 0.5:
+            break
+        model, x = build_section_model(graph, cap, count, scales, separate)
+        _export(model, export_dir, f"sections_k{count}")
+        result = model.solve(backend=backend, time_limit=min(remaining / 2, remaining), seed=seed)
+        plan.results.append(result)
+        if result.has_solution:
+            best = [_decode(graph, x, count, result)]
+            break
+        if result.status.name != "INFEASIBLE":
+            break      # unknown within the budget: keep the greedy count
+    count = len(set(best[0].values()))
+    remaining = time_limit - (time.perf_counter() - started)
+    if remaining >= 0.5:
+        model, x = build_section_model(graph, cap, count, scales, separate)
+        _export(model, export_dir, f"sections_traffic_k{count}")
+        model.set_hint({x[v][k]: float(best[0][v] == k) for v in x for k in x[v]})
+        result = model.solve(backend=backend, time_limit=remaining, seed=seed)
+        plan.results.append(result)
+        if result.has_solution:
+            best = [_decode(graph, x, count, result)]
+            plan.status = result.status.name
+            plan.bound_traffic = result.bound
+    plan.sections = _sections_from(graph, best[0])
+    plan.traffic = cut_traffic(graph, plan.sections)
+    if plan.traffic > greedy_traffic or len(plan.sections) > len(greedy):
+        plan.sections, plan.traffic, plan.status = greedy, greedy_traffic, "FEASIBLE"
+    else:
+        plan.method = "section model"
+    return _numbered(plan, first_id)
+
+
+def _SOLVERLESS(backend: str) -> bool:
+    return backend in ("greedy", "none")
+
+
+def build_section_model(graph: Graph, cap: Capacity, count: int, scales: dict[int, float],
+                        separate: list[tuple[str, str]] = ()):
+    """The section model with ``count`` ordered sections, as a LinearModel.
+
+    Data: unit demands per node, capacities per section (``cap / scale``).
+    Variables: ``x[v][k] = 1`` when node v is in section k (only for the
+    sections v can reach given its ancestors' and descendants' demands), a
+    category flag per section, a crossing flag per edge.
+    Constraints (families): ``assignment`` (each node in one section),
+    ``order`` (an edge never goes back to an earlier section: the quotient is
+    acyclic), ``capacity`` (PCU, PMU, all units, AGCUs per section),
+    ``category`` (one category per section), ``boundary`` (separated pairs),
+    ``traffic`` (an edge whose ends differ crosses a cut).
+    Objective: bytes crossing cuts.
+
+    Returns
+    -------
+    model, x : the LinearModel and ``x[node][section] -> Var``.
+    """
+    from formulations.solver import LinearModel
+
+    model = LinearModel(f"sections_{graph.name}_{count}")
+    windows = _section_windows(graph, cap, count, scales)
+    x = {v: {k: model.add_binary(f"x[{i},{k}]") for k in windows[v]}
+         for i, v in enumerate(graph.node_ids)}
+    position = {v: ([x[v][k] for k in x[v]], [float(k) for k in x[v]]) for v in x}
+    for i, v in enumerate(graph.node_ids):
+        model.add_row(list(x[v].values()), [1.0] * len(x[v]), 1, 1, name=f"assign[{i}]",
+                      family="assignment")
+    for j, e in enumerate(graph.edges):
+        if not e.loop_carried and e.src != e.dst:
+            _add_order(model, position, e.src, e.dst, 0.0, f"order[{j}]", "order")
+    for j, (a, b) in enumerate(separate):
+        _add_order(model, position, a, b, 1.0, f"boundary[{j}]", "boundary")
+    _add_capacities(model, graph, x, cap, count, scales)
+    _add_categories(model, graph, x, count)
+    crossing = []
+    for j, e in enumerate(graph.edges):
+        if e.src == e.dst:
+            continue
+        z = model.add_binary(f"cross[{j}]")
+        crossing.append((z, edge_traffic(e)))
+        for k in set(x[e.src]) | set(x[e.dst]):
+            coefs = [(z, 1.0)] + ([(x[e.dst][k], -1.0)] if k in x[e.dst] else []) \
+                + ([(x[e.src][k], 1.0)] if k in x[e.src] else [])
+            model.add_row([c[0] for c in coefs], [c[1] for c in coefs], lb=0,
+                          name=f"traffic[{j},{k}]", family="traffic")
+    scale = max((t for _, t in crossing), default=1.0) or 1.0
+    model.minimize(sum(round(t / scale * 1e6) * z for z, t in crossing) if crossing else 0)
+    return model, x
+
+
+def _add_order(model, position, a: str, b: str, gap: float, name: str, family: str) -> None:
+    """section(b) - section(a) >= gap."""
+    vb, kb = position[b]
+    va, ka = position[a]
+    model.add_row(vb + va, kb + [-k for k in ka], lb=gap, name=name, family=family)
+
+
+def _add_capacities(model, graph: Graph, x, cap: Capacity, count: int,
+                    scales: dict[int, float]) -> None:
+    demand = {v: unit_demand(graph.node(v)) for v in x}
+    limits = {"pcu": (("pcu",), cap.pcu), "pmu": (("pmu",), cap.pmu),
+              "units": (("pcu", "pmu", "any"), cap.total), "agcu": (("agcu",), cap.agcu)}
+    for k in range(count):
+        scale = scales.get(k, 1.0)
+        for label, (keys, limit) in limits.items():
+            terms = [(x[v][k], sum(demand[v][key] for key in keys)) for v in x if k in x[v]]
+            terms = [(var, c) for var, c in terms if c]
+            if terms:
+                bound = limit if label == "agcu" else limit / scale
+                model.add_row([t[0] for t in terms], [t[1] for t in terms], ub=bound,
+                              name=f"{label}_capacity[{k}]", family="capacity")
+
+
+def _add_categories(model, graph: Graph, x, count: int) -> None:
+    groups: dict[str | None, list[str]] = {}
+    for node in graph.nodes:
+        groups.setdefault(node.category, []).append(node.id)
+    if len(groups) < 2:
+        return
+    for k in range(count):
+        flags = []
+        for c, (category, members) in enumerate(groups.items()):
+            inside = [x[v][k] for v in members if k in x[v]]
+            if not inside:
+                continue
+            flag = model.add_binary(f"category[{k},{c}]")
+            flags.append(flag)
+            model.add_row(inside + [flag], [1.0] * len(inside) + [-float(len(inside))], ub=0,
+                          name=f"category_use[{k},{c}]", family="category")
+        if len(flags) > 1:
+            model.add_row(flags, [1.0] * len(flags), ub=1, name=f"one_category[{k}]",
+                          family="category")
+
+
+def _section_windows(graph: Graph, cap: Capacity, count: int,
+                     scales: dict[int, float]) -> dict[str, list[int]]:
+    """Sections each node can reach: its ancestors must fit before it, its descendants after.
+
+    With the loosest capacity (the smallest scale), a node whose ancestors
+    (itself included) need ``a`` units of a kind cannot sit before section
+    ``ceil(a / cap) - 1``; likewise for descendants from the end. Valid for any
+    cut, so it shrinks the model without losing optima.
+    """
+    order = graph.topological_order()
+    pos = {v: i for i, v in enumerate(order)}
+    preds = {v: [pos[p] for p in graph.predecessors(v) if _same_iteration(graph, p, v)]
+             for v in order}
+    succs = {v: [pos[s] for s in graph.successors(v) if _same_iteration(graph, v, s)]
+             for v in order}
+    loosest = min([1.0] + list(scales.values()))
+    kinds = [("pcu", cap.pcu), ("pmu", cap.pmu)]
+    masks = {kind: 0 for kind, _ in kinds}
+    for v in order:
+        d = unit_demand(graph.node(v))
+        for kind, _ in kinds:
+            if d[kind] >= 1:
+                masks[kind] |= 1 << pos[v]
+    anc = _closure(order, preds, pos)
+    desc = _closure(order[::-1], succs, pos)
+    windows = {}
+    for v in order:
+        first = max([0] + [math.ceil(loosest * (anc[v] & masks[k]).bit_count() / c) - 1
+                           for k, c in kinds if c])
+        last = min([count - 1] + [count - math.ceil(loosest * (desc[v] & masks[k]).bit_count() / c)
+                                  for k, c in kinds if c])
+        windows[v] = list(range(first, last + 1)) or list(range(count))
+    return windows
+
+
+def _same_iteration(graph: Graph, a: str, b: str) -> bool:
+    return any(not graph.edges[i].loop_carried and graph.edges[i].dst == b
+               for i in graph.out_edges(a))
+
+
+def _closure(order: list[str], parents: dict[str, list[int]], pos: dict[str, int]) -> dict[str, int]:
+    """Bitset of each node and everything before it along ``parents`` (in ``order``)."""
+    by_pos = {pos[v]: v for v in order}
+    closure: dict[str, int] = {}
+    for v in order:
+        bits = 1 << pos[v]
+        for p in parents[v]:
+            bits |= closure[by_pos[p]]
+        closure[v] = bits
+    return closure
+
+
+def _decode(graph: Graph, x, count: int, result) -> dict[str, int]:
+    return {v: max(x[v], key=lambda k: result.value(x[v][k])) for v in x}
+
+
+def _as_assignment(sections: list[Section]) -> dict[str, int]:
+    return {n: k for k, s in enumerate(sections) for n in s.nodes}
+
+
+def _sections_from(graph: Graph, assignment: dict[str, int]) -> list[Section]:
+    """Sections in order (empty ones dropped), nodes in topological order."""
+    used = sorted(set(assignment.values()))
+    sections = [Section(k) for k in range(len(used))]
+    rank = {k: i for i, k in enumerate(used)}
+    for v in graph.topological_order():
+        s = sections[rank[assignment[v]]]
+        s.category = graph.node(v).category
+        s.add(v, unit_demand(graph.node(v)))
+    return sections
+
+
+def _numbered(plan: SectionPlan, first_id: int) -> SectionPlan:
+    for k, s in enumerate(plan.sections):
+        s.id = first_id + k
+    return plan
+
+
+def _export(model, export_dir: str | None, stem: str) -> None:
+    if export_dir:
+        from pathlib import Path
+        Path(export_dir).mkdir(parents=True, exist_ok=True)
+        model.write_mps(str(Path(export_dir) / f"{model.name}_{stem}.mps"))
+
+
+def _greedy_with_scales(graph: Graph, cap: Capacity, scales: dict[int, float],
+                        separate: list[tuple[str, str]]) -> list[Section]:
+    """The greedy cut with a scale per section position and forced boundaries."""
+    must_split_before = {b: a for a, b in separate}
+    sections = [Section(0)]
+    for node_id in _category_topological_order(graph):
+        node = graph.node(node_id)
+        demand = unit_demand(node)
+        current = sections[-1]
+        scale = scales.get(len(sections) - 1, 1.0)
+        split = node_id in must_split_before and must_split_before[node_id] in current.nodes
+        same_category = not current.nodes or current.category == node.category
+        if split or not (same_category and current.fits_with(demand, cap, scale)):
+            current = Section(len(sections))
+            sections.append(current)
+            if not current.fits_with(demand, cap, scales.get(current.id, 1.0)):
+                raise SectionError(f'node "{node_id}" needs {_units(demand)}, more than one '
+                                   f"section offers ({_units_cap(cap)}) at scale "
+                                   f"{scales.get(current.id, 1.0):g}")
+        current.category = node.category
+        current.add(node_id, demand)
+    return [s for s in sections if s.nodes]
+
+
+def _units(demand: dict[str, float]) -> str:
+    return ", ".join(f"{v:g} {k.upper()}" for k, v in demand.items() if v) or "no units"
+
+
+def _units_cap(cap: Capacity) -> str:
+    return f"{cap.pcu} PCU, {cap.pmu} PMU, {cap.total} units, {cap.agcu} AGCU"

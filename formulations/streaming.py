@@ -1,0 +1,741 @@
+"""Streaming Engine modulo placement (source 004): tile, slot, issue cycle and II in one model.
+
+Scope
+-----
+Every instruction ``n`` of one synchronous data-flow (SDF) gets a tile, a slot ``< II`` and an
+issue cycle ``tau[n]`` with ``tau[n] = slot[n] + II * k[n]`` (one spoke counter, common phase).
+The CP-SAT model reads top to bottom as data -> variables -> constraints -> objective -> solve ->
+decode, with the constraint families named as in the digest (§4.4):
+
+* ``A3 slot``      one instruction per (tile, slot): ``AllDifferent(tile * II + slot)``;
+* ``M1 memory``    instructions sharing a tile-memory variable (transitively) on one tile;
+* ``M2 capacity``  tile-memory variables of a tile fit its memories (``memories x depth``);
+* ``B1 starts``    instructions that start the SDF on distinct tiles;
+* ``S1 siblings``  children of a common parent on distinct tiles;
+* ``R1 reach``     ``|tile[v] - tile[u]| <= 2`` with the link latency (1 or 2 cycles);
+* ``T2 timing``    operand arrival ``tau[u] + 3 + lat`` <= issue ``tau[v] + d * II`` (``d`` the
+  loop-carried distance);
+* ``H1 hold``      the fabric has no queues: a value held ``h`` cycles after it arrives needs
+  ``h // II`` delay entries (pass slots) on the consumer's tile, which count against its II slots.
+
+Objective: the smallest II (swept from the lower bound up to ``max_ii``; a smaller II is proven
+impossible when its model is INFEASIBLE), then the fewest cycles (makespan = last ready time,
+``max tau + 3``). :func:`build_milp` is the same model as a MILP (:class:`LinearModel`, exportable
+to ``.mps``) for a fixed II. :func:`explain` names the rule that makes an instance unmappable, in
+the user's terms, before any search (pre-checks) or by relaxing rule families one at a time.
+
+Caveats
+-------
+* Delay semantics (DESIGN.md leaves the exact mechanism open): a delay entry is a slot of the
+  consumer's tile that re-latches the held value for another II cycles (a shift register of
+  ``h // II`` entries); any free slot of that tile serves. The simulator (:mod:`sim.streaming`)
+  checks the same rule.
+* One SF output per spoke entry (the paper's singular) is not enforced: a producer may send to
+  consumers in several directions; the spoke entry lists every SF output it drives.
+* Direct links only (``|dtile| <= max link offset``); no relay through tiles or the AF inside one SDF.
+
+Examples
+--------
+>>> from hardware import load_hardware
+>>> from model.graph import Graph, Node, Edge
+>>> g = Graph("chain", [Node("a"), Node("b"), Node("c")], [Edge("a", "b"), Edge("b", "c")])
+>>> sched = solve_streaming(g, load_hardware("se16"), time_limit=5)
+>>> sched.ii, sched.cycles, sched.status
+(1, 11, 'optimal')
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import networkx as nx
+from ortools.sat.python import cp_model
+
+from formulations.solver import LinearModel, SolveResult, SolveStatus, quicksum, solve_cp_model
+from formulations.solver.cp import export_cp_model
+from hardware import StreamingEngineSpec
+from model.graph import Graph
+
+__all__ = [
+    "StreamingProblem", "StreamingSchedule", "StreamingInfeasible", "RULES",
+    "problem_from_graph", "lower_bounds", "precheck", "delays_needed", "schedule_cycles",
+    "build_cp_model", "solve_at_ii", "solve_streaming", "build_milp", "solve_milp", "explain",
+]
+
+#: The rule families, in the order they are explained.
+RULES = {
+    "A4 slots": "instructions fit tiles x II slots",
+    "A3 slot": "one instruction per (tile, slot)",
+    "M1 memory": "instructions sharing a tile-memory variable on one tile",
+    "M2 capacity": "tile-memory variables fit the tile's memories",
+    "B1 starts": "instructions that start the data-flow on distinct tiles",
+    "S1 siblings": "children of a common parent on distinct tiles",
+    "R1 reach": "consumers within reach of the synchronous fabric",
+    "T2 timing": "an operand arrives (issue + latency + link) before its consumer issues",
+    "H1 hold": "values held >= II cycles need delay slots on the consumer's tile",
+    "O1 operands": "at most max_operands operands per instruction",
+    "R2 recurrence": "loop-carried cycles fit the II",
+}
+
+
+class StreamingInfeasible(Exception):
+    """No legal mapping exists; ``reasons`` name the rules (see :data:`RULES`) in user terms."""
+
+    def __init__(self, reasons: list[str]):
+        self.reasons = list(reasons)
+        super().__init__("; ".join(self.reasons))
+
+
+# ---------------------------------------------------------------------------------------------
+# data
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class StreamingProblem:
+    """Indexed data of one SDF on one Streaming Engine (built by :func:`problem_from_graph`).
+
+    ``edges`` are ``(u, v, distance)`` over node indices (duplicates removed); ``children[p]``
+    the distinct successors of ``p`` other than ``p``; ``component[n]`` the index of ``n``'s
+    tile-memory component (:attr:`components` lists its members and :attr:`component_vars` its
+    variables); ``starts`` the instructions that start the SDF; ``latency`` maps a tile offset
+    ``dt`` (``-R..R``) to its link latency (0 for the tile's own feedback path).
+    """
+
+    names: list[str]
+    edges: list[tuple[int, int, int]]
+    children: list[list[int]]
+    starts: list[int]
+    components: list[list[int]]
+    component_vars: list[list[str]]
+    component: list[int]
+    latency: dict[int, int]
+    tiles: int
+    max_ii: int
+    op_latency: int
+    var_capacity: int
+    max_operands: int
+    operands: list[int]
+    name: str = "sdf"
+
+    @property
+    def n(self) -> int:
+        return len(self.names)
+
+    @property
+    def reach(self) -> int:
+        return max(abs(dt) for dt in self.latency)
+
+
+def problem_from_graph(graph: Graph, spec: StreamingEngineSpec) -> StreamingProblem:
+    """Index ``graph`` for ``spec``: edges, siblings, SDF starts, memory components, latencies.
+
+    Examples
+    --------
+    >>> from hardware import load_hardware
+    >>> from model.graph import Graph, Node, Edge
+    >>> g = Graph("g", [Node("a", mem_vars=("v",)), Node("b"), Node("c", mem_vars=("v",))],
+    ...           [Edge("a", "b"), Edge("a", "c")])
+    >>> p = problem_from_graph(g, load_hardware("se16"))
+    >>> p.children[0], p.starts, p.components[p.component[0]], p.latency[-2]
+    ([1, 2], [0], [0, 2], 2)
+    """
+    names = graph.node_ids
+    index = {nid: i for i, nid in enumerate(names)}
+    edges = sorted({(index[e.src], index[e.dst], int(e.distance)) for e in graph.edges})
+    children = [sorted({v for u, v, _ in edges if u == p and v != p}) for p in range(len(names))]
+    same_iteration_preds = defaultdict(set)
+    operands = [0] * len(names)
+    for u, v, d in edges:
+        operands[v] += 1
+        if d == 0:
+            same_iteration_preds[v].add(u)
+    flagged = [i for i, node in enumerate(graph.nodes) if node.starts_sdf]
+    starts = flagged or [i for i in range(len(names)) if not same_iteration_preds[i]]
+    comp_of, members, comp_vars = _memory_components(graph, index)
+    latency = {0: 0}
+    for offset, lat in spec.links:
+        latency[offset] = latency[-offset] = lat
+    return StreamingProblem(
+        names=names, edges=edges, children=children, starts=starts, components=members,
+        component_vars=comp_vars, component=comp_of, latency=latency, tiles=spec.tiles,
+        max_ii=spec.max_ii, op_latency=spec.instruction_latency,
+        var_capacity=spec.memories_per_tile * spec.memory_depth, max_operands=spec.max_operands,
+        operands=operands, name=graph.name)
+
+
+def _memory_components(graph: Graph, index: dict[str, int]
+                       ) -> tuple[list[int], list[list[int]], list[list[str]]]:
+    """Union of instructions sharing tile-memory variables (R1 is transitive)."""
+    g = nx.Graph()
+    g.add_nodes_from(("n", i) for i in range(len(index)))
+    for node in graph.nodes:
+        for var in node.mem_vars:
+            g.add_edge(("n", index[node.id]), ("v", var))
+    comps = sorted((sorted(c) for c in nx.connected_components(g)), key=lambda c: c[0])
+    comp_of = [0] * len(index)
+    members, comp_vars = [], []
+    for comp in comps:
+        nodes = sorted(i for kind, i in comp if kind == "n")
+        if not nodes:
+            continue
+        for i in nodes:
+            comp_of[i] = len(members)
+        members.append(nodes)
+        comp_vars.append(sorted(v for kind, v in comp if kind == "v"))
+    order = sorted(range(len(members)), key=lambda c: members[c][0])
+    remap = {old: new for new, old in enumerate(order)}
+    return ([remap[c] for c in comp_of], [members[c] for c in order],
+            [comp_vars[c] for c in order])
+
+
+# ---------------------------------------------------------------------------------------------
+# bounds and pre-checks
+# ---------------------------------------------------------------------------------------------
+def delays_needed(hold: int, ii: int) -> int:
+    """Delay entries a value held ``hold`` cycles after arrival needs at ``ii`` (``hold // ii``).
+
+    >>> delays_needed(2, 3), delays_needed(3, 3), delays_needed(7, 3)
+    (0, 1, 2)
+    """
+    return max(0, hold) // ii
+
+
+def _recurrence_ok(problem: StreamingProblem, ii: int) -> bool:
+    """No cycle of positive length with weights ``op_latency - ii * distance``."""
+    dist = [0] * problem.n
+    for _ in range(problem.n + 1):
+        changed = False
+        for u, v, d in problem.edges:
+            w = dist[u] + problem.op_latency - ii * d
+            if w > dist[v]:
+                dist[v], changed = w, True
+        if not changed:
+            return True
+    return False
+
+
+def _asap_and_tail(problem: StreamingProblem) -> tuple[list[int], list[int]]:
+    """Earliest issue (all on one tile) and the shortest work after each node (same iteration)."""
+    g = nx.DiGraph()
+    g.add_nodes_from(range(problem.n))
+    g.add_edges_from((u, v) for u, v, d in problem.edges if d == 0 and u != v)
+    order = list(nx.topological_sort(g))
+    asap, tail = [0] * problem.n, [0] * problem.n
+    for v in order:
+        asap[v] = max((asap[u] + problem.op_latency for u in g.predecessors(v)), default=0)
+    for u in reversed(order):
+        tail[u] = max((tail[v] + problem.op_latency for v in g.successors(u)), default=0)
+    return asap, tail
+
+
+def lower_bounds(problem: StreamingProblem) -> dict[str, int]:
+    """Resource, memory and recurrence II bounds and the critical-path cycle bound.
+
+    Examples
+    --------
+    >>> from hardware import load_hardware
+    >>> from model.graph import Graph, Node, Edge
+    >>> g = Graph("loop", [Node("a"), Node("b")], [Edge("a", "b"), Edge("b", "a", distance=1)])
+    >>> lower_bounds(problem_from_graph(g, load_hardware("se16")))
+    {'res_ii': 1, 'mem_ii': 1, 'rec_ii': 6, 'ii': 6, 'critical_path': 6}
+    """
+    res_ii = max(1, math.ceil(problem.n / problem.tiles))
+    mem_ii = max((len(c) for c in problem.components), default=1)
+    rec_ii = 1
+    while not _recurrence_ok(problem, rec_ii) and rec_ii <= 64 * problem.max_ii:
+        rec_ii += 1
+    asap, _ = _asap_and_tail(problem)
+    critical = max((a + problem.op_latency for a in asap), default=0)
+    return {"res_ii": res_ii, "mem_ii": mem_ii, "rec_ii": rec_ii,
+            "ii": max(res_ii, mem_ii, rec_ii), "critical_path": critical}
+
+
+def precheck(problem: StreamingProblem) -> list[str]:
+    """Rule violations visible before any search, each in the user's terms (empty if none).
+
+    Examples
+    --------
+    >>> from hardware import load_hardware
+    >>> from model.graph import Graph, Node, Edge
+    >>> g = Graph("g", [Node("p"), Node("a", mem_vars=("v",)), Node("b", mem_vars=("v",))],
+    ...           [Edge("p", "a"), Edge("p", "b")])
+    >>> precheck(problem_from_graph(g, load_hardware("se16")))
+    ['S1 siblings: siblings a and b (children of p) share variable v, so R1 puts them on one tile']
+    """
+    reasons: list[str] = []
+    name = problem.names
+    slots = problem.tiles * problem.max_ii
+    if problem.n > slots:
+        reasons.append(f"A4 slots: {problem.n} instructions but {problem.tiles} tiles x "
+                       f"{problem.max_ii} slots = {slots}")
+    if len(problem.starts) > problem.tiles:
+        reasons.append(f"B1 starts: {len(problem.starts)} instructions start a data-flow but "
+                       f"there are {problem.tiles} tiles")
+    reasons += _operand_reasons(problem)
+    reasons += _sibling_reasons(problem)
+    reasons += _memory_reasons(problem)
+    bounds = lower_bounds(problem)
+    if bounds["rec_ii"] > problem.max_ii:
+        reasons.append(f"R2 recurrence: a loop-carried cycle needs II >= {bounds['rec_ii']} "
+                       f"(3 cycles per instruction over its distance) but II <= {problem.max_ii}")
+    return reasons
+
+
+def _operand_reasons(problem: StreamingProblem) -> list[str]:
+    return [f"O1 operands: {problem.names[v]} has {k} operands, at most {problem.max_operands} "
+            f"((MS_in1 x MS_in2) + AL_in2)"
+            for v, k in enumerate(problem.operands) if k > problem.max_operands]
+
+
+def _sibling_reasons(problem: StreamingProblem) -> list[str]:
+    reasons = []
+    name, reach = problem.names, problem.reach
+    for p, kids in enumerate(problem.children):
+        if len(kids) > problem.tiles:
+            reasons.append(f"S1 siblings: {name[p]} has {len(kids)} children (siblings need "
+                           f"distinct tiles) but there are {problem.tiles} tiles")
+        elif len(kids) > min(problem.tiles, 2 * reach + 1):
+            reasons.append(f"R1 reach: {name[p]} feeds {len(kids)} instructions, which must sit "
+                           f"on distinct tiles within {reach} tiles of it (at most "
+                           f"{min(problem.tiles, 2 * reach + 1)})")
+        by_comp = defaultdict(list)
+        for c in kids:
+            by_comp[problem.component[c]].append(c)
+        for comp, same in sorted(by_comp.items()):
+            if len(same) > 1:
+                a, b = same[0], same[1]
+                why = ", ".join(problem.component_vars[comp][:3])
+                reasons.append(f"S1 siblings: siblings {name[a]} and {name[b]} (children of "
+                               f"{name[p]}) share variable {why}, so R1 puts them on one tile")
+    return reasons
+
+
+def _memory_reasons(problem: StreamingProblem) -> list[str]:
+    reasons = []
+    name = problem.names
+    by_comp = defaultdict(list)
+    for s in problem.starts:
+        by_comp[problem.component[s]].append(s)
+    for comp, same in sorted(by_comp.items()):
+        if len(same) > 1:
+            reasons.append(f"B1 starts: {name[same[0]]} and {name[same[1]]} both start the "
+                           f"data-flow but share variable {', '.join(problem.component_vars[comp][:3])}")
+    for comp, members in enumerate(problem.components):
+        if len(members) > problem.max_ii:
+            reasons.append(f"M1 memory: {len(members)} instructions share variables "
+                           f"{', '.join(problem.component_vars[comp][:4])} and must sit on one "
+                           f"tile, which has {problem.max_ii} slots")
+        if len(problem.component_vars[comp]) > problem.var_capacity:
+            reasons.append(f"M2 capacity: {len(problem.component_vars[comp])} variables must "
+                           f"share one tile, whose memories hold {problem.var_capacity}")
+    return reasons
+
+
+# ---------------------------------------------------------------------------------------------
+# the answer
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class StreamingSchedule:
+    """A modulo placement: per node ``(tile, slot, cycle)``, the II and the delay entries.
+
+    ``delays`` maps an edge ``(u, v, distance)`` (node names) to its number of delay entries on
+    ``v``'s tile. ``status`` is ``"optimal"`` (II and cycles proven), ``"feasible"`` or
+    ``"heuristic"``. ``proven_ii`` says every smaller II was proven impossible.
+    """
+
+    ii: int
+    tile: dict[str, int]
+    slot: dict[str, int]
+    cycle: dict[str, int]
+    delays: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    method: str = ""
+    status: str = "heuristic"
+    proven_ii: bool = False
+    bound: int | None = None
+    results: list[SolveResult] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def cycles(self) -> int:
+        return schedule_cycles(self.cycle)
+
+
+def schedule_cycles(cycle: dict[str, int], op_latency: int = 3) -> int:
+    """Cycle count of one iteration: the last ready time ``max(issue) + op_latency``."""
+    return max(cycle.values()) + op_latency if cycle else 0
+
+
+def _delays_of(problem: StreamingProblem, tile: list[int], tau: list[int], ii: int
+               ) -> dict[tuple[str, str, int], int]:
+    out = {}
+    for u, v, d in problem.edges:
+        hold = tau[v] + d * ii - tau[u] - problem.op_latency - problem.latency[tile[v] - tile[u]]
+        if delays_needed(hold, ii):
+            out[(problem.names[u], problem.names[v], d)] = delays_needed(hold, ii)
+    return out
+
+
+def schedule_from_lists(problem: StreamingProblem, ii: int, tile: list[int], tau: list[int],
+                        **info: Any) -> StreamingSchedule:
+    """A :class:`StreamingSchedule` from per-index tiles and issue cycles."""
+    names = problem.names
+    return StreamingSchedule(
+        ii=ii, tile={names[i]: tile[i] for i in range(problem.n)},
+        slot={names[i]: tau[i] % ii for i in range(problem.n)},
+        cycle={names[i]: tau[i] for i in range(problem.n)},
+        delays=_delays_of(problem, tile, tau, ii), **info)
+
+
+# ---------------------------------------------------------------------------------------------
+# the CP-SAT model for one II
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class _CpVars:
+    tile: list[Any]
+    slot: list[Any]
+    tau: list[Any]
+    makespan: Any
+
+
+def _horizon(problem: StreamingProblem, ii: int) -> int:
+    """An issue-cycle horizon that never cuts off a sensible schedule."""
+    lat = max(problem.latency.values())
+    return (problem.op_latency + lat + ii) * (problem.n + 1) + ii
+
+
+def build_cp_model(problem: StreamingProblem, ii: int, horizon: int | None = None,
+                   families: Iterable[str] | None = None) -> tuple[cp_model.CpModel, _CpVars]:
+    """The CP-SAT model of one SDF at a fixed ``ii`` (objective: makespan).
+
+    ``families`` keeps only those rule families (for :func:`explain`); default all.
+    """
+    keep = set(RULES) if families is None else set(families)
+    horizon = horizon or _horizon(problem, ii)
+    asap, tail = _asap_and_tail(problem)
+    model = cp_model.CpModel()
+    model.name = f"{problem.name}_ii{ii}"
+    # -- variables: tile, slot, k and issue cycle per instruction (one tile per memory component)
+    comp_tile = [model.new_int_var(0, problem.tiles - 1, f"ctile{c}")
+                 for c in range(len(problem.components))]
+    if "M1 memory" in keep:
+        tile = [comp_tile[problem.component[i]] for i in range(problem.n)]
+    else:
+        tile = [model.new_int_var(0, problem.tiles - 1, f"tile{i}") for i in range(problem.n)]
+    slot = [model.new_int_var(0, ii - 1, f"slot{i}") for i in range(problem.n)]
+    tau = [model.new_int_var(asap[i] if "T2 timing" in keep else 0,
+                             max(asap[i], horizon - tail[i]), f"tau{i}") for i in range(problem.n)]
+    k = [model.new_int_var(0, horizon // ii + 1, f"k{i}") for i in range(problem.n)]
+    for i in range(problem.n):
+        model.add(tau[i] == slot[i] + ii * k[i]).with_name(f"T1_modulo_{i}")
+    # -- constraints, by family
+    if "A3 slot" in keep:
+        model.add_all_different([tile[i] * ii + slot[i] for i in range(problem.n)]
+                                ).with_name("A3_slot")
+    if "B1 starts" in keep and len(problem.starts) > 1:
+        model.add_all_different([tile[i] for i in problem.starts]).with_name("B1_starts")
+    if "S1 siblings" in keep:
+        for p, kids in enumerate(problem.children):
+            if len(kids) > 1:
+                model.add_all_different([tile[c] for c in kids]).with_name(f"S1_siblings_{p}")
+    _add_edges(model, problem, ii, tile, tau, keep, horizon)
+    if "M2 capacity" in keep:
+        _add_var_capacity(model, problem, comp_tile)
+    # -- objective: fewest cycles
+    makespan = model.new_int_var(0, horizon + problem.op_latency, "makespan")
+    for i in range(problem.n):
+        model.add(makespan >= tau[i] + problem.op_latency)
+    model.minimize(makespan)
+    return model, _CpVars(tile, slot, tau, makespan)
+
+
+def _add_edges(model: cp_model.CpModel, problem: StreamingProblem, ii: int, tile: list,
+               tau: list, keep: set[str], horizon: int) -> None:
+    """R1 reach + link latency, T2 timing, H1 hold with delay entries counted per tile."""
+    table = sorted(problem.latency.items())
+    reach = problem.reach if "R1 reach" in keep else problem.tiles
+    max_delays = horizon // ii + 1
+    delay_load: dict[int, list] = defaultdict(list)  # consumer -> its delay counts
+    for e, (u, v, d) in enumerate(problem.edges):
+        if u == v:
+            lat = 0
+        else:
+            dt = model.new_int_var(-reach, reach, f"dt{e}")
+            model.add(dt == tile[v] - tile[u]).with_name(f"R1_reach_{e}")
+            if "R1 reach" in keep:
+                lat = model.new_int_var(0, max(problem.latency.values()), f"lat{e}")
+                model.add_allowed_assignments([dt, lat], table).with_name(f"R1_latency_{e}")
+            else:
+                lat = 0
+        if "T2 timing" not in keep:
+            continue
+        hold = model.new_int_var(0, horizon + d * ii, f"hold{e}")
+        model.add(hold == tau[v] + d * ii - tau[u] - problem.op_latency - lat
+                  ).with_name(f"T2_timing_{e}")
+        if "H1 hold" in keep:
+            delays = model.new_int_var(0, max_delays, f"delays{e}")
+            model.add(hold >= ii * delays).with_name(f"H1_hold_lo_{e}")
+            model.add(hold <= ii * delays + ii - 1).with_name(f"H1_hold_hi_{e}")
+            delay_load[v].append(delays)
+    if delay_load and "H1 hold" in keep:
+        _add_slot_capacity(model, problem, ii, tile, delay_load, max_delays)
+
+
+def _add_slot_capacity(model: cp_model.CpModel, problem: StreamingProblem, ii: int, tile: list,
+                       delay_load: dict[int, list], max_delays: int) -> None:
+    """Per tile: instructions + delay entries of the edges into it <= II."""
+    on = {}
+    for i in range(problem.n):
+        row = [model.new_bool_var(f"on{i}_{t}") for t in range(problem.tiles)]
+        model.add_exactly_one(row)
+        model.add(tile[i] == sum(t * b for t, b in enumerate(row)))
+        on[i] = row
+    per_tile: list[list] = [[] for _ in range(problem.tiles)]
+    for v, counts in sorted(delay_load.items()):
+        total = model.new_int_var(0, max_delays * len(counts), f"delays_into{v}")
+        model.add(total == sum(counts))
+        for t in range(problem.tiles):
+            q = model.new_int_var(0, min(ii, max_delays * len(counts)), f"dq{v}_{t}")
+            model.add(q == total).only_enforce_if(on[v][t])
+            model.add(q == 0).only_enforce_if(on[v][t].Not())
+            per_tile[t].append(q)
+    for t in range(problem.tiles):
+        model.add(sum(on[i][t] for i in range(problem.n)) + sum(per_tile[t]) <= ii
+                  ).with_name(f"H1_slots_{t}")
+
+
+def _add_var_capacity(model: cp_model.CpModel, problem: StreamingProblem, comp_tile: list) -> None:
+    """M2: tile-memory variables per tile <= memories x depth (only when it can bind)."""
+    sizes = [len(v) for v in problem.component_vars]
+    if sum(sizes) <= problem.var_capacity:
+        return
+    for t in range(problem.tiles):
+        here = []
+        for c, size in enumerate(sizes):
+            if size:
+                b = model.new_bool_var(f"mem{c}_{t}")
+                model.add(comp_tile[c] == t).only_enforce_if(b)
+                model.add(comp_tile[c] != t).only_enforce_if(b.Not())
+                here.append(size * b)
+        model.add(sum(here) <= problem.var_capacity).with_name(f"M2_capacity_{t}")
+
+
+def _hint(problem: StreamingProblem, cp: _CpVars, warm: StreamingSchedule | None, ii: int
+          ) -> dict | None:
+    if warm is None or warm.ii != ii:
+        return None
+    hint = {}
+    for i, nid in enumerate(problem.names):
+        hint[cp.slot[i]] = warm.slot[nid]
+        hint[cp.tau[i]] = warm.cycle[nid]
+        hint[cp.tile[i]] = warm.tile[nid]
+    hint[cp.makespan] = warm.cycles
+    return hint
+
+
+def solve_at_ii(problem: StreamingProblem, ii: int, time_limit: float = 10.0, seed: int = 0,
+                workers: int = 1, warm: StreamingSchedule | None = None,
+                export_dir: str | None = None) -> tuple[SolveResult, StreamingSchedule | None]:
+    """Solve the CP-SAT model at one II; the result and the decoded schedule (None if none)."""
+    horizon = _horizon(problem, ii)
+    if warm is not None and warm.ii == ii:
+        horizon = min(horizon, warm.cycles)
+    model, cp = build_cp_model(problem, ii, horizon)
+    if export_dir:
+        export_cp_model(model, f"{export_dir}/streaming_{problem.name.replace('/', '_')}"
+                               f"_ii{ii}.pb.txt")
+    variables = {v.name: v for v in cp.tile + cp.slot + cp.tau}
+    result = solve_cp_model(model, time_limit=time_limit, seed=seed, workers=workers,
+                            hint=_hint(problem, cp, warm, ii), variables=variables)
+    if not result.has_solution:
+        return result, None
+    tile = [int(result.values[cp.tile[i].name]) for i in range(problem.n)]
+    tau = [int(result.values[cp.tau[i].name]) for i in range(problem.n)]
+    return result, schedule_from_lists(problem, ii, tile, tau)
+
+
+def solve_streaming(graph: Graph, spec: StreamingEngineSpec, time_limit: float = 10.0,
+                    seed: int = 0, workers: int = 1, warm: StreamingSchedule | None = None,
+                    export_dir: str | None = None,
+                    progress: Callable[[str], None] | None = None) -> StreamingSchedule:
+    """Smallest II, then fewest cycles: sweep II from the lower bound with one CP-SAT model each.
+
+    ``time_limit`` is per II. Raises :class:`StreamingInfeasible` (with :func:`explain`'s
+    reasons) when no II up to ``max_ii`` admits a mapping.
+
+    Examples
+    --------
+    >>> from hardware import load_hardware
+    >>> from model.graph import Graph, Node, Edge
+    >>> g = Graph("fan", [Node("p")] + [Node(f"c{i}") for i in range(3)],
+    ...           [Edge("p", f"c{i}") for i in range(3)])
+    >>> s = solve_streaming(g, load_hardware("se16"), time_limit=5)
+    >>> s.ii, s.cycles, len(set(s.tile[f"c{i}"] for i in range(3)))
+    (1, 8, 3)
+    """
+    started = time.perf_counter()
+    say = progress or (lambda line: None)
+    problem = problem_from_graph(graph, spec)
+    reasons = precheck(problem)
+    if reasons:
+        raise StreamingInfeasible(reasons)
+    bounds = lower_bounds(problem)
+    results: list[SolveResult] = []
+    all_proven = True
+    for ii in range(bounds["ii"], problem.max_ii + 1):
+        result, sched = solve_at_ii(problem, ii, time_limit, seed, workers, warm, export_dir)
+        results.append(result)
+        say(f"II {ii}: {result.status.value} ({result.wall_time:.2f} s)")
+        if sched is not None:
+            optimal = result.status is SolveStatus.OPTIMAL and all_proven
+            sched.method, sched.results = "cp-sat", results
+            sched.status = "optimal" if optimal else "feasible"
+            sched.proven_ii = all_proven
+            sched.bound = int(round(result.bound)) if result.bound is not None else None
+            sched.seconds = time.perf_counter() - started
+            if warm is not None and warm.ii < ii:  # the warm start beat an unproven sweep
+                return warm
+            return sched
+        all_proven &= result.status is SolveStatus.INFEASIBLE
+    if warm is not None:
+        return warm
+    raise StreamingInfeasible(explain(problem, time_limit=min(time_limit, 5.0), seed=seed))
+
+
+# ---------------------------------------------------------------------------------------------
+# explanation
+# ---------------------------------------------------------------------------------------------
+def explain(problem: StreamingProblem, time_limit: float = 5.0, seed: int = 0) -> list[str]:
+    """Why no II admits a mapping: the pre-check rules, else the families whose relaxation helps.
+
+    Examples
+    --------
+    >>> from hardware import load_hardware
+    >>> from model.graph import Graph, Node
+    >>> g = Graph("starts", [Node(f"s{i}") for i in range(17)], [])
+    >>> explain(problem_from_graph(g, load_hardware("se16")))
+    ['B1 starts: 17 instructions start a data-flow but there are 16 tiles']
+    """
+    reasons = precheck(problem)
+    if reasons:
+        return reasons
+    ii = problem.max_ii
+    relaxable = ["H1 hold", "R1 reach", "S1 siblings", "B1 starts", "M1 memory"]
+    culprits = []
+    for family in relaxable:
+        keep = [f for f in RULES if f != family]
+        model, _ = build_cp_model(problem, ii, families=keep)
+        result = solve_cp_model(model, time_limit=time_limit, seed=seed)
+        if result.has_solution:
+            culprits.append(f"{family}: without it a mapping exists at II {ii} "
+                            f"({RULES[family]})")
+    if not culprits:
+        culprits.append(f"no II <= {ii} admits a mapping: slots, reach, siblings, timing and "
+                        f"holds conflict together (no single rule family is to blame)")
+    return culprits
+
+
+# ---------------------------------------------------------------------------------------------
+# the MILP version (fixed II), exportable to .mps
+# ---------------------------------------------------------------------------------------------
+def build_milp(problem: StreamingProblem, ii: int, horizon: int | None = None) -> LinearModel:
+    """The same model as a MILP over ``x[n,t,s]`` binaries (HiGHS/SCIP/.mps), for one II.
+
+    Examples
+    --------
+    >>> from hardware import load_hardware
+    >>> from model.graph import Graph, Node, Edge
+    >>> g = Graph("chain", [Node("a"), Node("b")], [Edge("a", "b")])
+    >>> m = build_milp(problem_from_graph(g, load_hardware("se16")), 1)
+    >>> m.solve(backend="highs", time_limit=10).objective
+    7.0
+    """
+    horizon = horizon or _horizon(problem, ii)
+    T, n, L = problem.tiles, problem.n, problem.op_latency
+    asap, tail = _asap_and_tail(problem)
+    m = LinearModel(f"{problem.name}_ii{ii}".replace("/", "_").replace(" ", "_"))
+    x = {(i, t, s): m.add_binary(f"x_{i}_{t}_{s}") for i in range(n) for t in range(T)
+         for s in range(ii)}
+    y = {(i, t): quicksum(x[i, t, s] for s in range(ii)) for i in range(n) for t in range(T)}
+    pos = [quicksum(t * y[i, t] for t in range(T)) for i in range(n)]
+    slot = [quicksum(s * x[i, t, s] for t in range(T) for s in range(ii)) for i in range(n)]
+    tau = [m.add_var(f"tau_{i}", asap[i], max(asap[i], horizon - tail[i]), integer=True)
+           for i in range(n)]
+    k = [m.add_var(f"k_{i}", 0, horizon // ii + 1, integer=True) for i in range(n)]
+    for i in range(n):
+        m.add(quicksum(x[i, t, s] for t in range(T) for s in range(ii)) == 1, family="A1_place")
+        m.add(tau[i] - ii * k[i] - slot[i] == 0, family="T1_modulo")
+    for t in range(T):
+        for s in range(ii):
+            m.add(quicksum(x[i, t, s] for i in range(n)) <= 1, family="A3_slot")
+    _milp_groups(m, problem, y)
+    delay_q = _milp_edges(m, problem, ii, pos, tau, y, horizon)
+    for t in range(T):
+        m.add(quicksum(y[i, t] for i in range(n)) + quicksum(q[t] for q in delay_q) <= ii,
+              family="H1_hold")
+    makespan = m.add_var("makespan", 0, horizon + L, integer=True)
+    for i in range(n):
+        m.add(makespan - tau[i] >= L, family="O1_makespan")
+    m.minimize(makespan)
+    return m
+
+
+def _milp_groups(m: LinearModel, problem: StreamingProblem, y: dict) -> None:
+    T = problem.tiles
+    for members in problem.components:
+        for i in members[1:]:
+            for t in range(T):
+                m.add(y[i, t] - y[members[0], t] == 0, family="M1_memory")
+    groups = [("B1_starts", problem.starts)] + [("S1_siblings", kids) for kids in problem.children]
+    for family, group in groups:
+        if len(group) > 1:
+            for t in range(T):
+                m.add(quicksum(y[i, t] for i in group) <= 1, family=family)
+
+
+def _milp_edges(m: LinearModel, problem: StreamingProblem, ii: int, pos: list, tau: list,
+                y: dict, horizon: int) -> list[list]:
+    """Reach, exact |dtile| latency (se16 links: latency = |dtile|), timing and delay entries."""
+    T, L, R = problem.tiles, problem.op_latency, problem.reach
+    if any(problem.latency[dt] != abs(dt) for dt in problem.latency):
+        raise NotImplementedError("the MILP version assumes link latency = |dtile| (se16)")
+    max_delays = horizon // ii + 1
+    delay_q = []
+    for e, (u, v, d) in enumerate(problem.edges):
+        plus = m.add_var(f"dp_{e}", 0, R, integer=True)
+        minus = m.add_var(f"dm_{e}", 0, R, integer=True)
+        sign = m.add_binary(f"sg_{e}")
+        m.add(pos[v] - pos[u] - plus + minus == 0, family="R1_reach")
+        m.add(plus - R * sign <= 0, family="R1_reach")
+        m.add(minus + R * sign <= R, family="R1_reach")
+        hold = tau[v] - tau[u] - plus - minus + d * ii - L
+        delays = m.add_var(f"p_{e}", 0, max_delays, integer=True)
+        m.add(hold >= 0, family="T2_timing")
+        m.add(hold - ii * delays >= 0, family="H1_hold")
+        m.add(hold - ii * delays <= ii - 1, family="H1_hold")
+        q = [m.add_var(f"q_{e}_{t}", 0, ii, integer=True) for t in range(T)]
+        for t in range(T):
+            m.add(q[t] - ii * y[v, t] <= 0, family="H1_hold")
+        m.add(quicksum(q) - delays >= 0, family="H1_hold")
+        delay_q.append(q)
+    return delay_q
+
+
+def solve_milp(problem: StreamingProblem, ii: int, backend: str = "highs",
+               time_limit: float = 30.0, seed: int = 0) -> tuple[SolveResult, StreamingSchedule | None]:
+    """Solve :func:`build_milp` on a linear backend and decode it."""
+    m = build_milp(problem, ii)
+    result = m.solve(backend=backend, time_limit=time_limit, seed=seed)
+    if not result.has_solution:
+        return result, None
+    tile, tau = [], []
+    for i in range(problem.n):
+        on = [(t, s) for t in range(problem.tiles) for s in range(ii)
+              if result.values.get(f"x_{i}_{t}_{s}", 0) > 0.5]
+        tile.append(on[0][0])
+        tau.append(int(round(result.values[f"tau_{i}"])))
+    return result, schedule_from_lists(problem, ii, tile, tau, method=f"milp:{backend}",
+                                       status="optimal" if result.status is SolveStatus.OPTIMAL
+                                       else "feasible")
