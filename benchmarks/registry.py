@@ -30,6 +30,7 @@ __all__ = ["Column", "Entry", "Suite", "SUITE_MODULES", "suites", "get_suite"]
 SUITE_MODULES = (
     "benchmarks.suites.sorter",
     "benchmarks.suites.pipeline",
+    "benchmarks.suites.placement",
 )
 
 

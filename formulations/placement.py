@@ -322,7 +322,7 @@ def _export(model, export_dir, name: str) -> None:
 def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sat",
                 time_limit: float = 10.0, seed: int = 0, export_dir: str | None = None,
                 site_penalty: dict[str, float] | None = None, start: dict[str, str] | None = None,
-                window: int = 10, **_options) -> PlacementOutcome:
+                window: int = 10, anneal_share: float = 0.25, **_options) -> PlacementOutcome:
     """Exact placement model, warm-started by the greedy; LNS when too big to prove.
 
     Parameters
@@ -335,6 +335,8 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
     site_penalty : site id -> extra cost per unit of node bandwidth (routing feedback).
     start : a placement to start from instead of the greedy one.
     window : nodes re-optimised together per LNS round.
+    anneal_share : share of ``time_limit`` spent annealing the greedy placement before
+        the LNS starts (sections too big for one model only; 0 = LNS from the greedy).
 
     Returns
     -------
@@ -361,12 +363,16 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
     problem = placement_problem(graph, fabric, site_penalty)
     _check_capacity(problem)
     current = start or greedy_place(graph, fabric, order)
-    start_cost = problem_cost(problem, current)
-    index = {n: problem.sites.index[s] for n, s in current.items()}
+    greedy_cost = problem_cost(problem, current)
+    extra = {"greedy_cost": greedy_cost, "first_solution_time":
+             round(_time.perf_counter() - started, 4)}
     candidates = _all_candidates(problem, problem.nodes)
     n_vars = sum(len(c) for c in candidates.values())
-    extra = {"warm_start_cost": round(start_cost, 4), "first_solution_time":
-             round(_time.perf_counter() - started, 4), "model_vars": n_vars}
+    if n_vars > MAX_EXACT_VARS and greedy_cost > 0 and anneal_share > 0:
+        current = _annealed(problem, fabric, current, anneal_share * time_limit, seed)
+    start_cost = problem_cost(problem, current)
+    index = {n: problem.sites.index[s] for n, s in current.items()}
+    extra |= {"warm_start_cost": start_cost, "model_vars": n_vars}
     if start_cost <= 0 and not export_dir:
         extra |= {"final_time": extra["first_solution_time"], "gap": 0.0}
         return PlacementOutcome(current, "placement model (warm start is optimal: cost 0)", 0.0,
@@ -378,6 +384,14 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
         return _solve_exact(problem, model, x, index, start_cost, backend, time_limit, seed,
                             started, extra)
     return _lns(problem, index, start_cost, backend, time_limit, seed, window, started, extra)
+
+
+def _annealed(problem, fabric, start: dict[str, str], seconds: float, seed: int
+              ) -> dict[str, str]:
+    """A second warm start: the annealer (one run, VPR schedule) from ``start``."""
+    from formulations.annealing import anneal
+    best, _, _ = anneal(problem, fabric, start, time_limit=seconds, seed=seed)
+    return best
 
 
 def _solve_exact(problem, model, x, index, start_cost, backend, time_limit, seed, started,
@@ -415,10 +429,11 @@ def _lns(problem, index, cost, backend, time_limit, seed, window, started, extra
     neighbours = _pair_neighbours(problem)
     rounds = stale = improved = 0
     deadline = started + time_limit
-    patience = max(8, 3 * len(problem.nodes) // max(1, window))
+    patience = max(20, 6 * len(problem.nodes) // max(1, window))
     while _time.perf_counter() < deadline - 0.05 and stale < patience and cost > 0:
         rounds += 1
-        free = _pick_window(problem, index, neighbours, rng, window, rounds)
+        size = min(2 * window, window + 2 * (stale // 8))  # grow the window when stuck
+        free = _pick_window(problem, index, neighbours, rng, size, rounds)
         new_index = _solve_window(problem, index, free, backend,
                                   min(2.0, deadline - _time.perf_counter()), seed + rounds)
         new_cost = problem_cost(problem, _names(problem, new_index)) if new_index else cost

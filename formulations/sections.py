@@ -15,6 +15,7 @@ quotient.
 
 from __future__ import annotations
 
+import bisect
 import math
 import time
 from dataclasses import dataclass, field
@@ -248,7 +249,7 @@ def cut_sections(graph: Graph, cap: Capacity, scales: dict[int, float] | None = 
         remaining = time_limit - (time.perf_counter() - started)
         if remaining < 0.5:
             break
-        model, x = build_section_model(graph, cap, count, scales, separate)
+        model, x, _ = build_section_model(graph, cap, count, scales, separate)
         _export(model, export_dir, f"sections_k{count}")
         result = model.solve(backend=backend, time_limit=min(remaining / 2, remaining), seed=seed)
         plan.results.append(result)
@@ -259,16 +260,19 @@ def cut_sections(graph: Graph, cap: Capacity, scales: dict[int, float] | None = 
             break      # unknown within the budget: keep the greedy count
     count = len(set(best[0].values()))
     remaining = time_limit - (time.perf_counter() - started)
-    if remaining >= 0.5:
-        model, x = build_section_model(graph, cap, count, scales, separate)
+    if remaining >= 0.5 and len(graph.nodes) * count <= MONOLITHIC_LIMIT:
+        model, x, hint_for = build_section_model(graph, cap, count, scales, separate)
         _export(model, export_dir, f"sections_traffic_k{count}")
-        model.set_hint({x[v][k]: float(best[0][v] == k) for v in x for k in x[v]})
+        model.set_hint(hint_for(best[0]))
         result = model.solve(backend=backend, time_limit=remaining, seed=seed)
         plan.results.append(result)
         if result.has_solution:
             best = [_decode(graph, x, count, result)]
             plan.status = result.status.name
             plan.bound_traffic = result.bound
+    elif remaining >= 0.5:
+        best = [_window_search(graph, cap, best[0], scales, separate, backend, seed,
+                               started + time_limit, plan)]
     plan.sections = _sections_from(graph, best[0])
     plan.traffic = cut_traffic(graph, plan.sections)
     if plan.traffic > greedy_traffic or len(plan.sections) > len(greedy):
@@ -276,6 +280,58 @@ def cut_sections(graph: Graph, cap: Capacity, scales: dict[int, float] | None = 
     else:
         plan.method = "section model"
     return _numbered(plan, first_id)
+
+
+#: Above this many node-section pairs the traffic phase re-optimises windows of
+#: consecutive sections (large-neighbourhood search) instead of one model.
+MONOLITHIC_LIMIT = 6000
+#: Sections per window of the large-neighbourhood search.
+WINDOW = 5
+
+
+def _window_search(graph: Graph, cap: Capacity, assignment: dict[str, int],
+                   scales: dict[int, float], separate, backend: str, seed: int,
+                   deadline: float, plan: SectionPlan) -> dict[str, int]:
+    """Re-cut windows of WINDOW consecutive sections with the rest fixed, until the deadline.
+
+    Nodes outside a window keep their section, so every edge leaving the
+    window stays legal whatever the window's cut; only edges inside it change
+    traffic. Sweeps windows left to right, overlapping, while any improves.
+    """
+    count = len(set(assignment.values()))
+    improved = True
+    while improved and time.perf_counter() < deadline - 0.5:
+        improved = False
+        for first in range(0, max(1, count - WINDOW + 1), max(1, WINDOW - 1)):
+            remaining = deadline - time.perf_counter()
+            if remaining < 0.5:
+                break
+            window = [v for v in graph.node_ids if first <= assignment[v] < first + WINDOW]
+            sub = graph.subgraph(window)
+            size = len(set(assignment[v] for v in window))
+            local = {v: assignment[v] - first for v in window}
+            model, x, hint_for = build_section_model(
+                sub, cap, size, {k - first: s for k, s in scales.items()},
+                [(a, b) for a, b in separate if a in local and b in local])
+            model.set_hint(hint_for(local))
+            result = model.solve(backend=backend, time_limit=min(remaining, WINDOW_SECONDS),
+                                 seed=seed)
+            plan.results.append(result)
+            if not result.has_solution:
+                continue
+            new = _decode(sub, x, size, result)
+            before = cut_traffic(sub, _sections_from(sub, local))
+            after = cut_traffic(sub, _sections_from(sub, new))
+            if after < before - 1e-9:
+                for v in window:
+                    assignment[v] = new[v] + first
+                improved = True
+    plan.status = "FEASIBLE"
+    return assignment
+
+
+#: Seconds per window model.
+WINDOW_SECONDS = 5.0
 
 
 def _SOLVERLESS(backend: str) -> bool:
@@ -299,7 +355,8 @@ def build_section_model(graph: Graph, cap: Capacity, count: int, scales: dict[in
 
     Returns
     -------
-    model, x : the LinearModel and ``x[node][section] -> Var``.
+    model, x, hint_for : the LinearModel, ``x[node][section] -> Var``, and a
+        function turning an assignment ``node -> section`` into a complete hint.
     """
     from formulations.solver import LinearModel
 
@@ -317,21 +374,29 @@ def build_section_model(graph: Graph, cap: Capacity, count: int, scales: dict[in
     for j, (a, b) in enumerate(separate):
         _add_order(model, position, a, b, 1.0, f"boundary[{j}]", "boundary")
     _add_capacities(model, graph, x, cap, count, scales)
-    _add_categories(model, graph, x, count)
+    flags = _add_categories(model, graph, x, count)
     crossing = []
     for j, e in enumerate(graph.edges):
         if e.src == e.dst:
             continue
         z = model.add_binary(f"cross[{j}]")
-        crossing.append((z, edge_traffic(e)))
+        crossing.append((z, edge_traffic(e), e))
         for k in set(x[e.src]) | set(x[e.dst]):
             coefs = [(z, 1.0)] + ([(x[e.dst][k], -1.0)] if k in x[e.dst] else []) \
                 + ([(x[e.src][k], 1.0)] if k in x[e.src] else [])
             model.add_row([c[0] for c in coefs], [c[1] for c in coefs], lb=0,
                           name=f"traffic[{j},{k}]", family="traffic")
-    scale = max((t for _, t in crossing), default=1.0) or 1.0
-    model.minimize(sum(round(t / scale * 1e6) * z for z, t in crossing) if crossing else 0)
-    return model, x
+    scale = max((t for _, t, _ in crossing), default=1.0) or 1.0
+    model.minimize(sum(round(t / scale * 1e6) * z for z, t, _ in crossing) if crossing else 0)
+
+    def hint_for(assignment: dict[str, int]) -> dict:
+        hint = {x[v][k]: float(assignment[v] == k) for v in x for k in x[v]}
+        hint |= {z: float(assignment[e.src] != assignment[e.dst]) for z, _, e in crossing}
+        used = {(assignment[v], graph.node(v).category) for v in x}
+        hint |= {flag: float(key in used) for key, flag in flags.items()}
+        return hint
+
+    return model, x, hint_for
 
 
 def _add_order(model, position, a: str, b: str, gap: float, name: str, family: str) -> None:
@@ -357,12 +422,14 @@ def _add_capacities(model, graph: Graph, x, cap: Capacity, count: int,
                               name=f"{label}_capacity[{k}]", family="capacity")
 
 
-def _add_categories(model, graph: Graph, x, count: int) -> None:
+def _add_categories(model, graph: Graph, x, count: int) -> dict:
+    """One category per section; returns the flags by (section, category)."""
     groups: dict[str | None, list[str]] = {}
     for node in graph.nodes:
         groups.setdefault(node.category, []).append(node.id)
+    by_key: dict = {}
     if len(groups) < 2:
-        return
+        return by_key
     for k in range(count):
         flags = []
         for c, (category, members) in enumerate(groups.items()):
@@ -371,11 +438,13 @@ def _add_categories(model, graph: Graph, x, count: int) -> None:
                 continue
             flag = model.add_binary(f"category[{k},{c}]")
             flags.append(flag)
+            by_key[(k, category)] = flag
             model.add_row(inside + [flag], [1.0] * len(inside) + [-float(len(inside))], ub=0,
                           name=f"category_use[{k},{c}]", family="category")
         if len(flags) > 1:
             model.add_row(flags, [1.0] * len(flags), ub=1, name=f"one_category[{k}]",
                           family="category")
+    return by_key
 
 
 def _section_windows(graph: Graph, cap: Capacity, count: int,
@@ -465,26 +534,78 @@ def _export(model, export_dir: str | None, stem: str) -> None:
 
 def _greedy_with_scales(graph: Graph, cap: Capacity, scales: dict[int, float],
                         separate: list[tuple[str, str]]) -> list[Section]:
-    """The greedy cut with a scale per section position and forced boundaries."""
-    must_split_before = {b: a for a, b in separate}
+    """List scheduling into sections: fill each with ready nodes that still fit.
+
+    Ready nodes (all same-iteration predecessors placed) are tried in
+    topological-position order, those of the section's category first; the
+    first one that fits joins the section. When none fits, the section closes.
+    Filling past a node that does not fit (a PMU node when PCUs are full) packs
+    sections tighter than cutting a fixed order. ``separate`` pairs (a, b) keep
+    b out of a's section.
+    """
+    position = _schedule_priority(graph)
+    apart = {}
+    for a, b in separate:
+        apart.setdefault(b, set()).add(a)
+    dag = nx.DiGraph()
+    dag.add_nodes_from(graph.node_ids)
+    dag.add_edges_from((e.src, e.dst) for e in graph.edges if not e.loop_carried)
+    waiting = {n: dag.in_degree(n) for n in dag}
+    ready = sorted((n for n, d in waiting.items() if d == 0), key=position.__getitem__)
+    demand = {n: unit_demand(graph.node(n)) for n in graph.node_ids}
     sections = [Section(0)]
-    for node_id in _category_topological_order(graph):
-        node = graph.node(node_id)
-        demand = unit_demand(node)
+    while ready:
         current = sections[-1]
-        scale = scales.get(len(sections) - 1, 1.0)
-        split = node_id in must_split_before and must_split_before[node_id] in current.nodes
-        same_category = not current.nodes or current.category == node.category
-        if split or not (same_category and current.fits_with(demand, cap, scale)):
-            current = Section(len(sections))
-            sections.append(current)
-            if not current.fits_with(demand, cap, scales.get(current.id, 1.0)):
-                raise SectionError(f'node "{node_id}" needs {_units(demand)}, more than one '
-                                   f"section offers ({_units_cap(cap)}) at scale "
-                                   f"{scales.get(current.id, 1.0):g}")
-        current.category = node.category
-        current.add(node_id, demand)
-    return [s for s in sections if s.nodes]
+        scale = scales.get(current.id, 1.0)
+        pick = _first_fitting(graph, ready, current, demand, cap, scale, apart)
+        if pick is None:
+            if not current.nodes:
+                node_id = ready[0]
+                raise SectionError(f'node "{node_id}" needs {_units(demand[node_id])}, more than '
+                                   f"one section offers ({_units_cap(cap)}) at scale {scale:g}")
+            sections.append(Section(len(sections)))
+            continue
+        ready.remove(pick)
+        current.category = graph.node(pick).category
+        current.add(pick, demand[pick])
+        for succ in dag.successors(pick):
+            waiting[succ] -= 1
+            if waiting[succ] == 0:
+                bisect.insort(ready, succ, key=position.__getitem__)
+    return sections
+
+
+def _schedule_priority(graph: Graph) -> dict[str, float]:
+    """Position in a category-aware topological order; a source hugs its first consumer.
+
+    Sources (weights, inputs) are all ready at the start; scheduling them by
+    their own position would fill the first sections with memory alone.
+    """
+    position: dict[str, float] = {n: k for k, n in enumerate(_category_topological_order(graph))}
+    for node_id in graph.node_ids:
+        if not any(not graph.edges[i].loop_carried for i in graph.in_edges(node_id)):
+            consumers = [position[s] for s in graph.successors(node_id) if s != node_id]
+            if consumers:
+                position[node_id] = min(consumers) - 0.5
+    return position
+
+
+def _first_fitting(graph: Graph, ready: list[str], current: Section, demand, cap: Capacity,
+                   scale: float, apart: dict[str, set[str]]) -> str | None:
+    """The first ready node (current category first) that fits ``current``."""
+    members = set(current.nodes)
+    for same_category_pass in (True, False):
+        if not same_category_pass and current.nodes:
+            return None            # a section never mixes categories
+        for node_id in ready:
+            if same_category_pass and current.nodes and \
+                    graph.node(node_id).category != current.category:
+                continue
+            if apart.get(node_id, set()) & members:
+                continue
+            if current.fits_with(demand[node_id], cap, scale):
+                return node_id
+    return None
 
 
 def _units(demand: dict[str, float]) -> str:

@@ -1,14 +1,11 @@
-"""The passes in order, for an RDU target: cut, order, place, route, check.
+"""An RDU run: the compiler levels in order, inside the feedback loop.
 
-Each section is one chip configuration. For each one the priority-queue
-sorter orders its nodes, the greedy placer puts them on sites in that order,
-the negotiated-congestion router connects them, and the independent checker
-(`sim`) judges the answer before anything is reported. A failure at any level
-stops the run with a diagnosis in the user's terms; mapping.json is written
-either way.
-
-Passes not built yet (the exact models of issues 3-6) are named in the report
-as such; nothing here pretends to have run them.
+The levels (pipeline.levels) are section cuts (the section model), stage-buffer
+balancing, and per section ordering, placement, routing and the independent
+check (`sim`). A level that fails sends error-handling data back to the level
+that can fix it (pipeline.feedback); sections compiled before a failure are
+reused. mapping.json is written either way: on success with every decision,
+on failure with the diagnosis and the trace of every feedback round.
 """
 
 from __future__ import annotations
@@ -18,12 +15,13 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from formulations.routing import RouterConfig
-from formulations.sections import Capacity, SectionError, greedy_cut
+from formulations.sections import Capacity
 from hardware import build_fabric
 from model.graph import Graph
 from model.mapping import Mapping
-from pipeline.section_pass import map_section, stage_record
-from sim.check import CheckReport, check_section
+from pipeline.feedback import Unresolvable, run_levels
+from pipeline.levels import CompileState, SectionWork, default_levels
+from sim.check import CheckReport
 
 __all__ = ["RunOptions", "MappingFailed", "CheckerRejected", "map_graph"]
 
@@ -39,6 +37,9 @@ class RunOptions:
     router: str = "negotiated"
     router_config: RouterConfig = field(default_factory=RouterConfig)
     export_dir: str | None = None
+    depth_per_pmu: int | None = None
+    section_time_limit: float | None = None   # the section model's budget (default time_limit)
+    max_iterations: int = 30                  # feedback rounds before giving up
 
     def solver_options(self) -> dict:
         """The keyword options every model-based pass takes."""
@@ -66,11 +67,13 @@ Progress = Callable[[str], None]
 
 
 def map_graph(graph: Graph, spec, options: RunOptions | None = None,
-              progress: Progress | None = None, advance: Callable[[], None] | None = None
-              ) -> Mapping:
+              progress: Progress | None = None, advance: Callable[[], None] | None = None,
+              levels: list | None = None) -> Mapping:
     """Map ``graph`` on the hardware ``spec``; raises MappingFailed with a diagnosis.
 
-    ``progress`` receives log lines; ``advance`` is called once per section done.
+    ``progress`` receives log lines; ``advance`` is called once per section
+    compiled; ``levels`` replaces the default compiler levels (for tests and
+    for plugging in other passes).
     """
     options = options or RunOptions()
     say = progress or (lambda line: None)
@@ -81,29 +84,34 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
                               "planned); choose an RDU preset such as --hardware plasticine")
     fabric = build_fabric(spec)
     started = time.perf_counter()
-    sections = _cut(graph, fabric, mapping)
-    say(f"{len(sections)} section(s) on {spec.name}")
+    state = CompileState(graph, spec, fabric, options, say, cap=Capacity.of_fabric(fabric))
+    levels = levels if levels is not None else default_levels(_default_balancer())
+    try:
+        run_levels(state, levels, max_iterations=options.max_iterations)
+    except Unresolvable as exc:
+        _record_state(mapping, state)
+        _fail(mapping, f"{exc.data.message} ({exc.reason})")
+    _record_state(mapping, state)
     total = CheckReport()
-    for section in sections:
-        sub, global_index = _section_graph(graph, section.nodes, section.id)
-        outcome = map_section(sub, fabric, section.id, options, say)
-        mapping.order.extend(outcome.order)
-        mapping.stages.extend(outcome.stages)
-        if outcome.failure:
-            _fail(mapping, f"{outcome.failure.level} of section {section.id}: "
-                           f"{outcome.failure.message}")
-        placement, paths = outcome.placement, outcome.paths
-        report = check_section(sub, fabric, placement, paths)
-        if not report.ok:
-            raise CheckerRejected(section.id, report.violations)
-        total.merge(report)
-        _record_section(mapping, graph, sub, fabric, section.id, placement, paths, global_index)
+    for w in state.work:
+        total.merge(w.check)
+        _record_section(mapping, graph, fabric, w)
         if advance:
             advance()
     _record_cross_section_edges(mapping, graph)
     mapping.status = "mapped"
     mapping.metrics = _metrics(graph, fabric, mapping, total, time.perf_counter() - started)
+    mapping.metrics |= {"feedback_rounds": len(state.trace), "sections_reused": state.reused}
     return mapping
+
+
+def _default_balancer():
+    """The stage-buffer pass, when this installation has it."""
+    try:
+        from pipeline.buffers_pass import balance_section
+    except ImportError:
+        return None
+    return balance_section
 
 
 def _fail(mapping: Mapping, diagnosis: str) -> Mapping:
@@ -112,40 +120,35 @@ def _fail(mapping: Mapping, diagnosis: str) -> Mapping:
     raise MappingFailed(mapping)
 
 
-def _cut(graph: Graph, fabric, mapping: Mapping):
-    started = time.perf_counter()
-    try:
-        sections = greedy_cut(graph, Capacity.of_fabric(fabric))
-    except SectionError as exc:
-        _fail(mapping, f"section cut: {exc}")
-    mapping.sections = [{"id": s.id, "nodes": s.nodes, "category": s.category,
-                         "pcu": s.pcu, "pmu": s.pmu} for s in sections]
-    mapping.stages.append(stage_record("sections", None, "greedy topological cut", started,
-                                       objective=len(sections)))
-    return sections
+def _record_state(mapping: Mapping, state: CompileState) -> None:
+    mapping.sections = [{"id": w.section.id, "nodes": w.section.nodes,
+                         "category": w.section.category, "pcu": w.section.pcu,
+                         "pmu": w.section.pmu, "scale": state.scales.get(w.section.id, 1.0),
+                         "buffer_units": len(w.graph.nodes) - len(w.section.nodes)
+                         if w.graph else 0, "reused": w.reused} for w in state.work]
+    mapping.stages = state.stages
+    mapping.trace = state.trace
 
 
-def _section_graph(graph: Graph, nodes: list[str], section_id: int) -> tuple[Graph, list[int]]:
-    keep = set(nodes)
-    global_index = [i for i, e in enumerate(graph.edges) if e.src in keep and e.dst in keep]
-    return graph.subgraph(nodes, name=f"{graph.name}/section{section_id}"), global_index
-
-
-def _record_section(mapping: Mapping, graph: Graph, sub: Graph, fabric, section_id: int,
-                    placement: dict[str, str], paths: dict[int, list[str]],
-                    global_index: list[int]) -> None:
-    for node_id, site_id in placement.items():
+def _record_section(mapping: Mapping, graph: Graph, fabric, w: SectionWork) -> None:
+    outcome, section_id = w.outcome, w.section.id
+    mapping.order.extend(outcome.order)
+    for node_id, site_id in outcome.placement.items():
         site = fabric.site(site_id)
         mapping.placement[node_id] = {"section": section_id, "site": site_id, "x": site.x,
                                       "y": site.y, "unit": site.unit}
-    for local, i in enumerate(global_index):
+    for i, chain in sorted(w.edge_map.items()):
         edge = graph.edges[i]
+        links = [link for local in chain for link in outcome.paths.get(local, [])]
+        buffers = [w.graph.edges[local].dst for local in chain[:-1]]
         mapping.routes.append({"edge": i, "src": edge.src, "dst": edge.dst,
                                "net": graph.nets[graph.net_of_edge[i]].id,
-                               "section": section_id, "links": paths.get(local, [])})
-        mapping.buffers.append({"edge": i, "src": edge.src, "dst": edge.dst,
-                                "original_depth": edge.depth, "final_depth": edge.depth,
-                                "depth_added": 0, "buffer_inserted": False, "pmus": 0})
+                               "section": section_id, "links": links}
+                              | ({"via_buffers": buffers} if buffers else {}))
+        row = w.buffer_rows.get(i, {"original_depth": edge.depth, "final_depth": edge.depth,
+                                    "depth_added": 0, "buffer_inserted": False, "pmus": 0})
+        mapping.buffers.append({"edge": i, "src": edge.src, "dst": edge.dst} | row
+                               | ({"buffer_units": buffers} if buffers else {}))
 
 
 def _record_cross_section_edges(mapping: Mapping, graph: Graph) -> None:

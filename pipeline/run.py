@@ -92,13 +92,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     out = Path(args.out)
-    if args.export_models:
-        console.say("note: this version builds no exact model (the passes are heuristics), "
-                    f"so nothing is exported to {args.export_models}")
     console.say(f"mapping {graph.name} ({len(graph.nodes)} nodes, {len(graph.edges)} edges) "
                 f"on {spec.name}")
     options = RunOptions(backend=args.backend, time_limit=args.time_limit, seed=args.seed,
-                         placer=args.placer, router=args.router, export_dir=args.export_models)
+                         placer=args.placer, router=args.router, export_dir=args.export_models,
+                         depth_per_pmu=args.depth_per_pmu)
     started = time.perf_counter()
     code = EXIT_MAPPED
     try:

@@ -18,7 +18,8 @@ from formulations.routing import ROUTERS, Overuse
 from formulations.sorter import sort_nodes
 from model.graph import Graph
 
-__all__ = ["SectionFailure", "SectionOutcome", "map_section", "stage_record"]
+__all__ = ["SectionFailure", "SectionOutcome", "map_section", "stage_record", "section_budget",
+           "congestion_penalty", "REPLACE_ROUNDS"]
 
 
 @dataclass
@@ -55,41 +56,107 @@ def stage_record(stage: str, section: int | None, method: str, started: float, *
             "time": round(time.perf_counter() - started, 4)} | extra
 
 
+#: Re-placements with a congestion penalty after a routing failure, before giving up.
+REPLACE_ROUNDS = 2
+#: Penalty per unit of excess on an over-used link, added to the sites next to it.
+PENALTY_PER_EXCESS = 1.0
+
+
+def section_budget(time_limit: float, nodes: int) -> float:
+    """Seconds for one section's placement (or routing) model: grows with the section.
+
+    ``min(time_limit, 2 + 0.1 * nodes)``: a 128-node section gets at most 14.8 s, and
+    the models stop earlier at a proven optimum or when the LNS stops improving.
+
+    >>> section_budget(60, 128), section_budget(5, 1000)
+    (14.8, 5)
+    """
+    return min(time_limit, round(2 + 0.1 * nodes, 3))
+
+
+def congestion_penalty(fabric, overused: list[Overuse], previous: dict[str, float] | None = None
+                       ) -> dict[str, float]:
+    """Site penalties from a failed routing: every site touching an over-used link's
+    switches pays ``PENALTY_PER_EXCESS`` per net of excess (added to ``previous``)."""
+    penalty = dict(previous or {})
+    for o in overused:
+        ends = [n for n in fabric.link_ends(o.link) if fabric.is_switch(n)]
+        for site in fabric.sites:
+            if set(fabric.attached_switches(site.id)) & set(ends):
+                penalty[site.id] = penalty.get(site.id, 0.0) + PENALTY_PER_EXCESS * max(
+                    1, o.load - o.capacity)
+    return penalty
+
+
 def map_section(sub: Graph, fabric, section_id: int, options, say: Callable[[str], None]
                 ) -> SectionOutcome:
-    """Order, place and route one section (``options``: a pipeline.flow.RunOptions)."""
+    """Order, place and route one section (``options``: a pipeline.flow.RunOptions).
+
+    After a routing failure the section is placed again with a penalty on the sites
+    around the over-used links and routed again, up to :data:`REPLACE_ROUNDS` times
+    (not for the greedy placer, which ignores penalties); the last failure is returned
+    as a :class:`SectionFailure` naming the links, for the section-level feedback loop.
+    """
     started = time.perf_counter()
     outcome = SectionOutcome(order=sort_nodes(sub).order)
     outcome.stages.append(stage_record("order", section_id, "priority-queue sorter", started))
+    budget = section_budget(options.time_limit, len(sub.nodes))
+    penalty: dict[str, float] = {}
+    rounds = REPLACE_ROUNDS if options.placer != "greedy" else 0
+    for attempt in range(rounds + 1):
+        if not _place(sub, fabric, section_id, options, outcome, budget, penalty):
+            return outcome
+        routing = _route(sub, fabric, section_id, options, outcome, budget, say)
+        if routing.success:
+            outcome.failure = None
+            return outcome
+        outcome.failure = _routing_failure(routing, attempt)
+        if attempt < rounds:
+            say(f"section {section_id}: routing failed; placing again with a penalty near "
+                f"{len(routing.overused)} over-used links")
+            penalty = congestion_penalty(fabric, routing.overused, penalty)
+    return outcome
 
+
+def _place(sub, fabric, section_id, options, outcome, budget, penalty) -> bool:
     started = time.perf_counter()
+    solver = options.solver_options() | {"time_limit": budget}
+    if penalty:
+        solver["site_penalty"] = penalty
     try:
-        placed = PLACERS[options.placer](sub, fabric, outcome.order, **options.solver_options())
+        placed = PLACERS[options.placer](sub, fabric, outcome.order, **solver)
     except PlacementError as exc:
         outcome.failure = SectionFailure("placement", str(exc), unit=exc.unit)
-        return outcome
+        return False
     outcome.stages.append(stage_record("placement", section_id, placed.method, started,
                                        objective=placed.objective, bound=placed.bound,
                                        status=placed.status, backend=placed.backend)
                           | placed.extra)
     outcome.placement = placed.placement
+    return True
 
+
+def _route(sub, fabric, section_id, options, outcome, budget, say):
     started = time.perf_counter()
+    solver = options.solver_options() | {"time_limit": budget}
     routing = ROUTERS[options.router](
         sub, fabric, outcome.placement, router_config=options.router_config,
-        progress=lambda line: say(f"section {section_id}: {line}"), **options.solver_options())
+        progress=lambda line: say(f"section {section_id}: {line}"), **solver)
     outcome.stages.append(stage_record("routing", section_id, routing.method, started,
                                        objective=routing.wirelength, iterations=routing.iterations,
                                        bound=routing.bound, backend=routing.backend,
                                        status="FEASIBLE" if routing.success else "INFEASIBLE")
                           | routing.extra)
     outcome.paths = routing.paths
-    if not routing.success:
-        worst = sorted(routing.overused, key=lambda o: o.capacity - o.load)[:10]
-        links = "; ".join(f"{o.link} ({o.network}: {o.load} nets on {o.capacity} channels, "
-                          f"nets {', '.join(o.nets[:4])})" for o in worst)
-        outcome.failure = SectionFailure(
-            "routing", f"routing failed after {routing.iterations} iterations: "
-                       f"{len(routing.overused)} links stay over capacity: {links}",
-            overused=routing.overused)
-    return outcome
+    return routing
+
+
+def _routing_failure(routing, attempt: int) -> SectionFailure:
+    worst = sorted(routing.overused, key=lambda o: o.capacity - o.load)[:10]
+    links = "; ".join(f"{o.link} ({o.network}: {o.load} nets on {o.capacity} channels, "
+                      f"nets {', '.join(o.nets[:4])})" for o in worst)
+    again = f" (after {attempt} re-placement(s) with a congestion penalty)" if attempt else ""
+    return SectionFailure(
+        "routing", f"routing failed after {routing.iterations} iterations{again}: "
+                   f"{len(routing.overused)} links stay over capacity: {links}",
+        overused=routing.overused)

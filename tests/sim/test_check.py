@@ -120,3 +120,23 @@ def test_route_ending_elsewhere(tiny):
     assert any("ends at" in v for v in report.violations)
     report = check_routes(g, tiny, {"s": "U0_0", "t": "U0_2"}, {})
     assert any("not routed" in v for v in report.violations)
+
+
+def test_a_short_between_nets_is_rejected_and_loads_are_measured():
+    """Two nets sharing a link beyond its channels (a short) are caught; loads counted."""
+    from hardware import build_fabric, load_hardware
+    from model.graph import Edge, Graph, Node
+    from sim.check import check_routes
+    fab = build_fabric(load_hardware("tiny"))
+    g = Graph("short", [Node(f"d{i}", unit="pcu") for i in range(3)] + [Node("s", unit="pmu")],
+              [Edge(f"d{i}", "s", net=f"n{i}") for i in range(3)])
+    placement = {"d0": "U0_0", "d1": "U1_1", "d2": "U2_2", "s": "U0_1"}
+    shared = ["S1_1->S0_1", "S0_1->U0_1"]
+    routes = {0: ["U0_0->S1_1"] + shared, 1: ["U1_1->S1_1"] + shared,
+              2: ["U2_2->S2_2", "S2_2->S1_2", "S1_2->S0_2", "S0_2->U0_1"]}
+    report = check_routes(g, fab, placement, routes)
+    assert report.ok, report.violations
+    assert report.link_load["S0_1->U0_1"] == 2 and report.wirelength == 10
+    routes[2] = ["U2_2->S2_2", "S2_2->S1_2", "S1_2->S1_1"] + shared
+    report = check_routes(g, fab, placement, routes)
+    assert any('link "S0_1->U0_1" carries 3 nets' in v for v in report.violations)

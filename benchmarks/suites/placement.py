@@ -1,0 +1,180 @@
+"""Suite ``placement``: greedy vs simulated annealing vs the exact placement model.
+
+Every entry is one section on one preset and one backend. The section is placed
+three ways with the same cost (bandwidth-weighted switch-hop distance,
+:func:`formulations.placement.problem_cost`):
+
+* ``greedy`` -- the sorted-order greedy placement (the model's warm start);
+* ``annealing`` -- the VPR-style annealer, given the model's time budget;
+* ``model`` -- the exact model (whole section when small, LNS otherwise) on the
+  entry's backend.
+
+The model's placement is then routed by the negotiated-congestion router and by
+the exact routing model (same backend; ``highs`` for MILP), and every placement
+and route is judged by :mod:`sim.check`. Sections: the first sections of MSR DNN
+graphs (``bert_l-3_training`` and ``resnet50_training``) as cut by the greedy
+section cut on ``plasticine`` and ``sn10``, generated random sections of
+increasing size on ``plasticine``, and tiny-grid sections (where the model must
+prove optimality).
+
+Caveats
+-------
+The time to the first solution is the greedy warm start's; times are wall
+clock on a shared 2-core machine. Ratios are ``1 - model / baseline`` (positive
+= the model is better); they are empty when the baseline's cost is 0.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from benchmarks.registry import Column, Entry, Suite
+from benchmarks.suites.common import graphs_root
+
+__all__ = ["SUITE", "compare_placers", "INSTANCES", "QUICK_INSTANCES"]
+
+#: (label, kind, params): "msr" = (file stem, preset, section index); "gen" = random_dag.
+INSTANCES: tuple[tuple[str, str, dict], ...] = (
+    ("tiny gen 6", "gen", {"n": 6, "edges": 8, "seed": 1, "preset": "tiny"}),
+    ("tiny gen 8", "gen", {"n": 8, "edges": 11, "seed": 2, "preset": "tiny"}),
+    ("tiny gen 10", "gen", {"n": 10, "edges": 14, "seed": 3, "preset": "tiny"}),
+    ("gen 16", "gen", {"n": 16, "edges": 24, "seed": 4, "preset": "plasticine"}),
+    ("gen 32", "gen", {"n": 32, "edges": 48, "seed": 5, "preset": "plasticine"}),
+    ("gen 64", "gen", {"n": 64, "edges": 96, "seed": 6, "preset": "plasticine"}),
+    ("gen 96", "gen", {"n": 96, "edges": 144, "seed": 7, "preset": "plasticine"}),
+    ("gen 128 any", "gen", {"n": 128, "edges": 192, "seed": 8, "preset": "plasticine",
+                            "units": "any"}),
+    ("bert_l-3_training s0", "msr", {"stem": "bert_l-3_training", "preset": "plasticine",
+                                     "section": 0}),
+    ("bert_l-3_training s1", "msr", {"stem": "bert_l-3_training", "preset": "plasticine",
+                                     "section": 1}),
+    ("bert_l-3_training s3", "msr", {"stem": "bert_l-3_training", "preset": "plasticine",
+                                     "section": 3}),
+    ("resnet50_training s2", "msr", {"stem": "resnet50_training", "preset": "plasticine",
+                                     "section": 2}),
+    ("bert_l-3_training s0", "msr", {"stem": "bert_l-3_training", "preset": "sn10",
+                                     "section": 0}),
+    ("resnet50_training s0", "msr", {"stem": "resnet50_training", "preset": "sn10",
+                                     "section": 0}),
+)
+QUICK_INSTANCES = ("tiny gen 6", "tiny gen 8", "gen 32")
+BACKENDS = ("cp-sat", "highs")
+#: Seconds per placer (annealing and model alike); ``--quick`` uses QUICK_BUDGET.
+BUDGET = 10.0
+QUICK_BUDGET = 2.0
+
+COLUMNS = (
+    Column("instance", "section"),
+    Column("preset", "preset"),
+    Column("nodes", "nodes"),
+    Column("edges", "edges"),
+    Column("backend", "backend"),
+    Column("greedy", "greedy WL", "{:.4g}"),
+    Column("annealing", "annealing WL", "{:.4g}"),
+    Column("model", "model WL", "{:.4g}"),
+    Column("vs_greedy", "model vs greedy", "{:.1%}"),
+    Column("vs_annealing", "model vs annealing", "{:.1%}"),
+    Column("gap", "gap", "{:.3g}"),
+    Column("status", "model status"),
+    Column("first_s", "first (s)", "{:.3f}"),
+    Column("final_s", "final (s)", "{:.2f}"),
+    Column("annealing_s", "annealing (s)", "{:.2f}"),
+    Column("links_negotiated", "links (negotiated)"),
+    Column("links_model", "links (route model)"),
+    Column("route_gap", "route gap", "{:.3g}"),
+    Column("load_negotiated", "max load (neg.)", "{:.2f}"),
+    Column("load_model", "max load (model)", "{:.2f}"),
+    Column("route_s", "route model (s)", "{:.2f}"),
+    Column("checked", "sim.check"),
+)
+
+
+def _section(kind: str, params: dict):
+    from hardware import build_fabric, load_hardware
+    fabric = build_fabric(load_hardware(params["preset"]))
+    if kind == "gen":
+        from benchmarks.generators import random_dag
+        graph = random_dag(params["n"], params["edges"], seed=params["seed"], components=1,
+                           units=params.get("units", "mixed"))
+        return graph, fabric
+    from formulations.sections import Capacity, greedy_cut
+    from model.importers import load_graph
+    path = graphs_root() / "msr-dnn" / "OperatorGraphs" / f"{params['stem']}.json"
+    graph = load_graph(path)
+    section = greedy_cut(graph, Capacity.of_fabric(fabric))[params["section"]]
+    return graph.subgraph(section.nodes, name=f"{params['stem']}/s{params['section']}"), fabric
+
+
+def _ratio(model: float, base: float) -> float | None:
+    return None if base <= 0 else round(1 - model / base, 4)
+
+
+def compare_placers(kind: str, params: dict, backend: str, budget: float) -> dict[str, Any]:
+    """One row: greedy, annealing and model placements (and routes) of one section."""
+    from formulations.placement import PLACERS
+    from formulations.routing import route_model, route_negotiated
+    from formulations.sorter import sort_nodes
+    from sim.check import check_section
+
+    graph, fabric = _section(kind, params)
+    order = sort_nodes(graph).order
+    greedy = PLACERS["greedy"](graph, fabric, order)
+    started = time.perf_counter()
+    annealing = PLACERS["annealing"](graph, fabric, order, time_limit=budget, seed=0)
+    annealing_s = time.perf_counter() - started
+    model = PLACERS["model"](graph, fabric, order, backend=backend, time_limit=budget, seed=0)
+    negotiated = route_negotiated(graph, fabric, model.placement)
+    started = time.perf_counter()
+    routed = route_model(graph, fabric, model.placement, backend=backend, time_limit=budget)
+    route_s = time.perf_counter() - started
+    checks = [check_section(graph, fabric, p.placement, {}) for p in (greedy, annealing)]
+    neg_check = check_section(graph, fabric, model.placement, negotiated.paths)
+    model_check = check_section(graph, fabric, model.placement, routed.paths)
+    ok = all(c.ok or all("not routed" in v for v in c.violations) for c in checks)
+    ok = ok and (neg_check.ok or not negotiated.success) and (model_check.ok or not routed.success)
+    return {
+        "nodes": len(graph.nodes), "edges": len(graph.edges),
+        "greedy": greedy.objective, "annealing": annealing.objective, "model": model.objective,
+        "vs_greedy": _ratio(model.objective, greedy.objective),
+        "vs_annealing": _ratio(model.objective, annealing.objective),
+        "gap": model.extra.get("gap"), "status": model.status,
+        "first_s": model.extra.get("first_solution_time"), "final_s": model.extra.get("final_time"),
+        "annealing_s": round(annealing_s, 3),
+        "links_negotiated": negotiated.wirelength if negotiated.success else None,
+        "links_model": routed.wirelength if routed.success else None,
+        "route_gap": routed.extra.get("gap"),
+        "load_negotiated": neg_check.max_link_load, "load_model": model_check.max_link_load,
+        "route_s": round(route_s, 3), "checked": "ok" if ok else "REJECTED",
+    }
+
+
+def _entries(quick: bool) -> list[Entry]:
+    budget = QUICK_BUDGET if quick else BUDGET
+    have_graphs = (graphs_root() / "msr-dnn" / "OperatorGraphs").is_dir()
+    entries = []
+    for label, kind, params in INSTANCES:
+        if quick and label not in QUICK_INSTANCES:
+            continue
+        for backend in (("cp-sat",) if quick else BACKENDS):
+            skip = None if kind == "gen" or have_graphs else "msr-dnn graphs are absent"
+            entries.append(Entry(f"{label} on {params['preset']} ({backend})",
+                                 "benchmarks.suites.placement:compare_placers",
+                                 {"kind": kind, "params": params, "backend": backend,
+                                  "budget": budget}, timeout=6 * budget + 60,
+                                 fixed={"instance": label, "preset": params["preset"],
+                                        "backend": backend}, skip=skip))
+    return entries
+
+
+SUITE = Suite(
+    name="placement",
+    title="Placement: greedy vs simulated annealing vs the exact model (and routing)",
+    columns=COLUMNS,
+    entries=_entries,
+    notes=(f"WL = bandwidth-weighted switch-hop distance (the models' objective). Annealing and "
+           f"model get the same budget ({BUDGET:g} s; --quick {QUICK_BUDGET:g} s). 'model vs X' = "
+           "1 - model/X. gap = the exact model's relative gap (empty when LNS ran: no bound). "
+           "Routes: the model placement routed by PathFinder (negotiated) and by the routing "
+           "model; max load = highest load/capacity."),
+)

@@ -1,0 +1,579 @@
+"""The paper's sequential placement process (source 004 §3) and the heuristics built on it.
+
+Scope
+-----
+* :class:`StreamingEnv` -- a gymnasium-style environment (``reset(seed) -> (obs, info)``,
+  ``step(action) -> (obs, reward, terminated, truncated, info)``) that places one instruction per
+  step in topological order. An action is ``tile * max_ii + slot``; ``info["mask"]`` marks the
+  legal ones (free slot ``< II``, memory co-location with room for the rest of the component,
+  distinct tiles for SDF starts and siblings, reach of every placed neighbour, an issue cycle
+  that meets every placed operand and loop-carried consumer, delay entries that fit). The
+  instruction issues at the earliest cycle of that slot its operands allow. Reward
+  ``R_n = -(t_n - max_p t_p)`` (ready times; the digest's sign fix), ``-lambda`` and the end of the
+  episode when no action is legal. The observation is the paper's TS + 1 vector: the ready time
+  of the instruction in each (tile, slot) (``-1`` when empty) and the index of the next node.
+* Policies: :func:`greedy_policy` (earliest ready time, fewest delays, nearest tile -- the warm
+  start), :func:`random_policy`.
+* :func:`run_policy` / :func:`greedy_schedule` / :func:`random_schedule` -- one episode per II
+  from the lower bound up; the first II that completes wins.
+* :func:`evolutionary_schedule` -- the paper's promised comparator: a (mu + lambda) search over
+  genomes that pick the r-th best legal action at each step (genome 0 is greedy).
+* :func:`exhaustive_schedule` -- branch and bound over (tile, issue cycle) for graphs of up to 8
+  nodes: the test oracle (smallest II, then fewest cycles).
+
+Caveats: the environment (and so every heuristic here) issues each instruction at the
+earliest cycle of the chosen slot, which is not always optimal (waiting can save delay
+entries); the oracle and the CP-SAT model do not have that restriction. The oracle bounds the
+issue cycles by the greedy answer (or a generous horizon when greedy fails at that II).
+
+Examples
+--------
+>>> from hardware import load_hardware
+>>> from sim.streaming import distance_graph
+>>> s = greedy_schedule(distance_graph(), load_hardware("se16"))
+>>> s.ii, s.cycles <= 30
+(1, True)
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import networkx as nx
+import numpy as np
+
+from formulations.streaming import (StreamingInfeasible, StreamingProblem, StreamingSchedule,
+                                    _asap_and_tail, delays_needed, lower_bounds, precheck,
+                                    problem_from_graph, schedule_from_lists)
+from hardware import StreamingEngineSpec
+from model.graph import Graph
+
+__all__ = ["StreamingEnv", "greedy_policy", "random_policy", "run_policy", "greedy_schedule",
+           "random_schedule", "evolutionary_schedule", "exhaustive_schedule", "LAMBDA",
+           "ORACLE_MAX_NODES"]
+
+#: Penalty of a dead end (the paper's lambda, value not given).
+LAMBDA = 1000.0
+#: Largest graph the exhaustive oracle accepts.
+ORACLE_MAX_NODES = 8
+
+
+@dataclass
+class _Candidate:
+    tile: int
+    slot: int
+    tau: int
+    delays: dict[int, int]  # tile -> delay entries added there
+
+
+class StreamingEnv:
+    """Place the instructions of one SDF in topological order at a fixed II.
+
+    Examples
+    --------
+    >>> from hardware import load_hardware
+    >>> from model.graph import Graph, Node, Edge
+    >>> env = StreamingEnv(Graph("g", [Node("a"), Node("b")], [Edge("a", "b")]),
+    ...                    load_hardware("se16"), ii=1)
+    >>> obs, info = env.reset(seed=0)
+    >>> obs.shape, int(info["mask"].sum())
+    ((97,), 16)
+    >>> obs, reward, done, _, info = env.step(0)
+    >>> reward, int(info["mask"].sum())
+    (-3.0, 2)
+    >>> obs, reward, done, _, info = env.step(1 * 6 + 0)
+    >>> reward, done, env.schedule().cycles
+    (-4.0, True, 7)
+    """
+
+    def __init__(self, graph: Graph, spec: StreamingEngineSpec, ii: int,
+                 order: list[str] | None = None, lam: float = LAMBDA):
+        self.graph, self.spec, self.ii, self.lam = graph, spec, ii, lam
+        self.problem: StreamingProblem = problem_from_graph(graph, spec)
+        index = {nid: i for i, nid in enumerate(self.problem.names)}
+        self.order = [index[n] for n in (order or graph.topological_order())]
+        self.n_actions = spec.tiles * spec.max_ii
+        self._in = [[] for _ in range(self.problem.n)]
+        self._out = [[] for _ in range(self.problem.n)]
+        for u, v, d in self.problem.edges:
+            self._in[v].append((u, d))
+            self._out[u].append((v, d))
+        self._parents = [[u for u, _ in self._in[v] if u != v] for v in range(self.problem.n)]
+        asap, tail = _asap_and_tail(self.problem)
+        critical = max((a + 3 for a in asap), default=0)
+        # sources issue as late as the critical path allows, so reconvergent operands line up
+        self._release = [critical - 3 - tail[v] if not any(d == 0 for _, d in self._in[v]) else 0
+                         for v in range(self.problem.n)]
+        self.reset()
+
+    # -- gymnasium API -------------------------------------------------------------------------
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict]:
+        """Empty device; returns the observation and ``{"mask": ...}``."""
+        p = self.problem
+        self.rng = random.Random(seed)
+        self.step_index = 0
+        self.tile = [-1] * p.n
+        self.tau = [-1] * p.n
+        self.occupied: dict[tuple[int, int], int] = {}
+        self.load = [0] * p.tiles  # instructions + delay entries per tile
+        self.comp_tile = [-1] * len(p.components)
+        self.reserved = [0] * p.tiles  # unplaced members of components anchored there
+        self.failed = False
+        self._candidates = self._legal()
+        return self._obs(), self._info()
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """Place the current node with ``action = tile * max_ii + slot``."""
+        if self.done:
+            raise RuntimeError("episode is over; call reset()")
+        if not self._candidates:
+            self.failed = True
+            return self._obs(), -self.lam, True, False, self._info()
+        cand = self._candidates.get(int(action))
+        if cand is None:
+            raise ValueError(f"action {action} is masked out")
+        v = self.current
+        self._place(v, cand)
+        parents_ready = [self.tau[u] + 3 for u, d in self._in[v] if d == 0 and u != v]
+        reward = -float(cand.tau + 3 - max(parents_ready, default=0))
+        self.step_index += 1
+        self._candidates = self._legal() if not self.done else {}
+        terminated = self.done or not self._candidates
+        if not self.done and not self._candidates:
+            self.failed = True
+            reward -= self.lam
+        return self._obs(), reward, terminated, False, self._info()
+
+    # -- state ---------------------------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        return self.step_index >= len(self.order) or self.failed
+
+    @property
+    def current(self) -> int:
+        return self.order[self.step_index]
+
+    @property
+    def complete(self) -> bool:
+        return self.step_index >= len(self.order) and not self.failed
+
+    def candidates(self) -> dict[int, _Candidate]:
+        """Legal actions of the current node, with the issue cycle each implies."""
+        return self._candidates
+
+    def mask(self) -> np.ndarray:
+        m = np.zeros(self.n_actions, dtype=bool)
+        m[list(self._candidates)] = True
+        return m
+
+    def schedule(self) -> StreamingSchedule:
+        """The finished placement as a :class:`StreamingSchedule`."""
+        if not self.complete:
+            raise RuntimeError("the episode did not place every node")
+        return schedule_from_lists(self.problem, self.ii, self.tile, self.tau)
+
+    def _obs(self) -> np.ndarray:
+        obs = -np.ones(self.n_actions + 1, dtype=np.int64)
+        for (t, s), v in self.occupied.items():
+            obs[t * self.spec.max_ii + s] = self.tau[v] + 3
+        obs[-1] = self.current if not self.done else -1
+        return obs
+
+    def _info(self) -> dict:
+        return {"mask": self.mask(), "node": None if self.done else self.problem.names[self.current]}
+
+    # -- legality ------------------------------------------------------------------------------
+    def _place(self, v: int, cand: _Candidate) -> None:
+        p = self.problem
+        self.tile[v], self.tau[v] = cand.tile, cand.tau
+        self.occupied[(cand.tile, cand.slot)] = v
+        self.load[cand.tile] += 1
+        for t, count in cand.delays.items():
+            self.load[t] += count
+        c = p.component[v]
+        if self.comp_tile[c] < 0:
+            self.comp_tile[c] = cand.tile
+            self.reserved[cand.tile] += len(p.components[c]) - 1
+        else:
+            self.reserved[cand.tile] -= 1
+
+    def _legal(self) -> dict[int, _Candidate]:
+        if self.done:
+            return {}
+        v = self.current
+        out = {}
+        for t in self._tiles_for(v):
+            for s in range(self.ii):
+                if (t, s) in self.occupied:
+                    continue
+                cand = self._timed(v, t, s)
+                if cand is not None:
+                    out[t * self.spec.max_ii + s] = cand
+        return out
+
+    def _tiles_for(self, v: int) -> list[int]:
+        p = self.problem
+        c = p.component[v]
+        tiles = [self.comp_tile[c]] if self.comp_tile[c] >= 0 else list(range(p.tiles))
+        banned = set()
+        if v in p.starts:
+            banned |= {self.tile[s] for s in p.starts if self.tile[s] >= 0}
+        for u in self._parents[v]:
+            banned |= {self.tile[w] for w in p.children[u] if w != v and self.tile[w] >= 0}
+        neighbours = [u for u, _ in self._in[v]] + [w for w, _ in self._out[v]]
+        near = [self.tile[u] for u in neighbours if u != v and self.tile[u] >= 0]
+        return [t for t in tiles if t not in banned
+                and all(abs(t - o) <= p.reach and (t - o) in p.latency for o in near)]
+
+    def _timed(self, v: int, t: int, s: int) -> _Candidate | None:
+        p, ii = self.problem, self.ii
+        lo, hi = self._release[v], None
+        for u, d in self._in[v]:
+            if u != v and self.tau[u] >= 0:
+                lo = max(lo, self.tau[u] + 3 + p.latency[t - self.tile[u]] - d * ii)
+        for w, d in self._out[v]:
+            if w != v and self.tau[w] >= 0:
+                bound = self.tau[w] + d * ii - 3 - p.latency[self.tile[w] - t]
+                hi = bound if hi is None else min(hi, bound)
+        tau = lo + (s - lo) % ii
+        if hi is not None and tau > hi:
+            return None
+        delays = self._delays(v, t, tau)
+        if delays is None:
+            return None
+        return _Candidate(t, s, tau, delays)
+
+    def _delays(self, v: int, t: int, tau: int) -> dict[int, int] | None:
+        p, ii = self.problem, self.ii
+        add: dict[int, int] = {t: 0}
+        for u, d in self._in[v]:
+            if u == v:
+                add[t] += delays_needed(d * ii - 3, ii)
+            elif self.tau[u] >= 0:
+                add[t] += delays_needed(tau + d * ii - self.tau[u] - 3 - p.latency[t - self.tile[u]], ii)
+        for w, d in self._out[v]:
+            if w != v and self.tau[w] >= 0:
+                hold = self.tau[w] + d * ii - tau - 3 - p.latency[self.tile[w] - t]
+                add[self.tile[w]] = add.get(self.tile[w], 0) + delays_needed(hold, ii)
+        own_reservation = self._reservation_after(v, t)
+        for tile, extra in add.items():
+            need = self.load[tile] + extra + (1 + own_reservation if tile == t else 0)
+            if need + (self.reserved[tile] if tile != t else self._reserved_other(v, t)) > ii:
+                return None
+        return {k: c for k, c in add.items() if c}
+
+    def _reservation_after(self, v: int, t: int) -> int:
+        """Slots the rest of ``v``'s memory component will need on ``t`` once ``v`` is placed."""
+        c = self.problem.component[v]
+        if self.comp_tile[c] < 0:
+            return len(self.problem.components[c]) - 1
+        return 0
+
+    def _reserved_other(self, v: int, t: int) -> int:
+        """Reservations on ``t`` not counting ``v``'s own (already anchored) component slot."""
+        c = self.problem.component[v]
+        return self.reserved[t] - (1 if self.comp_tile[c] == t else 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# policies and episodes
+# ---------------------------------------------------------------------------------------------
+Policy = Callable[[StreamingEnv], int]
+
+
+def _greedy_key(env: StreamingEnv, action: int, cand: _Candidate) -> tuple:
+    v = env.current
+    near = [env.tile[u] for u in env._parents[v] if env.tile[u] >= 0]
+    centre = sum(near) / len(near) if near else env.spec.tiles / 2 - 0.5
+    return (cand.tau, sum(cand.delays.values()), abs(cand.tile - centre), cand.tile, cand.slot)
+
+
+def greedy_policy(env: StreamingEnv) -> int:
+    """Earliest ready time, then fewest delay entries, then the tile nearest the operands."""
+    ranked = sorted(env.candidates().items(), key=lambda kv: _greedy_key(env, *kv))
+    return ranked[0][0]
+
+
+def random_policy(env: StreamingEnv) -> int:
+    """A uniformly random legal action (the env's seeded generator)."""
+    return env.rng.choice(sorted(env.candidates()))
+
+
+def _ranked_policy(genome: list[int]) -> Policy:
+    def policy(env: StreamingEnv) -> int:
+        ranked = sorted(env.candidates().items(), key=lambda kv: _greedy_key(env, *kv))
+        return ranked[min(genome[env.step_index], len(ranked) - 1)][0]
+    return policy
+
+
+def _episode(graph: Graph, spec: StreamingEngineSpec, ii: int, policy: Policy,
+             seed: int | None = None) -> tuple[StreamingSchedule | None, float]:
+    env = StreamingEnv(graph, spec, ii)
+    env.reset(seed=seed)
+    total = 0.0
+    while not env.done:
+        if not env.candidates():
+            _, reward, *_ = env.step(0)
+            total += reward
+            break
+        _, reward, *_ = env.step(policy(env))
+        total += reward
+    return (env.schedule() if env.complete else None), total
+
+
+def run_policy(graph: Graph, spec: StreamingEngineSpec, policy: Policy, method: str,
+               seed: int | None = None, tries: int = 1) -> StreamingSchedule:
+    """One episode per II from the lower bound up (``tries`` per II); the first success wins.
+
+    Raises :class:`StreamingInfeasible` when every II dead-ends.
+    """
+    started = time.perf_counter()
+    problem = problem_from_graph(graph, spec)
+    reasons = precheck(problem)
+    if reasons:
+        raise StreamingInfeasible(reasons)
+    for ii in range(lower_bounds(problem)["ii"], spec.max_ii + 1):
+        best = None
+        for k in range(tries):
+            sched, _ = _episode(graph, spec, ii, policy, None if seed is None else seed + k)
+            if sched is not None and (best is None or sched.cycles < best.cycles):
+                best = sched
+        if best is not None:
+            best.method, best.seconds = method, time.perf_counter() - started
+            return best
+    raise StreamingInfeasible([f"{method}: every episode dead-ended up to II {spec.max_ii}"])
+
+
+def greedy_schedule(graph: Graph, spec: StreamingEngineSpec) -> StreamingSchedule:
+    """The greedy warm start (see :func:`greedy_policy`)."""
+    return run_policy(graph, spec, greedy_policy, "greedy")
+
+
+def random_schedule(graph: Graph, spec: StreamingEngineSpec, seed: int = 0,
+                    tries: int = 20) -> StreamingSchedule:
+    """Best of ``tries`` random valid episodes per II."""
+    return run_policy(graph, spec, random_policy, "random", seed=seed, tries=tries)
+
+
+def evolutionary_schedule(graph: Graph, spec: StreamingEngineSpec, seed: int = 0,
+                          generations: int = 30, population: int = 8, children: int = 16,
+                          time_limit: float = 10.0) -> StreamingSchedule:
+    """(mu + lambda) search over rank genomes; fitness = (II, cycles, delay entries).
+
+    Examples
+    --------
+    >>> from hardware import load_hardware
+    >>> from sim.streaming import distance_graph
+    >>> g = distance_graph(); se = load_hardware("se16")
+    >>> evolutionary_schedule(g, se, generations=5).cycles <= greedy_schedule(g, se).cycles
+    True
+    """
+    started = time.perf_counter()
+    rng = random.Random(seed)
+    problem = problem_from_graph(graph, spec)
+    reasons = precheck(problem)
+    if reasons:
+        raise StreamingInfeasible(reasons)
+    n = problem.n
+    for ii in range(lower_bounds(problem)["ii"], spec.max_ii + 1):
+        def fitness(genome: list[int]) -> tuple:
+            sched, _ = _episode(graph, spec, ii, _ranked_policy(genome))
+            if sched is None:
+                return (1, 0, 0), None
+            return (0, sched.cycles, sum(sched.delays.values())), sched
+        pool = [[0] * n] + [[_gene(rng) for _ in range(n)] for _ in range(population - 1)]
+        scored = sorted(((fitness(g), g) for g in pool), key=lambda x: x[0][0])
+        for _ in range(generations):
+            if time.perf_counter() - started > time_limit:
+                break
+            kids = [_mutate(rng, rng.choice(scored[:population])[1]) for _ in range(children)]
+            scored = sorted(scored + [(fitness(g), g) for g in kids],
+                            key=lambda x: x[0][0])[:population]
+        (key, best), _ = scored[0]
+        if best is not None:
+            best.method, best.seconds = "evolutionary", time.perf_counter() - started
+            return best
+    raise StreamingInfeasible([f"evolutionary: no genome completed up to II {spec.max_ii}"])
+
+
+def _gene(rng: random.Random) -> int:
+    return min(int(rng.expovariate(0.8)), 12)
+
+
+def _mutate(rng: random.Random, genome: list[int]) -> list[int]:
+    child = list(genome)
+    for _ in range(1 + int(rng.expovariate(1.0))):
+        child[rng.randrange(len(child))] = _gene(rng)
+    return child
+
+
+def greedy_or_none(graph: Graph, spec: StreamingEngineSpec) -> StreamingSchedule | None:
+    try:
+        return greedy_schedule(graph, spec)
+    except StreamingInfeasible:
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# the exhaustive oracle
+# ---------------------------------------------------------------------------------------------
+def exhaustive_schedule(graph: Graph, spec: StreamingEngineSpec,
+                        max_nodes: int = ORACLE_MAX_NODES) -> StreamingSchedule:
+    """Smallest II, then fewest cycles, by exhaustive branch and bound (graphs <= 8 nodes).
+
+    Nodes are visited in breadth-first order over the undirected graph, so that every node
+    after the first of its component has a placed neighbour (at most ``2 * reach + 1`` tiles);
+    solutions are canonical up to translation (smallest tile 0) on a connected graph. Raises
+    :class:`StreamingInfeasible` when no II admits a mapping within the issue-cycle horizon.
+
+    Examples
+    --------
+    >>> from hardware import load_hardware
+    >>> from model.graph import Graph, Node, Edge
+    >>> g = Graph("g", [Node("a"), Node("b"), Node("c")], [Edge("a", "b"), Edge("a", "c")])
+    >>> s = exhaustive_schedule(g, load_hardware("se16"))
+    >>> s.ii, s.cycles
+    (1, 7)
+    """
+    problem = problem_from_graph(graph, spec)
+    if problem.n > max_nodes:
+        raise ValueError(f"the exhaustive oracle takes at most {max_nodes} nodes, got {problem.n}")
+    reasons = precheck(problem)
+    if reasons:
+        raise StreamingInfeasible(reasons)
+    started = time.perf_counter()
+    for ii in range(lower_bounds(problem)["ii"], spec.max_ii + 1):
+        found = _BranchAndBound(problem, ii).run()
+        if found is not None:
+            sched = schedule_from_lists(problem, ii, *found, method="exhaustive",
+                                        status="optimal", proven_ii=True)
+            sched.seconds = time.perf_counter() - started
+            return sched
+    raise StreamingInfeasible([f"exhaustive: no mapping up to II {spec.max_ii}"])
+
+
+class _BranchAndBound:
+    def __init__(self, problem: StreamingProblem, ii: int):
+        self.p, self.ii = problem, ii
+        self.asap, self.tail = _asap_and_tail(problem)
+        und = nx.Graph()
+        und.add_nodes_from(range(problem.n))
+        und.add_edges_from((u, v) for u, v, _ in problem.edges if u != v)
+        self.connected = nx.is_connected(und) if problem.n else True
+        self.order = []
+        for comp_start in range(problem.n):
+            if comp_start not in self.order:
+                self.order += [x for x in nx.bfs_tree(und, comp_start) if x not in self.order]
+        self.edges_of = [[] for _ in range(problem.n)]
+        for u, v, d in problem.edges:
+            self.edges_of[u].append((u, v, d))
+            if u != v:
+                self.edges_of[v].append((u, v, d))
+        lat = max(problem.latency.values())
+        self.best = (3 + lat + ii) * (problem.n + 1) + 3
+        self.answer = None
+        self.tile = [-1] * problem.n
+        self.tau = [-1] * problem.n
+        self.load = [0] * problem.tiles
+        self.occupied: set[tuple[int, int]] = set()
+
+    def run(self):
+        self._dfs(0)
+        return self.answer
+
+    def _dfs(self, depth: int) -> None:
+        if depth == self.p.n:
+            span = max(self.tau) + 3
+            if (not self.connected or min(self.tile) == 0) and span < self.best:
+                self.best, self.answer = span, (list(self.tile), list(self.tau))
+            return
+        v = self.order[depth]
+        if self.connected and depth:
+            lowest = min(t for t in self.tile if t >= 0)
+            if lowest - self.p.reach * (self.p.n - depth) > 0:
+                return
+        for t in self._tiles(v):
+            lo, hi = self._window(v, t)
+            for tau in range(lo, hi + 1):
+                if (t, tau % self.ii) in self.occupied:
+                    continue
+                added = self._delay_load(v, t, tau)
+                if added is None:
+                    continue
+                self._set(v, t, tau, added, +1)
+                self._dfs(depth + 1)
+                self._set(v, t, tau, added, -1)
+
+    def _set(self, v: int, t: int, tau: int, added: dict[int, int], sign: int) -> None:
+        key = (t, tau % self.ii)
+        if sign > 0:
+            self.tile[v], self.tau[v] = t, tau
+            self.occupied.add(key)
+        else:
+            self.tile[v], self.tau[v] = -1, -1
+            self.occupied.discard(key)
+        self.load[t] += sign
+        for tile, c in added.items():
+            self.load[tile] += sign * c
+
+    def _tiles(self, v: int) -> list[int]:
+        p = self.p
+        out = []
+        mates = [w for w in p.components[p.component[v]] if w != v and self.tile[w] >= 0]
+        for t in range(p.tiles):
+            if mates and t != self.tile[mates[0]]:
+                continue
+            if v in p.starts and any(self.tile[s] == t for s in p.starts if s != v):
+                continue
+            if any(self.tile[w] == t for u in range(p.n) if v in p.children[u]
+                   for w in p.children[u] if w != v):
+                continue
+            if all((t - self.tile[o]) in p.latency for e in self.edges_of[v]
+                   for o in (e[0], e[1]) if o != v and self.tile[o] >= 0):
+                out.append(t)
+        return out
+
+    def _window(self, v: int, t: int) -> tuple[int, int]:
+        p, ii = self.p, self.ii
+        lo, hi = self.asap[v], self.best - 1 - 3 - self.tail[v]
+        for u, w, d in self.edges_of[v]:
+            if u == w:
+                continue
+            if w == v and self.tau[u] >= 0:
+                lo = max(lo, self.tau[u] + 3 + p.latency[t - self.tile[u]] - d * ii)
+            if u == v and self.tau[w] >= 0:
+                hi = min(hi, self.tau[w] + d * ii - 3 - p.latency[self.tile[w] - t])
+        return lo, hi
+
+    def _delay_load(self, v: int, t: int, tau: int) -> dict[int, int] | None:
+        p, ii = self.p, self.ii
+        added: dict[int, int] = {}
+        for u, w, d in self.edges_of[v]:
+            if u == w:
+                hold, into = d * ii - 3, t
+            elif w == v and self.tau[u] >= 0:
+                hold, into = tau + d * ii - self.tau[u] - 3 - p.latency[t - self.tile[u]], t
+            elif u == v and self.tau[w] >= 0:
+                hold, into = self.tau[w] + d * ii - tau - 3 - p.latency[self.tile[w] - t], self.tile[w]
+            else:
+                continue
+            if delays_needed(hold, ii):
+                added[into] = added.get(into, 0) + delays_needed(hold, ii)
+        for tile in set(added) | {t}:
+            pending = self._pending(tile, v)
+            if self.load[tile] + added.get(tile, 0) + (tile == t) + pending > ii:
+                return None
+        return added
+
+    def _pending(self, tile: int, v: int) -> int:
+        """Unplaced members of memory components already anchored on ``tile`` (not ``v``)."""
+        p = self.p
+        count = 0
+        for members in p.components:
+            placed = [w for w in members if self.tile[w] >= 0]
+            if placed and self.tile[placed[0]] == tile:
+                count += sum(1 for w in members if self.tile[w] < 0 and w != v)
+        return count

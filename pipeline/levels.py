@@ -1,0 +1,340 @@
+"""The compiler levels of an RDU run, in order: cut, buffers, place-and-route.
+
+Each level works on a shared :class:`CompileState`, raises
+:class:`~pipeline.feedback.MappingError` when it cannot finish, and knows how
+to adjust its own decisions when an error comes back to it (``fix``):
+
+- ``cut`` (section cuts and resource estimation): the section model; on a
+  resource error it raises the scale factor of the first failed section and
+  re-cuts that section and those after it, keeping the earlier ones; on a
+  latency bottleneck it forces a boundary between the two operations;
+- ``buffers`` (stage-buffer insertion): balances every new section and turns
+  the PMUs it adds into buffer units of the section; a section whose units no
+  longer fit is reported before placement (predicted shortfall);
+- ``place-route``: orders, places, routes and checks every section not yet
+  compiled, stopping at the first failure; it retries a routing failure
+  itself with a new seed (local fix) before sending it up as a resource error.
+
+Sections already compiled are reused across iterations (keyed by their nodes
+and buffers), so a re-cut never recompiles the sections before it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+from formulations.sections import Capacity, Section, SectionError, cut_sections, unit_demand
+from model.graph import Edge, Graph, Node
+from pipeline.feedback import ErrorCode, ErrorHandlingData, MappingError, SectionUsage
+from pipeline.section_pass import SectionOutcome, map_section, stage_record
+from sim.check import CheckReport, check_section
+
+__all__ = ["CompileState", "SectionWork", "CutLevel", "BufferLevel", "PlaceRouteLevel",
+           "default_levels", "SCALE_STEP", "LOCAL_RETRIES"]
+
+#: A raised scale factor grows by at least this much per feedback round.
+SCALE_STEP = 1.25
+#: Place-and-route retries of one section (new seed) before a resource error.
+LOCAL_RETRIES = 1
+
+
+@dataclass
+class SectionWork:
+    """One section on its way down the levels."""
+
+    section: Section
+    graph: Graph | None = None                  # with buffer units, after the buffer level
+    edge_map: dict[int, list[int]] = field(default_factory=dict)  # global edge -> local edges
+    buffer_rows: dict[int, dict] = field(default_factory=dict)    # global edge -> row
+    buffer_lines: list[str] = field(default_factory=list)
+    outcome: SectionOutcome | None = None
+    check: CheckReport | None = None
+    reused: bool = False
+
+    @property
+    def key(self) -> tuple:
+        return tuple(self.section.nodes)
+
+
+@dataclass
+class CompileState:
+    """Everything the levels share: inputs, decisions so far, and the trace."""
+
+    graph: Graph
+    spec: object
+    fabric: object
+    options: object
+    say: Callable[[str], None] = lambda line: None
+    cap: Capacity | None = None
+    work: list[SectionWork] = field(default_factory=list)
+    scales: dict[int, float] = field(default_factory=dict)
+    default_scale: float = 1.0
+    separate: list[tuple[str, str]] = field(default_factory=list)
+    recut_from: int | None = None
+    seeds: dict[tuple, int] = field(default_factory=dict)
+    compiled: dict[tuple, SectionWork] = field(default_factory=dict)
+    buffered: dict[tuple, SectionWork] = field(default_factory=dict)
+    stages: list[dict] = field(default_factory=list)
+    trace: list[dict] = field(default_factory=list)
+    reused: int = 0
+    plan: object = None
+
+    def usage(self, failed: int | None = None, lack: bool = False) -> list[SectionUsage]:
+        """Every section's unit needs (buffer units included) against capacity."""
+        rows = []
+        for w in self.work:
+            graph = w.graph or self.graph.subgraph(w.section.nodes)
+            d = _demand(graph)
+            rows.append(SectionUsage(w.section.id, d["pcu"], d["pmu"], d["units"], self.cap.pcu,
+                                     self.cap.pmu, self.cap.total,
+                                     w.section.pcu + w.section.pmu + w.section.any,
+                                     failed=w.section.id == failed,
+                                     lack_of_resource=lack and w.section.id == failed))
+        return rows
+
+
+def _demand(graph: Graph) -> dict[str, float]:
+    total = {"pcu": 0.0, "pmu": 0.0, "any": 0.0, "agcu": 0.0}
+    for node in graph.nodes:
+        for key, value in unit_demand(node).items():
+            total[key] += value
+    total["units"] = total["pcu"] + total["pmu"] + total["any"]
+    return total
+
+
+# ---------------------------------------------------------------------------------------------
+class CutLevel:
+    """Section cuts with the section model; fixes resource errors and latency bottlenecks."""
+
+    name = "cut"
+
+    def run(self, state: CompileState) -> None:
+        if state.work and state.recut_from is None:
+            return
+        keep = state.work[:state.recut_from] if state.work else []
+        kept_nodes = {n for w in keep for n in w.section.nodes}
+        rest = [n for n in state.graph.node_ids if n not in kept_nodes]
+        started = time.perf_counter()
+        scales = {k - len(keep): s for k, s in state.scales.items() if k >= len(keep)}
+        scales = {k: scales.get(k, state.default_scale) for k in range(len(rest) + 1)}
+        try:
+            plan = cut_sections(state.graph.subgraph(rest), state.cap, scales,
+                                separate=[p for p in state.separate if p[0] in rest],
+                                first_id=len(keep), **_cut_options(state.options))
+        except SectionError as exc:
+            raise MappingError(ErrorHandlingData(ErrorCode.UNRESOLVABLE, self.name, str(exc)))
+        state.work = keep + [SectionWork(s) for s in plan.sections]
+        state.plan = plan if not keep else state.plan
+        state.recut_from = None
+        last = plan.results[-1] if plan.results else None
+        state.stages.append(stage_record(
+            "sections", None, plan.method, started, objective=plan.traffic,
+            bound=plan.bound_traffic, status=plan.status,
+            backend=last.backend if last else None, sections=plan.count,
+            lower_bound=plan.lower_bound + len(keep), greedy_sections=plan.greedy_sections,
+            greedy_traffic=plan.greedy_traffic, recut_from=len(keep) if keep else None))
+        state.say(f"{plan.count + len(keep)} section(s) (lower bound "
+                  f"{plan.lower_bound + len(keep)}, greedy {plan.greedy_sections + len(keep)})")
+
+    def fix(self, state: CompileState, data: ErrorHandlingData) -> str | None:
+        if data.code == ErrorCode.LATENCY_BOTTLENECK:
+            return self._separate(state, data)
+        k = data.first_failed
+        work = state.work[k]
+        if len(work.section.nodes) <= 1:
+            return None          # one node that does not fit: nothing to cut
+        usage = data.sections[k] if k < len(data.sections) else None
+        old = state.scales.get(k, state.default_scale)
+        ratio = usage.units / max(usage.estimated_units, 1e-9) if usage else 0.0
+        new = max(old * SCALE_STEP, ratio * 1.02)
+        state.scales[k] = new
+        state.default_scale = max(state.default_scale, new)   # later sections likely alike
+        state.recut_from = k
+        return f"scale factor of section {k}: {old:.3g} -> {new:.3g}; re-cut from section {k}"
+
+    def _separate(self, state: CompileState, data: ErrorHandlingData) -> str | None:
+        a, b = data.hints["pair"]
+        if (a, b) in state.separate:
+            return None
+        state.separate.append((a, b))
+        where = {n: w.section.id for w in state.work for n in w.section.nodes}
+        state.recut_from = where[a]
+        return f'stage boundary moved between "{a}" and "{b}"; re-cut from section {where[a]}'
+
+
+def _cut_options(options) -> dict:
+    opts = options.solver_options()
+    opts["time_limit"] = getattr(options, "section_time_limit", None) or opts["time_limit"]
+    return opts
+
+
+# ---------------------------------------------------------------------------------------------
+Balancer = Callable[[Graph, object, object], object]
+
+
+class BufferLevel:
+    """Stage-buffer balancing per section; inserted PMUs become buffer units."""
+
+    name = "buffers"
+
+    def __init__(self, balancer: Balancer | None = None):
+        self.balancer = balancer
+
+    def run(self, state: CompileState) -> None:
+        for w in state.work:
+            done = state.buffered.get(w.key)
+            if done is not None:
+                w.graph, w.edge_map, w.buffer_rows, w.buffer_lines = (
+                    done.graph, done.edge_map, done.buffer_rows, done.buffer_lines)
+                continue
+            self._balance(state, w)
+            state.buffered[w.key] = w
+        for w in state.work:
+            d = _demand(w.graph)
+            if not _fits(d, state.cap):
+                raise MappingError(ErrorHandlingData(
+                    ErrorCode.RESOURCE_TOO_LOW_PREDICTED, self.name,
+                    f"section {w.section.id} needs {d['pcu']:g} PCU + {d['pmu']:g} PMU with its "
+                    f"stage buffers, more than the {state.cap.pcu} PCU + {state.cap.pmu} PMU "
+                    "of the chip", state.usage(w.section.id, lack=True), w.section.id,
+                    [x.section.id for x in state.work if x.section.id < w.section.id]))
+
+    def _balance(self, state: CompileState, w: SectionWork) -> None:
+        sub = state.graph.subgraph(w.section.nodes, name=f"{state.graph.name}/section"
+                                                         f"{w.section.id}")
+        index = [i for i, e in enumerate(state.graph.edges)
+                 if e.src in set(w.section.nodes) and e.dst in set(w.section.nodes)]
+        added: dict[int, int] = {}
+        if self.balancer is not None:
+            started = time.perf_counter()
+            result = self.balancer(sub, state.spec, state.options)
+            rows, added, lines, stage = _read_balancer(result)
+            w.buffer_rows = {index[local]: row for local, row in rows.items()}
+            w.buffer_lines = lines
+            if stage:
+                state.stages.append(stage | {"section": w.section.id})
+            else:
+                state.stages.append(stage_record("buffers", w.section.id, "balancing", started))
+        w.graph, local_map = materialize_buffers(sub, added)
+        w.edge_map = {index[local]: chain for local, chain in local_map.items()}
+
+    def fix(self, state: CompileState, data: ErrorHandlingData) -> str | None:
+        return None
+
+
+def _fits(d: dict[str, float], cap: Capacity) -> bool:
+    return d["pcu"] <= cap.pcu and d["pmu"] <= cap.pmu and d["units"] <= cap.total \
+        and d["agcu"] <= cap.agcu
+
+
+def _read_balancer(result) -> tuple[dict[int, dict], dict[int, int], list[str], dict | None]:
+    """Rows per local edge, PMUs added per local edge, report lines, stage record."""
+    rows = dict(result.rows)
+    added = {k: int(r.get("pmus_added", 0)) for k, r in rows.items() if r.get("pmus_added")}
+    lines = list(result.report_lines()) if hasattr(result, "report_lines") else []
+    return rows, added, lines, getattr(result, "stage", None)
+
+
+def materialize_buffers(sub: Graph, added: dict[int, int]) -> tuple[Graph, dict[int, list[int]]]:
+    """Insert ``added[e]`` PMU buffer units in series on each edge ``e`` of ``sub``.
+
+    Returns the new graph and, per original local edge, the local edges of
+    its chain (one edge when nothing was added).
+
+    Examples
+    --------
+    >>> g = Graph("g", [Node("a"), Node("b")], [Edge("a", "b")])
+    >>> new, chains = materialize_buffers(g, {0: 2})
+    >>> [n.id for n in new.nodes], chains
+    (['a', 'b', 'buf[a->b#0].0', 'buf[a->b#0].1'], {0: [0, 1, 2]})
+    """
+    nodes = list(sub.nodes)
+    edges: list[Edge] = []
+    chains: dict[int, list[int]] = {}
+    for i, e in enumerate(sub.edges):
+        count = added.get(i, 0)
+        if not count:
+            chains[i] = [len(edges)]
+            edges.append(e)
+            continue
+        names = [f"buf[{e.src}->{e.dst}#{i}].{k}" for k in range(count)]
+        nodes += [Node(n, op="stage buffer", unit="pmu", category=sub.node(e.dst).category,
+                       attrs={"buffer_of": i}) for n in names]
+        hops = [e.src] + names + [e.dst]
+        chains[i] = []
+        for a, b in zip(hops, hops[1:]):
+            chains[i].append(len(edges))
+            edges.append(replace(e, src=a, dst=b, net=None if a != e.src else e.net))
+    return Graph(sub.name, nodes, edges, dict(sub.attrs)), chains
+
+
+# ---------------------------------------------------------------------------------------------
+class PlaceRouteLevel:
+    """Order, place, route and check each section not compiled yet."""
+
+    name = "place-route"
+
+    def run(self, state: CompileState) -> None:
+        for w in state.work:
+            key = self._key(w)
+            done = state.compiled.get(key)
+            if done is not None and done is not w:
+                w.outcome, w.check, w.reused = done.outcome, done.check, True
+                state.reused += 1
+                continue
+            if done is w:
+                continue
+            self._compile(state, w)
+            state.compiled[key] = w
+
+    @staticmethod
+    def _key(w: SectionWork) -> tuple:
+        return (w.key, tuple(n.id for n in w.graph.nodes))
+
+    def _compile(self, state: CompileState, w: SectionWork) -> None:
+        options = state.options
+        retries = state.seeds.get(("retries",) + w.key, 0)
+        if retries:   # a local retry: another seed and a more patient router
+            config = options.router_config
+            options = replace(options, seed=state.seeds[w.key], router_config=replace(
+                config, max_iterations=config.max_iterations * (1 + retries)))
+        outcome = map_section(w.graph, state.fabric, w.section.id, options, state.say)
+        state.stages.extend(outcome.stages)
+        if outcome.failure is not None:
+            self._raise(state, w, outcome)
+        report = check_section(w.graph, state.fabric, outcome.placement, outcome.paths)
+        if not report.ok:
+            from pipeline.flow import CheckerRejected
+            raise CheckerRejected(w.section.id, report.violations)
+        w.outcome, w.check = outcome, report
+
+    def _raise(self, state: CompileState, w: SectionWork, outcome: SectionOutcome) -> None:
+        failure = outcome.failure
+        done = [x.section.id for x in state.work if x.section.id < w.section.id]
+        retries = state.seeds.get(("retries",) + w.key, 0)
+        if failure.level == "routing" and retries < LOCAL_RETRIES:
+            code = ErrorCode.PNR_LOCAL
+        else:
+            code = ErrorCode.INSUFFICIENT_RESOURCES
+        raise MappingError(ErrorHandlingData(
+            code, self.name, f"{failure.level} of section {w.section.id}: {failure.message}",
+            state.usage(w.section.id, lack=code == ErrorCode.INSUFFICIENT_RESOURCES),
+            w.section.id, done,
+            {"unit": failure.unit, "overused": [o.link for o in failure.overused][:20]}))
+
+    def fix(self, state: CompileState, data: ErrorHandlingData) -> str | None:
+        w = state.work[data.first_failed]
+        retries = state.seeds.get(("retries",) + w.key, 0)
+        if retries >= LOCAL_RETRIES:
+            return None
+        state.seeds[("retries",) + w.key] = retries + 1
+        state.seeds[w.key] = state.options.seed + 1000 * (retries + 1)
+        return f"section {w.section.id}: placed and routed again with seed {state.seeds[w.key]}"
+
+
+def default_levels(balancer: Balancer | None = None) -> list:
+    """The levels of an RDU run, in order."""
+    return [CutLevel(), BufferLevel(balancer), PlaceRouteLevel()]

@@ -1,0 +1,117 @@
+"""The exact placement model (CP-SAT and MILP) and its LNS, judged by sim.check."""
+
+import itertools
+
+import pytest
+
+from formulations.placement import (PLACERS, PlacementError, build_placement_model, greedy_place,
+                                    place_cpsat, place_milp, place_model, placement_problem,
+                                    problem_cost)
+from formulations.solver import solve_model_file
+from hardware import build_fabric, load_hardware
+from model.graph import Edge, Graph, Node
+from sim.check import check_placement
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return build_fabric(load_hardware("tiny"))
+
+
+@pytest.fixture(scope="module")
+def plasticine():
+    return build_fabric(load_hardware("plasticine"))
+
+
+def star_graph():
+    """A PCU hub with PMU and PCU leaves: the hub cannot touch all of them at distance 0."""
+    nodes = [Node("h", unit="pcu"), Node("p1", unit="pmu"), Node("p2", unit="pmu"),
+             Node("c1", unit="pcu"), Node("c2", unit="pcu")]
+    edges = [Edge("h", "p1"), Edge("h", "p2", bandwidth=0.5), Edge("h", "c1"),
+             Edge("c1", "c2"), Edge("c2", "p2"), Edge("p1", "c2", bandwidth=0.5)]
+    return Graph("star", nodes, edges)
+
+
+def exhaustive_optimum(graph, fabric):
+    problem = placement_problem(graph, fabric)
+    pcu = [s.id for s in fabric.sites_of("pcu")]
+    pmu = [s.id for s in fabric.sites_of("pmu")]
+    pcu_nodes = [n.id for n in graph.nodes if n.unit == "pcu"]
+    pmu_nodes = [n.id for n in graph.nodes if n.unit == "pmu"]
+    best = float("inf")
+    for a in itertools.permutations(pcu, len(pcu_nodes)):
+        for b in itertools.permutations(pmu, len(pmu_nodes)):
+            placement = dict(zip(pcu_nodes, a)) | dict(zip(pmu_nodes, b))
+            best = min(best, problem_cost(problem, placement))
+    return best
+
+
+@pytest.mark.parametrize("placer", [place_cpsat, place_milp])
+def test_model_is_proven_optimal_on_tiny_grid(tiny, placer):
+    g = star_graph()
+    optimum = exhaustive_optimum(g, tiny)
+    out = placer(g, tiny, [n.id for n in g.nodes], time_limit=20, seed=0)
+    assert check_placement(g, tiny, out.placement).ok
+    assert out.status == "OPTIMAL" and out.extra["gap"] == 0.0
+    assert out.objective == pytest.approx(optimum)
+    assert out.bound == pytest.approx(optimum)
+
+
+def test_more_pmu_nodes_than_pmu_sites_is_diagnosed(tiny):
+    g = Graph("pmus", [Node(f"m{i}", unit="pmu") for i in range(9)], [])
+    with pytest.raises(PlacementError) as info:
+        place_model(g, tiny, g.node_ids, time_limit=5)
+    assert info.value.unit == "pmu" and info.value.needed == 9 and info.value.available == 8
+    assert "PMU" in str(info.value)
+
+
+def random_section(n, seed=1):
+    import random
+    rng = random.Random(seed)
+    nodes = [Node(f"n{i}", unit=rng.choice(["pcu", "pmu"])) for i in range(n)]
+    edges = [Edge(f"n{rng.randrange(i)}", f"n{i}", bandwidth=rng.choice([1.0, 0.5, 0.25]))
+             for i in range(1, n)]
+    edges += [Edge(f"n{rng.randrange(n)}", f"n{rng.randrange(n)}") for _ in range(n // 3)]
+    return Graph("random", nodes, [e for e in edges if e.src != e.dst])
+
+
+def test_lns_never_worse_than_warm_start_and_legal(plasticine):
+    g = random_section(60)
+    out = place_model(g, plasticine, g.node_ids, time_limit=4, seed=0)
+    assert check_placement(g, plasticine, out.placement).ok
+    assert out.objective <= out.extra["warm_start_cost"] + 1e-9
+    assert "lns_rounds" in out.extra
+    greedy = problem_cost(placement_problem(g, plasticine), greedy_place(g, plasticine, g.node_ids))
+    assert out.objective <= greedy
+
+
+def test_placement_mps_round_trip(tiny, tmp_path):
+    g = star_graph()
+    problem = placement_problem(g, tiny)
+    cands = {n: [i for i, s in enumerate(problem.sites.ids) if tiny.can_host(s, g.node(n).unit)]
+             for n in g.node_ids}
+    model, _ = build_placement_model(problem, g.node_ids, cands, {})
+    path = tmp_path / "placement.mps"
+    model.write_mps(str(path))
+    direct = model.solve(backend="cp-sat", time_limit=20, seed=0)
+    from_file = solve_model_file(path, backend="highs", time_limit=20)
+    assert direct.status.name == from_file.status.name == "OPTIMAL"
+    assert direct.objective == pytest.approx(from_file.objective)
+
+
+def test_export_dir_writes_the_model(tiny, tmp_path):
+    g = star_graph()
+    place_model(g, tiny, g.node_ids, time_limit=5, export_dir=str(tmp_path))
+    assert (tmp_path / "placement.mps").exists()
+
+
+def test_penalty_moves_nodes_away(tiny):
+    g = Graph("pair", [Node("a", unit="pcu"), Node("b", unit="pmu")], [Edge("a", "b")])
+    first = place_model(g, tiny, ["a", "b"], time_limit=5)
+    penalty = {site: 100.0 for site in first.placement.values()}
+    again = place_model(g, tiny, ["a", "b"], time_limit=5, site_penalty=penalty)
+    assert not set(again.placement.values()) & set(first.placement.values())
+
+
+def test_registry_names():
+    assert {"greedy", "model", "milp", "cp-sat", "annealing"} <= set(PLACERS)

@@ -1,0 +1,91 @@
+"""The exact routing model (MILP and CP-SAT), its warm start and its diagnosis."""
+
+import pytest
+
+from formulations.routing import (ROUTERS, _Fabric, _net_data, build_routing_model, route_cpsat,
+                                  route_milp, route_negotiated)
+from formulations.solver import solve_model_file
+from hardware import build_fabric, load_hardware
+from model.graph import Edge, Graph, Node
+from pipeline.flow import RunOptions
+from pipeline.section_pass import map_section
+from sim.check import check_section
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return build_fabric(load_hardware("tiny"))
+
+
+def fanout_graph(sinks, separate_nets=False):
+    nodes = [Node("d", unit="pcu")] + [Node(f"s{i}", unit="any") for i in range(sinks)]
+    edges = [Edge("d", f"s{i}", net=f"n{i}" if separate_nets else None) for i in range(sinks)]
+    return Graph("fan", nodes, edges)
+
+
+def spread_placement(tiny, g):
+    sites = [s.id for s in tiny.sites_of("any")]
+    placement = {"d": "U0_0"}
+    rest = [s for s in reversed(sites) if s != "U0_0"]
+    for i, n in enumerate(n for n in g.node_ids if n != "d"):
+        placement[n] = rest[i]
+    return placement
+
+
+@pytest.mark.parametrize("router", [route_milp, route_cpsat])
+def test_multi_sink_net_is_an_optimal_tree(tiny, router):
+    g = fanout_graph(4)
+    placement = spread_placement(tiny, g)
+    warm = route_negotiated(g, tiny, placement)
+    out = router(g, tiny, placement, time_limit=20, seed=0)
+    report = check_section(g, tiny, placement, out.paths)
+    assert report.ok, report.violations
+    assert out.success and out.wirelength <= warm.wirelength
+    assert report.wirelength == out.wirelength
+    assert out.bound == pytest.approx(out.wirelength) and out.extra["gap"] == 0.0
+
+
+def test_unroutable_bottleneck_is_diagnosed(tiny):
+    # a unit has 4 out-links of 2 vector channels: 9 separate nets cannot leave it
+    g = fanout_graph(9, separate_nets=True)
+    placement = spread_placement(tiny, g)
+    out = route_milp(g, tiny, placement, time_limit=20, seed=0)
+    assert not out.success
+    assert out.extra["proven_unroutable"]
+    assert any(o.link.startswith("U0_0->") for o in out.overused)
+    assert all(o.load > o.capacity for o in out.overused)
+
+
+def test_section_failure_names_links_for_the_feedback_loop(tiny):
+    g = fanout_graph(9, separate_nets=True)
+    options = RunOptions(placer="model", router="model", time_limit=5)
+    outcome = map_section(g, tiny, 0, options, lambda line: None)
+    assert outcome.failure is not None and outcome.failure.level == "routing"
+    assert outcome.failure.overused and "over capacity" in outcome.failure.message
+
+
+def test_map_section_with_models_passes_the_checker(tiny):
+    g = Graph("g", [Node("a", unit="pcu"), Node("b", unit="pmu"), Node("c", unit="pcu"),
+                    Node("d", unit="pmu")],
+              [Edge("a", "b"), Edge("a", "c"), Edge("c", "d"), Edge("b", "d", bandwidth=0.5)])
+    options = RunOptions(placer="model", router="model", time_limit=5)
+    outcome = map_section(g, tiny, 0, options, lambda line: None)
+    assert outcome.failure is None
+    assert check_section(g, tiny, outcome.placement, outcome.paths).ok
+
+
+def test_routing_mps_round_trip(tiny, tmp_path):
+    g = fanout_graph(3)
+    placement = spread_placement(tiny, g)
+    fab = _Fabric(tiny)
+    nets = _net_data(g, fab, placement, {}, margin=1)
+    model, *_ = build_routing_model(fab, nets, {})
+    model.write_mps(str(tmp_path / "routing.mps"))
+    direct = model.solve(backend="cp-sat", time_limit=20, seed=0)
+    from_file = solve_model_file(tmp_path / "routing.mps", backend="highs", time_limit=20)
+    assert direct.status.name == from_file.status.name == "OPTIMAL"
+    assert direct.objective == pytest.approx(from_file.objective)
+
+
+def test_registry_names():
+    assert {"negotiated", "model", "milp", "cp-sat"} <= set(ROUTERS)
