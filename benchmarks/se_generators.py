@@ -18,7 +18,7 @@ Examples
 --------
 >>> g = ifft_graph(4)
 >>> len(g.nodes), len(g.edges)
-(24, 32)
+(28, 38)
 >>> g = se_random_dag(20, seed=1)
 >>> len(g.nodes), max(len(g.in_edges(n)) for n in g.node_ids) <= 3
 (20, True)
@@ -47,7 +47,7 @@ def ifft_graph(points: int, loads: bool = True) -> Graph:
     Examples
     --------
     >>> [len(ifft_graph(n).nodes) for n in (2, 4, 8)]
-    [8, 24, 80]
+    [8, 28, 84]
     """
     if points < 2 or points & (points - 1):
         raise ValueError(f"points must be a power of two >= 2, got {points}")
@@ -106,15 +106,23 @@ def _butterfly(nodes: list[Node], edges: list[Edge], s: int, a: int, k: int, va,
 
 
 def se_random_dag(n: int, seed: int = 0, max_in: int = 3, max_out: int = 4,
-                  sources: int | None = None, window: int = 8, const_prob: float = 0.3,
+                  sources: int | None = None, skip_prob: float = 0.1, const_prob: float = 0.3,
                   share_prob: float = 0.15, max_share: int = 3) -> Graph:
-    """A random instruction DAG for the Streaming Engine.
+    """A random layered instruction DAG for the Streaming Engine.
 
-    Node ``i`` draws 1..``max_in`` operands among the ``window`` previous nodes with room in
-    their fan-out; ``sources`` nodes (default ``max(1, n // 12)``, at most 6) have none. A node
-    reads its own constant with probability ``const_prob`` and joins the variable of an earlier
-    node with probability ``share_prob`` when neither is a sibling of the other's group nor
-    both start the data-flow (groups of at most ``max_share``).
+    The nodes get a hidden 1-D position (a tile of a 16-tile line) and a layer; node ``i``
+    draws 1..``max_in`` operands (in-degree 1, 2, 3 with probabilities 0.4, 0.4, 0.2) among
+    nodes of the previous layer (or, with probability ``skip_prob``, the one before) whose hidden
+    position is within 2 and whose fan-out is below ``max_out``. The first layer (``sources``
+    nodes, default ``min(6, max(1, n // 8))``) has no operands and starts the data-flow. A node
+    reads its own constant with probability ``const_prob`` and joins the variable of a node of
+    the same hidden position with probability ``share_prob`` when no two members of the group
+    share a parent and at most one starts the data-flow (groups of at most ``max_share``).
+
+    Caveat: uniformly random DAGs (operands anywhere among the previous nodes) almost never
+    respect the synchronous fabric's reach of 2 tiles at a small II; the hidden positions keep
+    the edges local, as a real kernel laid out on a line would be. The hidden layout is not a
+    solution (slots and timing are left to the mapper).
 
     Examples
     --------
@@ -123,25 +131,33 @@ def se_random_dag(n: int, seed: int = 0, max_in: int = 3, max_out: int = 4,
     [True]
     """
     rng = np.random.default_rng(seed)
-    n_sources = sources if sources is not None else min(6, max(1, n // 12))
-    source_ids = set(rng.choice(np.arange(1, max(2, n)), size=max(0, min(n_sources, n) - 1),
-                                replace=False).tolist()) | {0} if n else set()
+    n_sources = sources if sources is not None else min(6, max(1, n // 8))
+    n_sources = max(1, min(n_sources, n))
+    pos = [int(x) for x in rng.integers(0, 16, size=n)]
+    layer = [0] * n
+    width = max(n_sources, 2)
     parents: list[set[int]] = []
     out_deg = [0] * n
     edges: list[Edge] = []
     for i in range(n):
         chosen: set[int] = set()
-        if i not in source_ids:
-            pool = [j for j in range(max(0, i - window), i) if out_deg[j] < max_out]
+        if i >= n_sources:
+            layer[i] = 1 + (i - n_sources) // width
+            want = layer[i] - (2 if layer[i] >= 2 and rng.random() < skip_prob else 1)
+            pool = [j for j in range(i) if layer[j] == want and out_deg[j] < max_out]
             if not pool:
-                pool = [j for j in range(i) if out_deg[j] < max_out] or [i - 1]
+                pool = [j for j in range(i) if layer[j] == layer[i] - 1] or [i - 1]
+            anchor = int(rng.choice(pool))
+            pos[i] = int(np.clip(pos[anchor] + rng.integers(-1, 2), 0, 15))
+            near = [j for j in pool if abs(pos[j] - pos[i]) <= 2 and j != anchor]
             k = int(rng.choice([1, 2, 3], p=[0.4, 0.4, 0.2]))
-            chosen = set(rng.choice(pool, size=min(k, max_in, len(pool)), replace=False).tolist())
+            extra = rng.choice(near, size=min(k - 1, max_in - 1, len(near)), replace=False)
+            chosen = {anchor} | set(int(x) for x in np.atleast_1d(extra))
         parents.append(chosen)
         for j in sorted(chosen):
             out_deg[j] += 1
             edges.append(Edge(f"n{j}", f"n{i}"))
-    groups = _shared_groups(rng, n, parents, source_ids, window, share_prob, max_share)
+    groups = _shared_groups(rng, n, parents, set(range(n_sources)), pos, share_prob, max_share)
     nodes = []
     for i in range(n):
         mem = []
@@ -154,14 +170,17 @@ def se_random_dag(n: int, seed: int = 0, max_in: int = 3, max_out: int = 4,
                  {"generator": "se_random_dag", "seed": seed})
 
 
-def _shared_groups(rng, n: int, parents: list[set[int]], source_ids: set[int], window: int,
+def _shared_groups(rng, n: int, parents: list[set[int]], source_ids: set[int], pos: list[int],
                    share_prob: float, max_share: int) -> dict[int, int]:
     group_of: dict[int, int] = {}
     members: dict[int, list[int]] = {}
     for i in range(1, n):
         if rng.random() >= share_prob:
             continue
-        j = int(rng.integers(max(0, i - window), i))
+        same = [j for j in range(i) if pos[j] == pos[i]]
+        if not same:
+            continue
+        j = int(rng.choice(same))
         g = group_of.get(j, j)
         mates = members.get(g, [j])
         clash = any(parents[i] & parents[m] for m in mates)

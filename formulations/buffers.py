@@ -837,7 +837,8 @@ def _second_solve(problem: BufferProblem, values, first: SolveResult, backend: s
                                       integer_depths=backend in _INTEGER_ONLY)
         model.set_hint(dict(values))
         return model.solve(backend=backend, time_limit=time_limit, seed=seed, mip_gap=0.0)
-    model, bvars = build_buffer_model(problem, relax=True, objective="depth")
+    model, bvars = build_buffer_model(problem, relax=True, objective="depth",
+                                      pmu_cap=round(first.objective))
     for var in bvars.pmu_vars() + list(bvars.used or []):
         value = round(values[var.name])
         model.set_bounds(var, value, value)
@@ -852,15 +853,37 @@ def _failed(problem: BufferProblem, model: LinearModel, result: SolveResult, bac
         diag_backend = "highs" if backend in _INTEGER_ONLY else backend
         diag = explain_infeasible(model.copy(name=f"{model.name}_diag"), backend=diag_backend,
                                   time_limit=min(time_limit, 30.0), seed=seed,
-                                  keep=["buffer-depth"])
-        diagnosis = (f"no balancing exists in mode {problem.options.mode!r}"
-                     f"{'' if problem.options.load_shift else ' without load shifting'}: "
-                     f"{diag}. Constraint names read balance_<join>_from_<producer>; allow "
-                     f"insertion (mode 'both') or load shifting to fix it")
+                                  keep=["buffer-depth", "balance"])
+        diagnosis = _explain(problem, diag)
     original = [b.original_depth for b in problem.buffers]
     return BufferSolution(problem, result.status.name, original, [0] * len(problem.slots), {},
                           "global MIP", [result], build_time=build_time,
                           solve_time=result.wall_time, diagnosis=diagnosis)
+
+
+def _explain(problem: BufferProblem, diag) -> str:
+    """The infeasibility diagnosis in the graph's terms (buffers, joins, loads)."""
+    words = _constraint_words(problem)
+    blamed = [words.get(name, name) for fam in diag.families
+              for name in diag.constraints.get(fam, ())]
+    mode = problem.options.mode
+    text = (f"no balancing exists in mode {mode!r}"
+            f"{'' if problem.options.load_shift else ' without load shifting'}: the joins "
+            f"cannot all be balanced while " + "; ".join(blamed or [str(diag)]))
+    fixes = [] if problem.options.insertion else ["allow insertion (mode 'both')"]
+    fixes += [] if problem.options.load_shift else ["allow load shifting"]
+    return text + (f". Fix: {' or '.join(fixes)}" if fixes else "")
+
+
+def _constraint_words(problem: BufferProblem) -> dict[str, str]:
+    words = {}
+    for b in problem.buffers:
+        tag, edge = f"{b.index}_{_safe(b.driver)}", f"{b.driver} -> {', '.join(b.sinks)}"
+        words[f"grow_{tag}"] = f"buffer {edge} keeps depth >= {b.original_depth}"
+        words[f"no_tuning_{tag}"] = f"buffer {edge} stays at depth {b.original_depth} (no tuning)"
+    for s in problem.sources:
+        words[f"load_fixed_{_safe(s)}"] = f"load time of {s} is fixed at 0"
+    return words
 
 
 def _decode(problem: BufferProblem, values, results, lp_integral, build_time,

@@ -136,7 +136,9 @@ def place_greedy(graph: Graph, fabric, order: list[str], **_options) -> Placemen
 #: integers; the msr-dnn bandwidths span 1e-6..1, so a fixed scale would zero them).
 WEIGHT_SCALE = 1000
 #: A section whose full model has more assignment variables than this is improved by LNS.
-MAX_EXACT_VARS = 2500
+MAX_EXACT_VARS = 800
+#: Seconds one LNS window may take (a window the solver cannot settle quickly is skipped).
+WINDOW_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -322,7 +324,7 @@ def _export(model, export_dir, name: str) -> None:
 def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sat",
                 time_limit: float = 10.0, seed: int = 0, export_dir: str | None = None,
                 site_penalty: dict[str, float] | None = None, start: dict[str, str] | None = None,
-                window: int = 10, anneal_share: float = 0.25, **_options) -> PlacementOutcome:
+                window: int = 8, anneal_share: float = 0.25, **_options) -> PlacementOutcome:
     """Exact placement model, warm-started by the greedy; LNS when too big to prove.
 
     Parameters
@@ -335,8 +337,9 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
     site_penalty : site id -> extra cost per unit of node bandwidth (routing feedback).
     start : a placement to start from instead of the greedy one.
     window : nodes re-optimised together per LNS round.
-    anneal_share : share of ``time_limit`` spent annealing the greedy placement before
-        the LNS starts (sections too big for one model only; 0 = LNS from the greedy).
+    anneal_share : at most this share of ``time_limit`` is spent annealing the greedy
+        placement (one VPR run, which usually stops earlier) before the model starts
+        from the better of the two; 0 = straight from the greedy.
 
     Returns
     -------
@@ -368,7 +371,7 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
              round(_time.perf_counter() - started, 4)}
     candidates = _all_candidates(problem, problem.nodes)
     n_vars = sum(len(c) for c in candidates.values())
-    if n_vars > MAX_EXACT_VARS and greedy_cost > 0 and anneal_share > 0:
+    if greedy_cost > 0 and anneal_share > 0:
         current = _annealed(problem, fabric, current, anneal_share * time_limit, seed)
     start_cost = problem_cost(problem, current)
     index = {n: problem.sites.index[s] for n, s in current.items()}
@@ -381,7 +384,8 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
         model, x = build_placement_model(problem, problem.nodes, candidates, {})
         _export(model, export_dir, "placement")
     if n_vars <= MAX_EXACT_VARS:
-        return _solve_exact(problem, model, x, index, start_cost, backend, time_limit, seed,
+        left = max(0.5, time_limit - (_time.perf_counter() - started))
+        return _solve_exact(problem, model, x, index, start_cost, backend, left, seed,
                             started, extra)
     return _lns(problem, index, start_cost, backend, time_limit, seed, window, started, extra)
 
@@ -432,10 +436,11 @@ def _lns(problem, index, cost, backend, time_limit, seed, window, started, extra
     patience = max(20, 6 * len(problem.nodes) // max(1, window))
     while _time.perf_counter() < deadline - 0.05 and stale < patience and cost > 0:
         rounds += 1
-        size = min(2 * window, window + 2 * (stale // 8))  # grow the window when stuck
+        size = min(window + 4, window + stale // 8)  # grow the window when stuck
         free = _pick_window(problem, index, neighbours, rng, size, rounds)
         new_index = _solve_window(problem, index, free, backend,
-                                  min(2.0, deadline - _time.perf_counter()), seed + rounds)
+                                  min(WINDOW_SECONDS, deadline - _time.perf_counter()),
+                                  seed + rounds)
         new_cost = problem_cost(problem, _names(problem, new_index)) if new_index else cost
         if new_index and new_cost < cost - 1e-9:
             index, cost, stale, improved = new_index, new_cost, 0, improved + 1

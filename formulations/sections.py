@@ -25,7 +25,7 @@ import networkx as nx
 from model.graph import Graph, Node
 
 __all__ = ["Capacity", "Section", "SectionPlan", "SectionError", "unit_demand", "greedy_cut",
-           "lower_bound", "cut_sections", "cut_traffic", "edge_traffic", "build_section_model"]
+           "lower_bound", "cut_sections", "Scale", "scale_of", "cut_traffic", "edge_traffic", "build_section_model"]
 
 
 class SectionError(Exception):
@@ -61,17 +61,41 @@ class Section:
     any: float = 0.0
     agcu: float = 0.0
 
-    def fits_with(self, demand: dict[str, float], cap: Capacity, scale: float = 1.0) -> bool:
+    def fits_with(self, demand: dict[str, float], cap: Capacity, scale: "Scale" = 1.0) -> bool:
         pcu, pmu = self.pcu + demand["pcu"], self.pmu + demand["pmu"]
         flexible = self.any + demand["any"]
-        return (scale * pcu <= cap.pcu and scale * pmu <= cap.pmu
-                and scale * (pcu + pmu + flexible) <= cap.total
+        return (scale_of(scale, "pcu") * pcu <= cap.pcu
+                and scale_of(scale, "pmu") * pmu <= cap.pmu
+                and scale_of(scale, "units") * (pcu + pmu + flexible) <= cap.total
                 and self.agcu + demand["agcu"] <= cap.agcu)
 
     def add(self, node_id: str, demand: dict[str, float]) -> None:
         self.nodes.append(node_id)
         for key in ("pcu", "pmu", "any", "agcu"):
             setattr(self, key, getattr(self, key) + demand[key])
+
+
+#: A resource scale factor: one number for every resource, or one per resource
+#: (``{"pcu": s, "pmu": s, "units": s}``; a missing key means 1.0). The cutter
+#: plans a section as if its estimates were ``scale`` times larger.
+Scale = float | dict[str, float]
+
+
+def scale_of(scale: Scale, resource: str) -> float:
+    """The factor ``scale`` applies to ``resource`` ("pcu", "pmu" or "units").
+
+    Examples
+    --------
+    >>> scale_of(1.5, "pmu"), scale_of({"pmu": 2.0}, "pmu"), scale_of({"pmu": 2.0}, "pcu")
+    (1.5, 2.0, 1.0)
+    """
+    if isinstance(scale, (int, float)):
+        return float(scale)
+    return float(scale.get(resource, 1.0))
+
+
+def _smallest_scale(scales: dict[int, Scale]) -> float:
+    return min([1.0] + [scale_of(s, r) for s in scales.values() for r in ("pcu", "pmu", "units")])
 
 
 def unit_demand(node: Node) -> dict[str, float]:
@@ -212,7 +236,7 @@ def lower_bound(graph: Graph, cap: Capacity, scale: float = 1.0) -> int:
     return bound
 
 
-def cut_sections(graph: Graph, cap: Capacity, scales: dict[int, float] | None = None, *,
+def cut_sections(graph: Graph, cap: Capacity, scales: dict[int, Scale] | None = None, *,
                  separate: list[tuple[str, str]] = (), backend: str = "cp-sat",
                  time_limit: float = 60.0, seed: int = 0, export_dir: str | None = None,
                  first_id: int = 0) -> SectionPlan:
@@ -228,7 +252,8 @@ def cut_sections(graph: Graph, cap: Capacity, scales: dict[int, float] | None = 
     ----------
     graph : the nodes to cut (loop-carried edges impose no order).
     cap : units one section may use.
-    scales : resource scale factor per section position (default 1.0).
+    scales : resource scale factor per section position (default 1.0), a
+        number or one per resource (:data:`Scale`).
     separate : node pairs that must land in different sections (a moved
         boundary: the later node goes to a later section).
     backend, time_limit, seed : the solver and its budget (seconds in all).
@@ -239,7 +264,7 @@ def cut_sections(graph: Graph, cap: Capacity, scales: dict[int, float] | None = 
     started = time.perf_counter()
     greedy = _greedy_with_scales(graph, cap, scales, separate)
     greedy_traffic = cut_traffic(graph, greedy)
-    bound = lower_bound(graph, cap, min(scales.values(), default=1.0))
+    bound = lower_bound(graph, cap, _smallest_scale(scales))
     plan = SectionPlan(greedy, bound, len(greedy), greedy_traffic, greedy_traffic,
                        "greedy topological cut")
     if len(graph.nodes) <= 1 or _SOLVERLESS(backend):
@@ -290,7 +315,7 @@ WINDOW = 5
 
 
 def _window_search(graph: Graph, cap: Capacity, assignment: dict[str, int],
-                   scales: dict[int, float], separate, backend: str, seed: int,
+                   scales: dict[int, Scale], separate, backend: str, seed: int,
                    deadline: float, plan: SectionPlan) -> dict[str, int]:
     """Re-cut windows of WINDOW consecutive sections with the rest fixed, until the deadline.
 
@@ -338,7 +363,7 @@ def _SOLVERLESS(backend: str) -> bool:
     return backend in ("greedy", "none")
 
 
-def build_section_model(graph: Graph, cap: Capacity, count: int, scales: dict[int, float],
+def build_section_model(graph: Graph, cap: Capacity, count: int, scales: dict[int, Scale],
                         separate: list[tuple[str, str]] = ()):
     """The section model with ``count`` ordered sections, as a LinearModel.
 
@@ -407,7 +432,7 @@ def _add_order(model, position, a: str, b: str, gap: float, name: str, family: s
 
 
 def _add_capacities(model, graph: Graph, x, cap: Capacity, count: int,
-                    scales: dict[int, float]) -> None:
+                    scales: dict[int, Scale]) -> None:
     demand = {v: unit_demand(graph.node(v)) for v in x}
     limits = {"pcu": (("pcu",), cap.pcu), "pmu": (("pmu",), cap.pmu),
               "units": (("pcu", "pmu", "any"), cap.total), "agcu": (("agcu",), cap.agcu)}
@@ -417,7 +442,7 @@ def _add_capacities(model, graph: Graph, x, cap: Capacity, count: int,
             terms = [(x[v][k], sum(demand[v][key] for key in keys)) for v in x if k in x[v]]
             terms = [(var, c) for var, c in terms if c]
             if terms:
-                bound = limit if label == "agcu" else limit / scale
+                bound = limit if label == "agcu" else limit / scale_of(scale, label)
                 model.add_row([t[0] for t in terms], [t[1] for t in terms], ub=bound,
                               name=f"{label}_capacity[{k}]", family="capacity")
 
@@ -448,7 +473,7 @@ def _add_categories(model, graph: Graph, x, count: int) -> dict:
 
 
 def _section_windows(graph: Graph, cap: Capacity, count: int,
-                     scales: dict[int, float]) -> dict[str, list[int]]:
+                     scales: dict[int, Scale]) -> dict[str, list[int]]:
     """Sections each node can reach: its ancestors must fit before it, its descendants after.
 
     With the loosest capacity (the smallest scale), a node whose ancestors
@@ -462,7 +487,7 @@ def _section_windows(graph: Graph, cap: Capacity, count: int,
              for v in order}
     succs = {v: [pos[s] for s in graph.successors(v) if _same_iteration(graph, v, s)]
              for v in order}
-    loosest = min([1.0] + list(scales.values()))
+    loosest = _smallest_scale(scales)
     kinds = [("pcu", cap.pcu), ("pmu", cap.pmu)]
     masks = {kind: 0 for kind, _ in kinds}
     for v in order:
@@ -532,7 +557,7 @@ def _export(model, export_dir: str | None, stem: str) -> None:
         model.write_mps(str(Path(export_dir) / f"{model.name}_{stem}.mps"))
 
 
-def _greedy_with_scales(graph: Graph, cap: Capacity, scales: dict[int, float],
+def _greedy_with_scales(graph: Graph, cap: Capacity, scales: dict[int, Scale],
                         separate: list[tuple[str, str]]) -> list[Section]:
     """List scheduling into sections: fill each with ready nodes that still fit.
 
@@ -562,7 +587,7 @@ def _greedy_with_scales(graph: Graph, cap: Capacity, scales: dict[int, float],
             if not current.nodes:
                 node_id = ready[0]
                 raise SectionError(f'node "{node_id}" needs {_units(demand[node_id])}, more than '
-                                   f"one section offers ({_units_cap(cap)}) at scale {scale:g}")
+                                   f"one section offers ({_units_cap(cap)}) at scale {scale}")
             sections.append(Section(len(sections)))
             continue
         ready.remove(pick)
@@ -591,7 +616,7 @@ def _schedule_priority(graph: Graph) -> dict[str, float]:
 
 
 def _first_fitting(graph: Graph, ready: list[str], current: Section, demand, cap: Capacity,
-                   scale: float, apart: dict[str, set[str]]) -> str | None:
+                   scale: Scale, apart: dict[str, set[str]]) -> str | None:
     """The first ready node (current category first) that fits ``current``."""
     members = set(current.nodes)
     for same_category_pass in (True, False):

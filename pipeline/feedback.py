@@ -44,7 +44,7 @@ FIXED_BY: dict[ErrorCode, str | None] = {
 
 @dataclass
 class SectionUsage:
-    """Units one section needs against what it may use."""
+    """Sites one section needs (placed units) against capacity, and its estimate."""
 
     section: int
     pcu: float
@@ -56,6 +56,8 @@ class SectionUsage:
     estimated_units: float
     failed: bool = False
     lack_of_resource: bool = False
+    estimated_pcu: float = 0.0
+    estimated_pmu: float = 0.0
 
 
 @dataclass

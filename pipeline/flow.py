@@ -33,8 +33,8 @@ class RunOptions:
     backend: str = "cp-sat"
     time_limit: float = 60.0
     seed: int = 0
-    placer: str = "greedy"
-    router: str = "negotiated"
+    placer: str = "model"
+    router: str = "model"
     router_config: RouterConfig = field(default_factory=RouterConfig)
     export_dir: str | None = None
     depth_per_pmu: int | None = None
@@ -123,7 +123,7 @@ def _fail(mapping: Mapping, diagnosis: str) -> Mapping:
 def _record_state(mapping: Mapping, state: CompileState) -> None:
     mapping.sections = [{"id": w.section.id, "nodes": w.section.nodes,
                          "category": w.section.category, "pcu": w.section.pcu,
-                         "pmu": w.section.pmu, "scale": state.scales.get(w.section.id, 1.0),
+                         "pmu": w.section.pmu, "scale": state.scales.get(w.section.id, {}),
                          "buffer_units": len(w.graph.nodes) - len(w.section.nodes)
                          if w.graph else 0, "reused": w.reused} for w in state.work]
     mapping.stages = state.stages

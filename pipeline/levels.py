@@ -70,8 +70,9 @@ class CompileState:
     say: Callable[[str], None] = lambda line: None
     cap: Capacity | None = None
     work: list[SectionWork] = field(default_factory=list)
-    scales: dict[int, float] = field(default_factory=dict)
-    default_scale: float = 1.0
+    scales: dict[int, dict[str, float]] = field(default_factory=dict)
+    default_scale: dict[str, float] = field(
+        default_factory=lambda: {"pcu": 1.0, "pmu": 1.0, "units": 1.0})
     separate: list[tuple[str, str]] = field(default_factory=list)
     recut_from: int | None = None
     seeds: dict[tuple, int] = field(default_factory=dict)
@@ -83,24 +84,29 @@ class CompileState:
     plan: object = None
 
     def usage(self, failed: int | None = None, lack: bool = False) -> list[SectionUsage]:
-        """Every section's unit needs (buffer units included) against capacity."""
+        """Every section's sites needed (buffer units included) against capacity."""
         rows = []
         for w in self.work:
             graph = w.graph or self.graph.subgraph(w.section.nodes)
-            d = _demand(graph)
-            rows.append(SectionUsage(w.section.id, d["pcu"], d["pmu"], d["units"], self.cap.pcu,
-                                     self.cap.pmu, self.cap.total,
-                                     w.section.pcu + w.section.pmu + w.section.any,
-                                     failed=w.section.id == failed,
-                                     lack_of_resource=lack and w.section.id == failed))
+            d = sites_needed(graph)
+            s = w.section
+            rows.append(SectionUsage(s.id, d["pcu"], d["pmu"], d["units"], self.cap.pcu,
+                                     self.cap.pmu, self.cap.total, s.pcu + s.pmu + s.any,
+                                     failed=s.id == failed,
+                                     lack_of_resource=lack and s.id == failed,
+                                     estimated_pcu=s.pcu, estimated_pmu=s.pmu))
         return rows
 
 
-def _demand(graph: Graph) -> dict[str, float]:
+def sites_needed(graph: Graph) -> dict[str, float]:
+    """Sites placement will use: one of its unit kind per node (buffer units included).
+
+    The cutter works with estimates (``Node.pcu``/``pmu``); placement puts
+    each node on one site, so this is the actual usage the feedback compares.
+    """
     total = {"pcu": 0.0, "pmu": 0.0, "any": 0.0, "agcu": 0.0}
     for node in graph.nodes:
-        for key, value in unit_demand(node).items():
-            total[key] += value
+        total[node.unit] += 1
     total["units"] = total["pcu"] + total["pmu"] + total["any"]
     return total
 
@@ -147,13 +153,15 @@ class CutLevel:
         if len(work.section.nodes) <= 1:
             return None          # one node that does not fit: nothing to cut
         usage = data.sections[k] if k < len(data.sections) else None
-        old = state.scales.get(k, state.default_scale)
-        ratio = usage.units / max(usage.estimated_units, 1e-9) if usage else 0.0
-        new = max(old * SCALE_STEP, ratio * 1.02)
+        old = dict(state.scales.get(k, state.default_scale))
+        unit = {"any": "units"}.get(data.hints.get("unit"), data.hints.get("unit"))
+        new = _raised_scale(old, usage, unit)
         state.scales[k] = new
-        state.default_scale = max(state.default_scale, new)   # later sections likely alike
+        # the estimate error seen here is likely systematic: plan later sections alike
+        state.default_scale = {r: max(state.default_scale.get(r, 1.0), v) for r, v in new.items()}
         state.recut_from = k
-        return f"scale factor of section {k}: {old:.3g} -> {new:.3g}; re-cut from section {k}"
+        return (f"scale factor of section {k}: {_show(old)} -> {_show(new)}; "
+                f"re-cut from section {k}")
 
     def _separate(self, state: CompileState, data: ErrorHandlingData) -> str | None:
         a, b = data.hints["pair"]
@@ -165,6 +173,33 @@ class CutLevel:
         return f'stage boundary moved between "{a}" and "{b}"; re-cut from section {where[a]}'
 
 
+def _raised_scale(old: dict[str, float], usage: SectionUsage | None,
+                  unit: str | None) -> dict[str, float]:
+    """Raise the scale of each resource the section overflowed.
+
+    To at least SCALE_STEP times the old factor, and to the ratio of sites used
+    to sites estimated (so one round usually suffices). A placement failure
+    names the unit kind that ran out even when the counts looked fine.
+    """
+    new = dict(old)
+    if usage is None:
+        return {r: v * SCALE_STEP for r, v in old.items()}
+    checks = {"pcu": (usage.pcu, usage.estimated_pcu, usage.pcu_capacity),
+              "pmu": (usage.pmu, usage.estimated_pmu, usage.pmu_capacity),
+              "units": (usage.units, usage.estimated_units, usage.unit_capacity)}
+    for resource, (used, estimated, capacity) in checks.items():
+        if used > capacity or resource == unit:
+            ratio = used / estimated if estimated else SCALE_STEP
+            new[resource] = max(old.get(resource, 1.0) * SCALE_STEP, ratio * 1.02)
+    if new == old:
+        new = {r: v * SCALE_STEP for r, v in old.items()}
+    return new
+
+
+def _show(scale: dict[str, float]) -> str:
+    return "{" + ", ".join(f"{r} {v:.3g}" for r, v in sorted(scale.items())) + "}"
+
+
 def _cut_options(options) -> dict:
     opts = options.solver_options()
     opts["time_limit"] = getattr(options, "section_time_limit", None) or opts["time_limit"]
@@ -172,7 +207,9 @@ def _cut_options(options) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------
-Balancer = Callable[[Graph, object, object], object]
+#: ``balancer(section graph, spec, options, section=id)`` -> an object with ``rows``
+#: (local edge -> mapping.json buffers row), ``stage`` and ``report_lines()``.
+Balancer = Callable[..., object]
 
 
 class BufferLevel:
@@ -193,7 +230,7 @@ class BufferLevel:
             self._balance(state, w)
             state.buffered[w.key] = w
         for w in state.work:
-            d = _demand(w.graph)
+            d = sites_needed(w.graph)
             if not _fits(d, state.cap):
                 raise MappingError(ErrorHandlingData(
                     ErrorCode.RESOURCE_TOO_LOW_PREDICTED, self.name,
@@ -210,7 +247,7 @@ class BufferLevel:
         added: dict[int, int] = {}
         if self.balancer is not None:
             started = time.perf_counter()
-            result = self.balancer(sub, state.spec, state.options)
+            result = self.balancer(sub, state.spec, state.options, section=w.section.id)
             rows, added, lines, stage = _read_balancer(result)
             w.buffer_rows = {index[local]: row for local, row in rows.items()}
             w.buffer_lines = lines
@@ -231,44 +268,66 @@ def _fits(d: dict[str, float], cap: Capacity) -> bool:
 
 
 def _read_balancer(result) -> tuple[dict[int, dict], dict[int, int], list[str], dict | None]:
-    """Rows per local edge, PMUs added per local edge, report lines, stage record."""
+    """Rows per local edge, PMUs added per local edge, report lines, stage record.
+
+    The PMUs an edge's buffer already had (``ceil(original depth / depth per
+    PMU)``) are part of the units around it; only the PMUs balancing adds
+    become new buffer units in the section.
+    """
     rows = dict(result.rows)
-    added = {k: int(r.get("pmus_added", 0)) for k, r in rows.items() if r.get("pmus_added")}
+    added = {}
+    for k, row in rows.items():
+        extra = row.get("pmus_added")
+        if extra is None:
+            before = math.ceil((row.get("original_depth") or 1) / (row.get("depth_per_pmu") or 1))
+            extra = max(0, int(row.get("pmus", 0)) - before)
+        if extra:
+            added[k] = int(extra)
     lines = list(result.report_lines()) if hasattr(result, "report_lines") else []
     return rows, added, lines, getattr(result, "stage", None)
 
 
 def materialize_buffers(sub: Graph, added: dict[int, int]) -> tuple[Graph, dict[int, list[int]]]:
-    """Insert ``added[e]`` PMU buffer units in series on each edge ``e`` of ``sub``.
+    """Insert ``added[e]`` PMU buffer units in series on edge ``e`` of ``sub``.
 
-    Returns the new graph and, per original local edge, the local edges of
-    its chain (one edge when nothing was added).
+    Edges of one multi-sink net share their buffer chain (the patent's buffer
+    shared by several consumers): the chain hangs off the driver once and
+    feeds every sink of the net that asked for it. Returns the new graph and,
+    per original local edge, the local edges from its source to its sink.
 
     Examples
     --------
-    >>> g = Graph("g", [Node("a"), Node("b")], [Edge("a", "b")])
-    >>> new, chains = materialize_buffers(g, {0: 2})
-    >>> [n.id for n in new.nodes], chains
-    (['a', 'b', 'buf[a->b#0].0', 'buf[a->b#0].1'], {0: [0, 1, 2]})
+    >>> g = Graph("g", [Node("a"), Node("b"), Node("c")],
+    ...           [Edge("a", "b", net="n"), Edge("a", "c", net="n")])
+    >>> new, chains = materialize_buffers(g, {0: 2, 1: 2})
+    >>> [n.id for n in new.nodes][3:], chains
+    (['buf[a->n].0', 'buf[a->n].1'], {0: [0, 1, 2], 1: [0, 1, 3]})
     """
     nodes = list(sub.nodes)
     edges: list[Edge] = []
     chains: dict[int, list[int]] = {}
-    for i, e in enumerate(sub.edges):
-        count = added.get(i, 0)
-        if not count:
-            chains[i] = [len(edges)]
-            edges.append(e)
+    for net in sub.nets:
+        wanted = [i for i in net.edges if added.get(i, 0) > 0]
+        for i in net.edges:
+            if i not in wanted:
+                chains[i] = [len(edges)]
+                edges.append(sub.edges[i])
+        if not wanted:
             continue
-        names = [f"buf[{e.src}->{e.dst}#{i}].{k}" for k in range(count)]
-        nodes += [Node(n, op="stage buffer", unit="pmu", category=sub.node(e.dst).category,
-                       attrs={"buffer_of": i}) for n in names]
-        hops = [e.src] + names + [e.dst]
-        chains[i] = []
-        for a, b in zip(hops, hops[1:]):
-            chains[i].append(len(edges))
-            edges.append(replace(e, src=a, dst=b, net=None if a != e.src else e.net))
-    return Graph(sub.name, nodes, edges, dict(sub.attrs)), chains
+        first = sub.edges[wanted[0]]
+        label = first.net if first.net is not None else f"{first.dst}#{wanted[0]}"
+        names = [f"buf[{net.driver}->{label}].{k}" for k in range(max(added[i] for i in wanted))]
+        nodes += [Node(n, op="stage buffer", unit="pmu", category=sub.node(first.dst).category,
+                       attrs={"buffer_of": wanted}) for n in names]
+        trunk = []
+        for a, b in zip([net.driver] + names, names):
+            trunk.append(len(edges))
+            edges.append(replace(first, src=a, dst=b, net=f"{label}:buf{len(trunk)}"))
+        for i in wanted:
+            chains[i] = trunk + [len(edges)]
+            edges.append(replace(sub.edges[i], src=names[-1],
+                                 net=f"{label}:out" if len(wanted) > 1 else None))
+    return Graph(sub.name, nodes, edges, dict(sub.attrs)), {i: chains[i] for i in sorted(chains)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -279,13 +338,13 @@ class PlaceRouteLevel:
 
     def run(self, state: CompileState) -> None:
         for w in state.work:
+            if w.graph is None:      # no buffer level ran: the section as cut
+                BufferLevel()._balance(state, w)
             key = self._key(w)
             done = state.compiled.get(key)
-            if done is not None and done is not w:
+            if done is not None:     # compiled in an earlier iteration: reuse, never redo
                 w.outcome, w.check, w.reused = done.outcome, done.check, True
                 state.reused += 1
-                continue
-            if done is w:
                 continue
             self._compile(state, w)
             state.compiled[key] = w

@@ -68,3 +68,86 @@ def test_scale_factor_leaves_headroom():
     cap = Capacity(pcu=8, pmu=0, total=8, agcu=0)
     assert len(greedy_cut(g, cap)) == 1
     assert len(greedy_cut(g, cap, scale=2.0)) == 2
+
+
+# ---- the section model ------------------------------------------------------------------
+from formulations.sections import (build_section_model, cut_sections, cut_traffic,  # noqa: E402
+                                   lower_bound)
+
+
+def check_cut(graph, cap, plan, scales=None):
+    where = {n: s.id for s in plan.sections for n in s.nodes}
+    assert sorted(where) == sorted(graph.node_ids)
+    for e in graph.edges:
+        if not e.loop_carried:
+            assert where[e.src] <= where[e.dst]
+    for s in plan.sections:
+        demand = [unit_demand(graph.node(n)) for n in s.nodes]
+        assert sum(d["pcu"] for d in demand) <= cap.pcu + 1e-9
+        assert sum(d["pmu"] for d in demand) <= cap.pmu + 1e-9
+        assert len({graph.node(n).category for n in s.nodes}) == 1
+
+
+@settings(max_examples=25, deadline=None)
+@given(dags(), st.integers(2, 4), st.integers(2, 4))
+def test_model_cut_is_valid_and_never_worse_than_greedy(graph, pcu, pmu):
+    for e in graph.edges:
+        e.bytes = float(hash((e.src, e.dst)) % 97 + 1)
+    cap = Capacity(pcu=pcu, pmu=pmu, total=pcu + pmu, agcu=0)
+    plan = cut_sections(graph, cap, backend="cp-sat", time_limit=5)
+    check_cut(graph, cap, plan)
+    assert lower_bound(graph, cap) <= plan.count <= plan.greedy_sections
+    assert plan.traffic <= plan.greedy_traffic + 1e-9
+    assert plan.traffic == pytest.approx(cut_traffic(graph, plan.sections))
+
+
+def test_model_cuts_the_light_edge_where_greedy_cuts_the_heavy_one():
+    # greedy fills {n0, n1, n2} and cuts the 100-byte edge; the model cuts n1 -> n2
+    sizes = [5, 1, 100, 5]
+    graph = Graph("chain", [Node(f"n{i}", unit="pcu") for i in range(5)],
+                  [Edge(f"n{i}", f"n{i+1}", bytes=b) for i, b in enumerate(sizes)])
+    cap = Capacity(pcu=3, pmu=0, total=3, agcu=0)
+    plan = cut_sections(graph, cap, backend="highs", time_limit=10)
+    assert plan.greedy_sections == plan.count == 2
+    assert plan.greedy_traffic == 100 and plan.traffic == 1
+    assert plan.status == "OPTIMAL" and plan.method == "section model"
+
+
+def test_separated_pair_lands_in_different_sections():
+    graph = Graph("chain", [Node(f"n{i}", unit="pcu") for i in range(4)],
+                  [Edge(f"n{i}", f"n{i+1}", bytes=1) for i in range(3)])
+    cap = Capacity(pcu=8, pmu=0, total=8, agcu=0)
+    plan = cut_sections(graph, cap, separate=[("n1", "n2")], time_limit=5)
+    where = {n: s.id for s in plan.sections for n in s.nodes}
+    assert where["n1"] < where["n2"] and plan.count == 2
+
+
+def test_per_resource_scale_shrinks_only_that_resource():
+    graph = Graph("mix", [Node(f"c{i}", unit="pcu") for i in range(4)]
+                  + [Node(f"m{i}", unit="pmu") for i in range(4)], [])
+    cap = Capacity(pcu=4, pmu=4, total=8, agcu=0)
+    plan = cut_sections(graph, cap, {k: {"pmu": 2.0} for k in range(9)}, time_limit=5)
+    assert plan.count == 2
+    for s in plan.sections:
+        assert s.pmu <= 2
+
+
+def test_section_model_exports_to_mps_and_round_trips(tmp_path):
+    from formulations.solver import solve_model_file
+    graph = Graph("g", [Node(f"n{i}", unit="pcu") for i in range(5)],
+                  [Edge(f"n{i}", f"n{i+1}", bytes=i + 1) for i in range(4)])
+    cap = Capacity(pcu=3, pmu=0, total=3, agcu=0)
+    model, _, _ = build_section_model(graph, cap, 2, {})
+    direct = model.solve(backend="cp-sat", time_limit=10)
+    path = tmp_path / "sections.mps"
+    model.write_mps(str(path))
+    again = solve_model_file(str(path), backend="highs", time_limit=10)
+    assert direct.objective == pytest.approx(again.objective)
+    assert {"assignment", "order", "capacity", "traffic"} <= set(model.families())
+
+
+def test_infeasible_count_is_diagnosed_by_family():
+    from formulations.solver import diagnose_infeasible
+    graph = Graph("g", [Node(f"n{i}", unit="pcu") for i in range(5)], [])
+    model, _, _ = build_section_model(graph, Capacity(pcu=2, pmu=0, total=2, agcu=0), 2, {})
+    assert "capacity" in diagnose_infeasible(model, keep=["assignment"])

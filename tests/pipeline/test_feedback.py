@@ -1,0 +1,265 @@
+"""The feedback loop between levels (source 003): every error path, on small graphs.
+
+The FIG. 7C example of the patent: a Linear -> AddBias -> ReLU -> Exp -> Sum/Div
+softmax whose section fits the estimate, until the template level inserts the
+three double buffers the cutter could not see (%9, %13, %17); exactly one
+feedback round (a raised scale factor, a re-cut) fixes it.
+"""
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from formulations.routing import Overuse
+from hardware import load_hardware
+from model.graph import Edge, Graph, Node
+from pipeline.feedback import ErrorCode, ErrorHandlingData, MappingError
+from pipeline.flow import MappingFailed, RunOptions, map_graph
+from pipeline.levels import BufferLevel, CutLevel, PlaceRouteLevel
+from pipeline.section_pass import SectionFailure
+
+TINY = load_hardware("tiny")          # 8 PCU, 8 PMU, 4 AGCU
+OPTIONS = RunOptions(time_limit=10, seed=0)
+
+# FIG. 7C tile sizes (M x K, K x N, M x N), bf16: a depth-2 buffer of an M x N tile needs
+# 2 * 320 * 320 * 2 bytes = 400 KiB, two of tiny's 256 KiB PMUs.
+M = K = NOUT = 320
+BF16 = 2
+
+
+def fig7c_graph() -> Graph:
+    """FIG. 7C's operations as a graph (the MetaPipeline containers are control only)."""
+    nodes = [Node("Load_x", op="tlir.Load", unit="agcu"),        # %8 = Load(%1, dim: 1)
+             Node("Load_W", op="tlir.Load", unit="pmu"),         # %5 = Load(%2): KxN
+             Node("Load_b", op="tlir.Load", unit="pmu"),         # %6 = Load(%3): 1xN
+             Node("ReadSlice", op="tlir.ReadSlice", unit="pmu"),  # %11: MxK
+             Node("Linear", op="tlir.Linear", unit="pcu"),       # %12: MxN
+             Node("AddBias", op="tlir.AddBias", unit="pcu"),     # %14
+             Node("ReLU", op="air.ReLU", unit="pcu"),            # %15
+             Node("Exp", op="air.Exp", unit="pcu"),              # %16
+             Node("Sum", op="tlir.Sum", unit="pcu"),             # %18: Mx1
+             Node("Div", op="tlir.Div", unit="pcu"),             # %19
+             Node("Store", op="tlir.Store", unit="agcu")]        # %20 = Store(%4, %19)
+    tile = M * NOUT * BF16
+    edges = [Edge("Load_x", "ReadSlice", bytes=M * K * BF16),
+             Edge("ReadSlice", "Linear", bytes=M * K * BF16),
+             Edge("Load_W", "Linear", bytes=K * NOUT * BF16),
+             Edge("Linear", "AddBias", bytes=tile),
+             Edge("Load_b", "AddBias", bytes=NOUT * BF16),
+             Edge("AddBias", "ReLU", bytes=tile),
+             Edge("ReLU", "Exp", bytes=tile),
+             Edge("Exp", "Sum", bytes=tile, net="e17"),
+             Edge("Exp", "Div", bytes=tile, net="e17"),
+             Edge("Sum", "Div", bytes=M * BF16),
+             Edge("Div", "Store", bytes=tile)]
+    return Graph("fig7c", nodes, edges)
+
+
+#: The double buffers FIG. 7C's template level inserts: %9, %13, %17 (depth 2 each).
+FIG7C_BUFFERS = {("Load_x", "ReadSlice"): 2, ("Linear", "AddBias"): 2, ("Exp", "Sum"): 2,
+                 ("Exp", "Div"): 2}
+
+
+@dataclass
+class TemplateBuffers:
+    """A template level's answer: PMUs it adds per local edge."""
+
+    rows: dict = field(default_factory=dict)
+    stage: dict | None = None
+
+    def report_lines(self):
+        return [f"{len(self.rows)} template buffers"]
+
+
+def fig7c_templates(sub: Graph, spec, options, section=None) -> TemplateBuffers:
+    """Insert FIG. 7C's double buffers, each with the PMUs its tile needs."""
+    rows = {}
+    for i, e in enumerate(sub.edges):
+        depth = FIG7C_BUFFERS.get((e.src, e.dst))
+        if depth:
+            pmus = -(-depth * int(e.bytes) // spec.pmu_bytes)
+            rows[i] = {"original_depth": e.depth, "final_depth": depth, "depth_added": depth,
+                       "buffer_inserted": True, "pmus": pmus, "pmus_added": pmus}
+    return TemplateBuffers(rows)
+
+
+def run(graph, levels=None, spec=TINY, options=OPTIONS):
+    return map_graph(graph, spec, options, levels=levels)
+
+
+def test_fig7c_fits_the_estimate_in_one_section():
+    mapping = run(fig7c_graph(), [CutLevel(), BufferLevel(), PlaceRouteLevel()])
+    assert mapping.metrics["sections"] == 1 and mapping.trace == []
+
+
+def test_fig7c_template_buffers_cost_exactly_one_feedback_round():
+    """6 PCU + 3 PMU fit tiny (8 + 8); with 3 buffers of 2 PMUs each they do not."""
+    mapping = run(fig7c_graph(), [CutLevel(), BufferLevel(fig7c_templates), PlaceRouteLevel()])
+    assert len(mapping.trace) == 1
+    round_ = mapping.trace[0]
+    assert round_["code"] == ErrorCode.RESOURCE_TOO_LOW_PREDICTED.value
+    assert round_["level"] == "buffers" and round_["fixed_by"] == "cut"
+    assert round_["section"] == 0 and "scale factor of section 0" in round_["change"]
+    assert mapping.status == "mapped" and mapping.metrics["sections"] == 2
+    assert mapping.sections[0]["scale"]["pmu"] > 1.0
+    where = {n: p["section"] for n, p in mapping.placement.items()}
+    inserted = [b for b in mapping.buffers if b.get("buffer_inserted")]
+    assert inserted and all((b["src"], b["dst"]) in FIG7C_BUFFERS for b in inserted)
+    assert all(where[b["src"]] == where[b["dst"]] for b in inserted)
+    chains = {tuple(b["buffer_units"]) for b in inserted}
+    assert all(len(chain) == 2 for chain in chains)                  # 2 PMUs per buffer
+    assert sum(n.startswith("buf[") for n in where) == 2 * len(chains)
+    via = {(r["src"], r["dst"]): r.get("via_buffers") for r in mapping.routes}
+    if where["Exp"] == where["Sum"] == where["Div"]:                  # %17 is shared
+        assert via[("Exp", "Sum")] == via[("Exp", "Div")]
+
+
+def under_estimated_graph() -> Graph:
+    """Six forward PCU nodes, then twelve backward ones each estimated at half a PCU."""
+    nodes = [Node(f"f{i}", unit="pcu", category="forward") for i in range(6)]
+    nodes += [Node(f"b{i}", unit="pcu", pcu=0.5, category="backward") for i in range(12)]
+    edges = [Edge(f"f{i}", f"f{i+1}") for i in range(5)] + [Edge("f5", "b0")]
+    edges += [Edge(f"b{i}", f"b{i+1}") for i in range(11)]
+    return Graph("under", nodes, edges)
+
+
+def test_under_estimated_section_is_recut_from_the_failed_one():
+    mapping = run(under_estimated_graph())
+    assert [t["code"] for t in mapping.trace] == ["RESOURCE_TOO_LOW_PREDICTED"]
+    assert mapping.trace[0]["section"] == 1                    # the forward section held
+    assert "pcu" in mapping.trace[0]["change"]
+    assert mapping.sections[0]["nodes"] == [f"f{i}" for i in range(6)]
+    assert mapping.status == "mapped" and mapping.metrics["sections"] == 3
+    assert all(len(s["nodes"]) <= 8 for s in mapping.sections)
+
+
+class PortCheck:
+    """A level after placement that finds section 1 short of ports once (F1)."""
+
+    name = "ports"
+
+    def __init__(self):
+        self.failed = False
+
+    def run(self, state):
+        if not self.failed and len(state.work) > 1:
+            self.failed = True
+            raise MappingError(ErrorHandlingData(
+                ErrorCode.INSUFFICIENT_RESOURCES, self.name, "section 1 ran out of ports",
+                state.usage(1, lack=True), first_failed=1, succeeded=[0]))
+
+    def fix(self, state, data):
+        return None
+
+
+def test_sections_compiled_before_a_failure_are_reused():
+    check = PortCheck()
+    mapping = run(under_estimated_graph(),
+                  [CutLevel(), BufferLevel(), PlaceRouteLevel(), check])
+    codes = [t["code"] for t in mapping.trace]
+    assert codes[-1] == "INSUFFICIENT_RESOURCES" and mapping.trace[-1]["level"] == "ports"
+    assert mapping.sections[0]["reused"] and mapping.metrics["sections_reused"] >= 1
+    placed_once = [s for s in mapping.stages if s["stage"] == "placement" and s["section"] == 0]
+    assert len(placed_once) == 1                               # never recompiled
+    assert mapping.status == "mapped"
+
+
+class LatencyCheck:
+    """A level that finds Exp and Sum too close once (digest §3.3 F5)."""
+
+    name = "latency"
+
+    def __init__(self):
+        self.raised = False
+
+    def run(self, state):
+        where = {n: w.section.id for w in state.work for n in w.section.nodes}
+        if where["Exp"] == where["Sum"]:
+            self.raised = True
+            raise MappingError(ErrorHandlingData(
+                ErrorCode.LATENCY_BOTTLENECK, self.name, "Exp and Sum share a stage",
+                first_failed=where["Exp"], hints={"pair": ("Exp", "Sum")}))
+
+    def fix(self, state, data):
+        return None
+
+
+def test_latency_bottleneck_moves_a_boundary():
+    check = LatencyCheck()
+    mapping = run(fig7c_graph(), [CutLevel(), check, BufferLevel(), PlaceRouteLevel()])
+    assert check.raised and len(mapping.trace) == 1
+    assert mapping.trace[0]["code"] == "LATENCY_BOTTLENECK"
+    assert "boundary moved" in mapping.trace[0]["change"]
+    where = {n: p["section"] for n, p in mapping.placement.items()}
+    assert where["Exp"] < where["Sum"]
+
+
+class FlakyRouter(PlaceRouteLevel):
+    """Routing fails once on section 0; the level's own retry fixes it."""
+
+    def __init__(self):
+        self.failures = 0
+
+    def _compile(self, state, w):
+        if self.failures == 0:
+            self.failures += 1
+            from pipeline.section_pass import SectionOutcome
+            outcome = SectionOutcome(order=[], failure=SectionFailure(
+                "routing", "link S0_0->S0_1 over capacity",
+                overused=[Overuse("S0_0->S0_1", "vector", 3, 2, ("a", "b", "c"))]))
+            self._raise(state, w, outcome)
+        super()._compile(state, w)
+
+
+def test_routing_failure_is_first_fixed_locally():
+    mapping = run(fig7c_graph(), [CutLevel(), BufferLevel(), FlakyRouter()])
+    assert [t["code"] for t in mapping.trace] == ["PNR_LOCAL"]
+    assert mapping.trace[0]["fixed_by"] == "place-route"
+    assert "seed" in mapping.trace[0]["change"]
+    assert mapping.status == "mapped"
+
+
+def test_node_bigger_than_the_chip_is_unresolvable():
+    graph = Graph("big", [Node("huge", pcu=100), Node("x")], [Edge("huge", "x")])
+    with pytest.raises(MappingFailed) as info:
+        run(graph)
+    mapping = info.value.mapping
+    assert mapping.status == "failed" and '"huge"' in mapping.diagnosis
+    assert mapping.trace[-1]["code"] == "UNRESOLVABLE"
+
+
+def test_a_lone_node_that_cannot_be_placed_stops_with_no_progress():
+    # estimated at half a PMU, but one PMU site per node and more nodes than sites
+    graph = Graph("pmus", [Node(f"m{i}", unit="pmu", pmu=0.01) for i in range(9)], [])
+    options = RunOptions(time_limit=5, max_iterations=40)
+    mapping = None
+    try:
+        mapping = run(graph, options=options)
+    except MappingFailed as exc:
+        mapping = exc.mapping
+        assert "no more progress" in mapping.diagnosis or "iterations" in mapping.diagnosis
+    assert mapping.trace, "the loop must have re-cut at least once"
+    if mapping.status == "mapped":      # re-cutting into smaller sections is a valid fix
+        assert mapping.metrics["sections"] >= 2
+
+
+def test_iteration_cap_stops_the_loop():
+    class AlwaysFails:
+        name = "always"
+
+        def run(self, state):
+            raise MappingError(ErrorHandlingData(ErrorCode.PNR_LOCAL, self.name, "again",
+                                                 first_failed=0))
+
+        def fix(self, state, data):
+            return "tried again"
+
+    class Fixer(PlaceRouteLevel):
+        def fix(self, state, data):
+            return "retry"
+
+    options = RunOptions(time_limit=5, max_iterations=3)
+    with pytest.raises(MappingFailed) as info:
+        run(fig7c_graph(), [CutLevel(), Fixer(), AlwaysFails()], options=options)
+    assert "3 iterations" in info.value.mapping.diagnosis
+    assert len(info.value.mapping.trace) == 3
