@@ -31,6 +31,8 @@ SUITE_MODULES = (
     "benchmarks.suites.sorter",
     "benchmarks.suites.pipeline",
     "benchmarks.suites.placement",
+    "benchmarks.suites.sections",
+    "benchmarks.suites.buffers",
 )
 
 
