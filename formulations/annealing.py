@@ -11,6 +11,9 @@ of one node to a type-compatible site, accepted by the Metropolis rule, with
   0.8 below);
 * the *range limiter*: a move goes at most ``R`` sites away in each direction, and
   ``R`` follows the acceptance rate towards 44 %;
+* ``inner_num * nodes**(4/3)`` moves per temperature with ``inner_num = 1``
+  (VPR's fast setting; its default 10 does not cool within seconds in Python),
+  and restarts from the best placement while time remains;
 * the exit rule ``T < 0.005 * cost / pairs`` or the time limit.
 
 Caveats
@@ -35,7 +38,7 @@ from formulations.placement import (PlacementOutcome, PlacementProblem, _check_c
                                     greedy_place, placement_problem, problem_cost)
 from model.graph import Graph
 
-__all__ = ["anneal", "place_annealing", "AnnealStats"]
+__all__ = ["anneal", "anneal_with_restarts", "place_annealing", "AnnealStats"]
 
 
 class AnnealStats(dict):
@@ -185,6 +188,24 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
     return best, problem_cost(problem, best), stats
 
 
+def anneal_with_restarts(problem: PlacementProblem, fabric, start: dict[str, str], *,
+                         time_limit: float = 10.0, seed: int = 0
+                         ) -> tuple[dict[str, str], float, AnnealStats]:
+    """:func:`anneal` again and again from the best placement (seeds ``seed``,
+    ``seed + 1``, ...) until ``time_limit`` or a zero cost."""
+    started = time.perf_counter()
+    best, cost, stats = anneal(problem, fabric, start, time_limit=time_limit, seed=seed)
+    runs = 1
+    while cost > 0 and time.perf_counter() - started < time_limit - 0.1:
+        left = time_limit - (time.perf_counter() - started)
+        best, cost, more = anneal(problem, fabric, best, time_limit=left, seed=seed + runs)
+        runs += 1
+        for key in ("temperatures", "moves", "accepted"):
+            stats[key] += more[key]
+    stats["runs"] = runs
+    return best, cost, stats
+
+
 def place_annealing(graph: Graph, fabric, order: list[str], *, time_limit: float = 10.0,
                     seed: int = 0, site_penalty: dict[str, float] | None = None,
                     start: dict[str, str] | None = None, restarts: bool = True,
@@ -213,15 +234,11 @@ def place_annealing(graph: Graph, fabric, order: list[str], *, time_limit: float
     _check_capacity(problem)
     first = start or greedy_place(graph, fabric, order)
     first_time = time.perf_counter() - started
-    best, cost, stats = anneal(problem, fabric, first, time_limit=time_limit, seed=seed)
-    runs = 1
-    while restarts and cost > 0 and time.perf_counter() - started < time_limit - 0.1:
-        left = time_limit - (time.perf_counter() - started)
-        best, cost, more = anneal(problem, fabric, best, time_limit=left, seed=seed + runs)
-        runs += 1
-        for key in ("temperatures", "moves", "accepted"):
-            stats[key] += more[key]
-    stats["runs"] = runs
+    left = time_limit - (time.perf_counter() - started)
+    if restarts:
+        best, cost, stats = anneal_with_restarts(problem, fabric, first, time_limit=left, seed=seed)
+    else:
+        best, cost, stats = anneal(problem, fabric, first, time_limit=left, seed=seed)
     extra = {"warm_start_cost": round(problem_cost(problem, first), 6),
              "first_solution_time": round(first_time, 4),
              "final_time": round(time.perf_counter() - started, 4)} | dict(stats)

@@ -22,8 +22,10 @@ The model, read top to bottom (OR-Tools-sample style):
   ``capacity`` ``pmu_b·D_b >= depth_b``; ``new-capacity`` ``new_pmu_k·D_k >= new_depth_k``
   (strict: ``>= new_depth_k + used_k`` with ``new_depth_k <= H·used_k``, so an unused slot
   costs nothing);
-* **objective**: fewest PMUs ``Σ pmu_b + Σ new_pmu_k``; then (second solve with the PMU total
-  fixed, only when it can change the answer) least added depth — a deterministic tie-break;
+* **objective**: fewest PMUs ``Σ pmu_b + Σ new_pmu_k``; then, as a deterministic
+  tie-break, least added depth: by default a network LP with every buffer's PMU count fixed
+  at the first answer (``tie_break="lp"``), or a second MIP over every answer with the
+  optimal PMU total (``"exact"``); skipped when PMUs equal depths (``D = 1``);
 * **decode**: final depth per buffer, inserted buffers, load times, PMUs.
 
 When every ``D_b = 1`` and new buffers use ``>=``, PMUs equal depths and the rows are
@@ -37,6 +39,10 @@ Caveats
   :attr:`BufferProblem.loop_edges` lists them so reports can say so.
 * An edge without ``depth`` counts as depth :data:`DEFAULT_DEPTH` (1). Edges of one net
   that disagree on depth use the largest (a note says so).
+* Only PMU counts need to be integer: with them fixed, the rest is a network LP whose
+  vertices are integral, so HiGHS, SCIP and Pyomo get continuous depths (CP-SAT integer
+  ones); a ``D_b = 1`` buffer's PMU count is its depth, and a buffer whose one PMU holds
+  any depth the model allows costs a constant 1, so neither adds an integer variable.
 * ``D_b`` (samples per PMU): the ``depth_per_pmu`` override when given; else, with a
   hardware spec, ``spec.pmu_depth(bytes)`` for the net's bytes per sample (a net that
   carries 0 bytes fits any depth in one PMU); without a spec or bytes, 1.
@@ -137,7 +143,8 @@ class BufferOptions:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
         if self.depth_per_pmu is not None and (int(self.depth_per_pmu) != self.depth_per_pmu
                                                or self.depth_per_pmu < 1):
-            raise ValueError(f"depth_per_pmu must be a positive integer, got {self.depth_per_pmu!r}")
+            raise ValueError(f"depth_per_pmu must be a positive integer, "
+                             f"got {self.depth_per_pmu!r}")
         if self.tie_break not in ("lp", "exact", "none"):
             raise ValueError(f"tie_break must be 'lp', 'exact' or 'none', got {self.tie_break!r}")
 
@@ -466,7 +473,9 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]")
 
 
 def _safe(name: str) -> str:
-    return _UNSAFE.sub("_", str(name))[:60] or "_"
+    """A name part without whitespace or odd characters, at most 40 characters (names made
+    of several parts carry an index that keeps them unique)."""
+    return _UNSAFE.sub("_", str(name))[:40] or "_"
 
 
 def build_buffer_model(problem: BufferProblem, *, relax: bool = False,
@@ -560,21 +569,22 @@ def _add_depth_rows(model: LinearModel, p: BufferProblem, v: BufferVars) -> None
 
 def _add_balance_rows(model: LinearModel, p: BufferProblem, v: BufferVars) -> None:
     for b in p.buffers:
-        for sink in b.sinks:
+        for position, sink in enumerate(b.sinks):
             slot = p.slot_of(b.index, sink)
             cols, coefs = [v.arrival[sink], v.delivered[b.index]], [1, -1]
             if slot is not None:
                 cols.append(v.new_depth[slot.index])
                 coefs.append(-1)
             model.add_row(cols, coefs, 0, 0, name=f"balance_{_safe(sink)}_from_{_safe(b.driver)}"
-                          f"_b{b.index}", family="balance")
+                          f"_b{b.index}_{position}", family="balance")
 
 
 def _add_load_rows(model: LinearModel, p: BufferProblem, v: BufferVars) -> None:
     if p.options.load_shift:
         return
-    for s in p.sources:
-        model.add_row([v.arrival[s]], [1], 0, 0, name=f"load_fixed_{_safe(s)}", family="load-time")
+    for k, s in enumerate(p.sources):
+        model.add_row([v.arrival[s]], [1], 0, 0, name=f"load_fixed_{k}_{_safe(s)}",
+                      family="load-time")
 
 
 def _add_capacity_rows(model: LinearModel, p: BufferProblem, v: BufferVars) -> None:
@@ -693,8 +703,9 @@ class BufferSolution:
         Keys: ``original_depth``, ``final_depth`` (tuned buffer plus inserted buffer),
         ``depth_added``, ``buffer_inserted``, ``pmus`` (the edge's stage buffer, shared by its
         net, plus an inserted buffer), and the split ``tuned_depth``, ``inserted_depth``,
-        ``buffer_pmus``, ``inserted_pmus``, ``depth_per_pmu``, ``balanced`` (False for
-        loop-carried edges).
+        ``buffer_pmus``, ``inserted_pmus``, ``pmus_added`` (PMUs balancing added for this
+        edge: its buffer's growth, shared by the net, plus the inserted buffer),
+        ``depth_per_pmu``, ``balanced`` (False for loop-carried edges).
         """
         p = self.problem
         rows: dict[int, dict[str, Any]] = {}
@@ -711,13 +722,15 @@ class BufferSolution:
                            "pmus": buffer_pmus[b.index] + extra,
                            "tuned_depth": self.depths[b.index], "inserted_depth": added,
                            "buffer_pmus": buffer_pmus[b.index], "inserted_pmus": extra,
+                           "pmus_added": buffer_pmus[b.index] + extra
+                           - pmus_for(b.original_depth, b.capacity),
                            "depth_per_pmu": b.capacity, "balanced": True}
         for i in p.loop_edges:
             d = _edge_depth(p.graph, i)
             rows[i] = {"original_depth": d, "final_depth": d, "depth_added": 0,
                        "buffer_inserted": False, "pmus": 0, "tuned_depth": d,
                        "inserted_depth": 0, "buffer_pmus": 0, "inserted_pmus": 0,
-                       "depth_per_pmu": None, "balanced": False}
+                       "pmus_added": 0, "depth_per_pmu": None, "balanced": False}
         return dict(sorted(rows.items()))
 
     def inserted_buffers(self) -> list[dict[str, Any]]:
@@ -802,6 +815,9 @@ def solve_buffers(graph: Graph, spec=None, options: BufferOptions | None = None,
     result = model.solve(backend=backend, time_limit=time_limit, seed=seed,
                          mip_gap=None if as_lp else 0.0)
     if not result.has_solution:
+        fallback = _fallback(problem, result, build_time)
+        if fallback is not None:
+            return fallback
         return _failed(problem, model, result, backend, seed, time_limit, build_time)
     results, values = [result], result.values
     lp_integral = _integral(problem, values) if problem.network else None
@@ -831,19 +847,42 @@ def _needs_second_solve(problem: BufferProblem, bvars: BufferVars, values) -> bo
 def _second_solve(problem: BufferProblem, values, first: SolveResult, backend: str,
                   time_limit: float, seed: int) -> SolveResult:
     """Least added depth: over all PMU-optimal answers ("exact", a MIP), or with every
-    buffer's PMU count fixed at the first answer ("lp", a network LP, integral)."""
+    buffer's PMU count fixed at the first answer and no ``D = 1`` buffer deeper than there
+    ("lp": bounds only, so a network LP with an integral optimum)."""
     if problem.options.tie_break == "exact":
-        model, _ = build_buffer_model(problem, objective="depth", pmu_cap=round(first.objective),
-                                      integer_depths=backend in _INTEGER_ONLY)
+        model, _ = build_buffer_model(problem, objective="depth", pmu_cap=round(first.objective))
         model.set_hint(dict(values))
         return model.solve(backend=backend, time_limit=time_limit, seed=seed, mip_gap=0.0)
-    model, bvars = build_buffer_model(problem, relax=True, objective="depth",
-                                      pmu_cap=round(first.objective))
+    model, bvars = build_buffer_model(problem, relax=True, objective="depth")
     for var in bvars.pmu_vars() + list(bvars.used or []):
         value = round(values[var.name])
         model.set_bounds(var, value, value)
+    for var in _depths_counted_as_pmus(bvars):  # D = 1: PMUs are the depth; none may grow
+        model.set_bounds(var, ub=math.ceil(values[var.name] - 1e-6))
     lp_backend = "highs" if backend in _INTEGER_ONLY else backend
     return model.solve(backend=lp_backend, time_limit=time_limit, seed=seed)
+
+
+def _fallback(problem: BufferProblem, result: SolveResult, build_time: float):
+    """The warm start as the answer when the solver stopped without one (not infeasible)."""
+    from formulations.buffers_heuristic import warm_start
+
+    if result.status is SolveStatus.INFEASIBLE:
+        return None
+    start = warm_start(problem)
+    if start is None:
+        return None
+    depths, new_depths, arrival = start
+    loads = {s: arrival[s] for s in problem.sources}
+    return BufferSolution(problem, "FEASIBLE", depths, new_depths, loads,
+                          f"heuristic warm start (solver: {result.status.name}: "
+                          f"{result.message[:120]})", [result], build_time=build_time,
+                          solve_time=result.wall_time)
+
+
+def _depths_counted_as_pmus(bvars: BufferVars) -> list[Any]:
+    depth_ids = {id(v) for v in bvars.depth} | {id(v) for v in bvars.new_depth}
+    return [v for v in bvars.pmu_terms() if not isinstance(v, int) and id(v) in depth_ids]
 
 
 def _failed(problem: BufferProblem, model: LinearModel, result: SolveResult, backend: str,
@@ -881,8 +920,8 @@ def _constraint_words(problem: BufferProblem) -> dict[str, str]:
         tag, edge = f"{b.index}_{_safe(b.driver)}", f"{b.driver} -> {', '.join(b.sinks)}"
         words[f"grow_{tag}"] = f"buffer {edge} keeps depth >= {b.original_depth}"
         words[f"no_tuning_{tag}"] = f"buffer {edge} stays at depth {b.original_depth} (no tuning)"
-    for s in problem.sources:
-        words[f"load_fixed_{_safe(s)}"] = f"load time of {s} is fixed at 0"
+    for k, s in enumerate(problem.sources):
+        words[f"load_fixed_{k}_{_safe(s)}"] = f"load time of {s} is fixed at 0"
     return words
 
 

@@ -2,11 +2,13 @@
 
 :func:`pairwise_balance` is the baseline the patent argues against ([0170]): visit the joins
 in some order and, at each, raise every input that arrives early up to the latest one by
-tuning the buffer that feeds the join (or, in insert-only mode, by inserting a buffer next to
-the join). Raising a buffer that feeds several joins can unbalance a join visited earlier, so
-one pass depends on the order: on FIG. 12, order (J2, J1) ends at 5/5/4 with J2 unbalanced,
-order (J1, J2) at 5/5/5. ``rounds > 1`` repeats the pass until nothing changes (it may still
-stop unbalanced, and it never minimises PMUs).
+tuning the buffer that feeds the join; when insertion is allowed, a buffer shared by several
+consumers is not tuned but gets a whole buffer inserted next to the join (and in insert-only
+mode every raise is an insertion). In tune-only mode, raising a buffer that feeds several
+joins can unbalance a join visited earlier, so one pass depends on the order: on FIG. 12,
+order (J2, J1) ends at 5/5/4 with J2 unbalanced, order (J1, J2) at 5/5/5. ``rounds > 1``
+repeats the pass until nothing changes (tune-only may still stop unbalanced, or keep
+raising when no tuning balances the section; it never minimises PMUs).
 
 :func:`warm_start` gives :func:`formulations.buffers.solve_buffers` a feasible start: with
 insertion allowed, every node at its latest input arrival (loads 0) and a new buffer filling
@@ -72,6 +74,7 @@ def pairwise_balance(problem, order=None, rounds: int = 1) -> HeuristicAnswer:
     """
     from formulations.buffers import arrival_depths, pmus_for, unbalanced_joins
 
+    topological = order is None
     order = list(problem.joins if order is None else order)
     unknown = [v for v in order if v not in problem.inputs or len(problem.inputs[v]) < 2]
     if unknown:
@@ -80,9 +83,13 @@ def pairwise_balance(problem, order=None, rounds: int = 1) -> HeuristicAnswer:
     new_depths = [0] * len(problem.slots)
     done = 0
     for done in range(1, max(1, rounds) + 1):
-        changed = False
-        for join in order:
-            changed |= _raise_lesser(problem, join, depths, new_depths, arrival_depths)
+        if topological:
+            changed = _topological_pass(problem, depths, new_depths)
+        else:
+            changed = False
+            for join in order:
+                arrival = arrival_depths(problem, depths, new_depths)
+                changed |= _raise_lesser(problem, join, depths, new_depths, arrival)
         if not changed:
             break
     strict = problem.options.strict_new_capacity
@@ -92,8 +99,20 @@ def pairwise_balance(problem, order=None, rounds: int = 1) -> HeuristicAnswer:
                            pmus, done)
 
 
-def _raise_lesser(problem, join, depths, new_depths, arrival_depths) -> bool:
-    arrival = arrival_depths(problem, depths, new_depths)
+def _topological_pass(problem, depths, new_depths) -> bool:
+    """One pass over the joins in topological order, arrivals computed on the way (O(E))."""
+    arrival: dict[str, int] = {}
+    changed = False
+    for v in problem.nodes:
+        ins = problem.inputs.get(v, ())
+        if len(ins) >= 2:
+            changed |= _raise_lesser(problem, v, depths, new_depths, arrival)
+        arrival[v] = max((_input(problem, arrival, b, v, depths, new_depths) for b in ins),
+                         default=0)
+    return changed
+
+
+def _raise_lesser(problem, join, depths, new_depths, arrival) -> bool:
     inputs = {b: _input(problem, arrival, b, join, depths, new_depths)
               for b in problem.inputs[join]}
     latest = max(inputs.values())
@@ -101,7 +120,8 @@ def _raise_lesser(problem, join, depths, new_depths, arrival_depths) -> bool:
     for b, at in sorted(inputs.items()):
         if at < latest:
             slot = problem.slot_of(b, join)
-            if problem.options.tuning or slot is None:
+            shared = len(problem.buffers[b].sinks) > 1
+            if slot is None or (problem.options.tuning and not shared):
                 depths[b] += latest - at
             else:
                 new_depths[slot.index] += latest - at

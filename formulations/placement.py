@@ -1,15 +1,42 @@
-"""Placement of a section's nodes onto unit sites.
+"""Placement of a section's nodes onto unit sites: greedy, exact model, LNS.
 
-This module holds the sorted-order greedy placer: the claim-level placement of
-source 000 (nodes assigned one by one *in the order of the sorter's output*),
-the warm start and baseline of the exact placement model (issue 5).
+Scope
+-----
+* :func:`greedy_place` -- the sorted-order greedy placer, the claim-level
+  placement of source 000 (nodes assigned one by one *in the order of the
+  sorter's output*): each node goes to the free site that can host its unit
+  kind and minimises the bandwidth-weighted switch-hop distance to its already
+  placed neighbours; a node with no placed neighbour goes to the free site
+  nearest the centre of the chip. Ties go to the lower site index. It is the
+  warm start and the baseline of the model.
+* :func:`place_model` -- the exact placement model (issue 5), the same model on
+  CP-SAT (``place_cpsat``) or a MILP solver (``place_milp``, exportable to
+  ``.mps``). Data: sites with their switch rectangles, node pairs weighted by
+  summed bandwidth (a net counted once per sink), an optional per-site
+  congestion penalty. Variables: ``x[n,s]`` (node on site) and per pair and
+  axis a distance ``d``. Constraints: ``assignment`` (one site per node, only
+  type-compatible sites: PCU, PMU, AGCU for off-chip loads and stores),
+  ``site`` (at most one node per site), ``distance`` (``d >= lo_b - hi_a`` and
+  ``d >= lo_a - hi_b``, the closed form of ``fabric.distance``). Objective:
+  weighted distance plus penalty, in integer units. Sections with at most
+  :data:`MAX_EXACT_VARS` assignment variables are solved whole (with a bound
+  and a gap); larger ones by a large-neighbourhood search that re-solves
+  windows of :data:`window` nodes (graph or grid neighbourhoods) with the rest
+  fixed, until the time limit or :data:`PATIENCE` rounds without progress.
+* :func:`placement_cost` / :func:`problem_cost` -- the shared cost.
 
-Each node, in order, goes to the free site that can host its unit kind and
-minimises the bandwidth-weighted switch-hop distance to its already placed
-neighbours (a net counted once per sink, loop-carried edges included). A node
-with no placed neighbour goes to the free site nearest the centre of the
-chip, so a new connected component grows where there is room. Ties go to the
-lower site index (deterministic).
+Caveats
+-------
+* Weights are quantised so the heaviest pair weighs :data:`WEIGHT_SCALE` units;
+  the model is exact for the quantised weights, and the reported objective is
+  always the true cost of the returned placement. Bounds are in true units up
+  to that rounding.
+* The congestion term is the per-site penalty fed back by the routing model
+  (sites next to over-used links pay per unit of node bandwidth); a cut-demand
+  term (demand per switch-mesh cut against its capacity) is not in the model.
+* LNS gives no bound (``bound`` None, ``gap`` None).
+* The models' answer is never worse than their warm start (greedy, then a
+  short anneal): a solver answer that is worse is discarded.
 """
 
 from __future__ import annotations
@@ -137,6 +164,9 @@ def place_greedy(graph: Graph, fabric, order: list[str], **_options) -> Placemen
 WEIGHT_SCALE = 1000
 #: A section whose full model has more assignment variables than this is improved by LNS.
 MAX_EXACT_VARS = 800
+#: LNS stops after this many rounds without a relative improvement of MIN_IMPROVEMENT.
+PATIENCE = 20
+MIN_IMPROVEMENT = 1e-3
 #: Seconds one LNS window may take (a window the solver cannot settle quickly is skipped).
 WINDOW_SECONDS = 0.5
 
@@ -392,9 +422,9 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
 
 def _annealed(problem, fabric, start: dict[str, str], seconds: float, seed: int
               ) -> dict[str, str]:
-    """A second warm start: the annealer (one run, VPR schedule) from ``start``."""
-    from formulations.annealing import anneal
-    best, _, _ = anneal(problem, fabric, start, time_limit=seconds, seed=seed)
+    """A second warm start: the annealer (VPR schedule, restarts) from ``start``."""
+    from formulations.annealing import anneal_with_restarts
+    best, _, _ = anneal_with_restarts(problem, fabric, start, time_limit=seconds, seed=seed)
     return best
 
 
@@ -433,7 +463,7 @@ def _lns(problem, index, cost, backend, time_limit, seed, window, started, extra
     neighbours = _pair_neighbours(problem)
     rounds = stale = improved = 0
     deadline = started + time_limit
-    patience = max(20, 6 * len(problem.nodes) // max(1, window))
+    patience = max(PATIENCE, len(problem.nodes) // max(1, window))
     while _time.perf_counter() < deadline - 0.05 and stale < patience and cost > 0:
         rounds += 1
         size = min(window + 4, window + stale // 8)  # grow the window when stuck
@@ -443,7 +473,9 @@ def _lns(problem, index, cost, backend, time_limit, seed, window, started, extra
                                   seed + rounds)
         new_cost = problem_cost(problem, _names(problem, new_index)) if new_index else cost
         if new_index and new_cost < cost - 1e-9:
-            index, cost, stale, improved = new_index, new_cost, 0, improved + 1
+            significant = new_cost < cost * (1 - MIN_IMPROVEMENT)
+            index, cost, improved = new_index, new_cost, improved + 1
+            stale = 0 if significant else stale + 1
         else:
             stale += 1
     extra |= {"final_time": round(_time.perf_counter() - started, 4), "lns_rounds": rounds,
@@ -517,10 +549,11 @@ PLACERS: dict[str, Callable[..., PlacementOutcome]] = {
     "greedy": place_greedy, "model": place_model, "milp": place_milp, "cp-sat": place_cpsat}
 
 
-def _register_annealing() -> None:
-    """The annealer lives in its own module (it imports this one), registered here."""
+def _place_annealing(graph: Graph, fabric, order: list[str], **options) -> PlacementOutcome:
+    """The ``annealing`` registry entry (:func:`formulations.annealing.place_annealing`,
+    imported on use: that module imports this one)."""
     from formulations.annealing import place_annealing
-    PLACERS["annealing"] = place_annealing
+    return place_annealing(graph, fabric, order, **options)
 
 
-_register_annealing()
+PLACERS["annealing"] = _place_annealing

@@ -16,7 +16,23 @@ overuse of past iterations, so a contested link gets dearer until only the
 nets that need it most keep it. It stops when no link is over capacity, or
 after ``max_iterations`` with the list of over-used links.
 
-It is the warm start and baseline of the exact routing model (issue 5).
+It is the warm start and baseline of the exact routing model (issue 5):
+
+:func:`route_model` (registry ``model``: on HiGHS; ``milp``; ``cp-sat``) is a
+multi-commodity flow model. Data: per net its root, sinks and the links it may
+use (the box of its terminals and warm tree plus :data:`REGION_MARGIN`
+switches; a unit is only a first or last vertex). Variables: ``u[net, link]``
+(link in the net's tree), ``f[net, sink, link]`` (the sink's path), ``over`` per
+link, ``z`` the maximum load. Constraints: ``flow`` (one unit from root to each
+sink), ``tree`` (``f <= u``), ``steiner`` (a tree enters every vertex at most
+once), ``capacity`` (nets per link and network within its channels, soft: the
+``over`` variables pay first), ``max_load``. Objective, lexicographic: overflow,
+links used, maximum link load. A section with at most :data:`MAX_ROUTE_VARS`
+flow variables is one model (optimal answers come with a bound: the wirelength
+gap); bigger ones are re-routed chunk by chunk with the other nets fixed. The
+answer is never worse than PathFinder's. When the overflow stays positive the
+result names the over-used links (``overused``), and ``extra["proven_unroutable"]``
+says whether the model proved that no routing of this placement fits.
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ from hardware import StreamingEngineSpec
 from model.graph import Graph
 
 __all__ = [
-    "StreamingProblem", "StreamingSchedule", "StreamingInfeasible", "RULES",
+    "StreamingProblem", "StreamingSchedule", "StreamingInfeasible", "RULES", "SPLIT_PROOF_RULES",
     "problem_from_graph", "lower_bounds", "precheck", "delays_needed", "schedule_cycles",
     "build_cp_model", "solve_at_ii", "solve_streaming", "build_milp", "solve_milp", "explain",
 ]
@@ -79,7 +79,13 @@ RULES = {
     "H1 hold": "values held >= II cycles need delay slots on the consumer's tile",
     "O1 operands": "at most max_operands operands per instruction",
     "R2 recurrence": "loop-carried cycles fit the II",
+    "G0 graph": "same-iteration edges form a DAG",
+    "T0 time limit": "the search ran out of time (nothing proven)",
 }
+
+#: Rules no split into several SDFs can fix (the instruction form; a recurrence only gets
+#: slower over the asynchronous fabric).
+SPLIT_PROOF_RULES = ("O1 operands", "R2 recurrence", "G0 graph")
 
 
 class StreamingInfeasible(Exception):
@@ -152,6 +158,7 @@ def problem_from_graph(graph: Graph, spec: StreamingEngineSpec) -> StreamingProb
         operands[v] += 1
         if d == 0:
             same_iteration_preds[v].add(u)
+    _require_acyclic(graph)
     flagged = [i for i, node in enumerate(graph.nodes) if node.starts_sdf]
     starts = flagged or [i for i in range(len(names)) if not same_iteration_preds[i]]
     comp_of, members, comp_vars = _memory_components(graph, index)
@@ -164,6 +171,19 @@ def problem_from_graph(graph: Graph, spec: StreamingEngineSpec) -> StreamingProb
         max_ii=spec.max_ii, op_latency=spec.instruction_latency,
         var_capacity=spec.memories_per_tile * spec.memory_depth, max_operands=spec.max_operands,
         operands=operands, name=graph.name)
+
+
+def _require_acyclic(graph: Graph) -> None:
+    """G0: same-iteration edges must form a DAG (a cycle needs a loop-carried edge)."""
+    g = nx.DiGraph()
+    g.add_edges_from((e.src, e.dst) for e in graph.edges if e.distance == 0)
+    try:
+        cycle = nx.find_cycle(g)
+    except nx.NetworkXNoCycle:
+        return
+    path = " -> ".join([u for u, _ in cycle] + [cycle[0][0]])
+    raise StreamingInfeasible([f"G0 graph: same-iteration edges form a cycle {path}; mark one "
+                               f"edge loop-carried (distance >= 1)"])
 
 
 def _memory_components(graph: Graph, index: dict[str, int]
@@ -430,6 +450,9 @@ def build_cp_model(problem: StreamingProblem, ii: int, horizon: int | None = Non
     k = [model.new_int_var(0, horizon // ii + 1, f"k{i}") for i in range(problem.n)]
     for i in range(problem.n):
         model.add(tau[i] == slot[i] + ii * k[i]).with_name(f"T1_modulo_{i}")
+    _anchor(model, problem, ii, tau)
+    if "R1 reach" in keep:  # the symmetry holds for the full rule set (explain relaxes some)
+        _canonical_tiles(model, problem, tile)
     # -- constraints, by family
     if "A3 slot" in keep:
         model.add_all_different([tile[i] * ii + slot[i] for i in range(problem.n)]
@@ -451,12 +474,54 @@ def build_cp_model(problem: StreamingProblem, ii: int, horizon: int | None = Non
     return model, _CpVars(tile, slot, tau, makespan)
 
 
+def _anchor(model: cp_model.CpModel, problem: StreamingProblem, ii: int, tau: list) -> None:
+    """Break time-translation symmetry: each weakly connected part starts within one II."""
+    und = nx.Graph()
+    und.add_nodes_from(range(problem.n))
+    und.add_edges_from((u, v) for u, v, _ in problem.edges)
+    for part in sorted((sorted(c) for c in nx.connected_components(und)), key=lambda c: c[0]):
+        first = model.new_int_var(0, ii - 1, f"anchor{part[0]}")
+        model.add_min_equality(first, [tau[i] for i in part])
+    if problem.n:
+        model.add_min_equality(model.new_constant(0), tau)  # shift everything to start at 0
+
+
+def _canonical_tiles(model: cp_model.CpModel, problem: StreamingProblem, tile: list) -> None:
+    """Break translation and mirror symmetry of the tile line: the smallest tile used is 0, and
+    the first instruction sits in the left half of the span used."""
+    if not problem.n:
+        return
+    highest = model.new_int_var(0, problem.tiles - 1, "highest_tile")
+    model.add_min_equality(model.new_constant(0), tile)
+    model.add_max_equality(highest, tile)
+    model.add(2 * tile[0] <= highest)
+
+
+def canonical_schedule(schedule: "StreamingSchedule", tiles: int) -> "StreamingSchedule":
+    """The same schedule shifted to tile 0 and mirrored so that its first node is in the left
+    half (the canonical form :func:`build_cp_model` searches), and started at cycle 0."""
+    first = next(iter(schedule.tile))
+    low, high = min(schedule.tile.values()), max(schedule.tile.values())
+    tile = {n: t - low for n, t in schedule.tile.items()}
+    if 2 * tile[first] > high - low:
+        tile = {n: high - low - t for n, t in tile.items()}
+    start = min(schedule.cycle.values())
+    shift = start - start % schedule.ii
+    cycle = {n: c - shift for n, c in schedule.cycle.items()}
+    if start % schedule.ii:  # shifting by less than II changes slots: shift all slots too
+        cycle = {n: c - start % schedule.ii for n, c in cycle.items()}
+    return StreamingSchedule(ii=schedule.ii, tile=tile,
+                             slot={n: c % schedule.ii for n, c in cycle.items()},
+                             cycle=cycle, delays=dict(schedule.delays), method=schedule.method,
+                             status=schedule.status)
+
+
 def _add_edges(model: cp_model.CpModel, problem: StreamingProblem, ii: int, tile: list,
                tau: list, keep: set[str], horizon: int) -> None:
     """R1 reach + link latency, T2 timing, H1 hold with delay entries counted per tile."""
     table = sorted(problem.latency.items())
     reach = problem.reach if "R1 reach" in keep else problem.tiles
-    max_delays = horizon // ii + 1
+    max_delays = ii - 1  # the consumer's tile has II slots and the consumer takes one
     delay_load: dict[int, list] = defaultdict(list)  # consumer -> its delay counts
     for e, (u, v, d) in enumerate(problem.edges):
         if u == v:
@@ -471,7 +536,8 @@ def _add_edges(model: cp_model.CpModel, problem: StreamingProblem, ii: int, tile
                 lat = 0
         if "T2 timing" not in keep:
             continue
-        hold = model.new_int_var(0, horizon + d * ii, f"hold{e}")
+        longest = ii * (max_delays + 1) - 1 if "H1 hold" in keep else horizon + d * ii
+        hold = model.new_int_var(0, longest, f"hold{e}")
         model.add(hold == tau[v] + d * ii - tau[u] - problem.op_latency - lat
                   ).with_name(f"T2_timing_{e}")
         if "H1 hold" in keep:
@@ -479,7 +545,7 @@ def _add_edges(model: cp_model.CpModel, problem: StreamingProblem, ii: int, tile
             model.add(hold >= ii * delays).with_name(f"H1_hold_lo_{e}")
             model.add(hold <= ii * delays + ii - 1).with_name(f"H1_hold_hi_{e}")
             delay_load[v].append(delays)
-    if delay_load and "H1 hold" in keep:
+    if delay_load and "H1 hold" in keep and ii > 1:
         _add_slot_capacity(model, problem, ii, tile, delay_load, max_delays)
 
 
@@ -526,6 +592,7 @@ def _hint(problem: StreamingProblem, cp: _CpVars, warm: StreamingSchedule | None
           ) -> dict | None:
     if warm is None or warm.ii != ii:
         return None
+    warm = canonical_schedule(warm, problem.tiles)
     hint = {}
     for i, nid in enumerate(problem.names):
         hint[cp.slot[i]] = warm.slot[nid]
@@ -538,10 +605,20 @@ def _hint(problem: StreamingProblem, cp: _CpVars, warm: StreamingSchedule | None
 def solve_at_ii(problem: StreamingProblem, ii: int, time_limit: float = 10.0, seed: int = 0,
                 workers: int = 1, warm: StreamingSchedule | None = None,
                 export_dir: str | None = None) -> tuple[SolveResult, StreamingSchedule | None]:
-    """Solve the CP-SAT model at one II; the result and the decoded schedule (None if none)."""
+    """Solve the CP-SAT model at one II; the result and the decoded schedule (None if none).
+
+    The horizon is generous (so INFEASIBLE is a proof), or the warm start's cycle count when it
+    has this II (a better schedule lies inside it).
+    """
     horizon = _horizon(problem, ii)
     if warm is not None and warm.ii == ii:
         horizon = min(horizon, warm.cycles)
+    return _solve_once(problem, ii, horizon, time_limit, seed, workers, warm, export_dir)
+
+
+def _solve_once(problem: StreamingProblem, ii: int, horizon: int, time_limit: float, seed: int,
+                workers: int, warm: StreamingSchedule | None, export_dir: str | None
+                ) -> tuple[SolveResult, StreamingSchedule | None]:
     model, cp = build_cp_model(problem, ii, horizon)
     if export_dir:
         export_cp_model(model, f"{export_dir}/streaming_{problem.name.replace('/', '_')}"
@@ -601,6 +678,12 @@ def solve_streaming(graph: Graph, spec: StreamingEngineSpec, time_limit: float =
         all_proven &= result.status is SolveStatus.INFEASIBLE
     if warm is not None:
         return warm
+    if not all_proven:
+        open_ii = [ii for ii, r in zip(range(bounds["ii"], problem.max_ii + 1), results)
+                   if r.status is not SolveStatus.INFEASIBLE]
+        raise StreamingInfeasible([f"T0 time limit: no mapping found within {time_limit:g} s per "
+                                   f"II and none proven impossible at II {open_ii} (raise "
+                                   f"--time-limit)"])
     raise StreamingInfeasible(explain(problem, time_limit=min(time_limit, 5.0), seed=seed))
 
 
@@ -701,7 +784,7 @@ def _milp_edges(m: LinearModel, problem: StreamingProblem, ii: int, pos: list, t
     T, L, R = problem.tiles, problem.op_latency, problem.reach
     if any(problem.latency[dt] != abs(dt) for dt in problem.latency):
         raise NotImplementedError("the MILP version assumes link latency = |dtile| (se16)")
-    max_delays = horizon // ii + 1
+    max_delays = ii - 1  # the consumer's tile has II slots and the consumer takes one
     delay_q = []
     for e, (u, v, d) in enumerate(problem.edges):
         plus = m.add_var(f"dp_{e}", 0, R, integer=True)

@@ -32,7 +32,7 @@ Examples
 >>> from sim.streaming import distance_graph
 >>> s = greedy_schedule(distance_graph(), load_hardware("se16"))
 >>> s.ii, s.cycles <= 30
-(1, True)
+(3, True)
 """
 
 from __future__ import annotations

@@ -78,10 +78,13 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
     options = options or RunOptions()
     say = progress or (lambda line: None)
     mapping = Mapping(graph=graph.name, hardware=spec.name)
+    if spec.kind == "streaming-engine":
+        from pipeline.streaming import map_streaming   # imports this module: import late
+        return map_streaming(graph, spec, options, progress)
     if spec.kind != "rdu":
         return _fail(mapping, f"{spec.kind} targets are not supported by this version: "
-                              "only RDU grids map end to end (Streaming Engine mapping is "
-                              "planned); choose an RDU preset such as --hardware plasticine")
+                              "RDU grids and the Streaming Engine map end to end; choose "
+                              "a preset such as --hardware plasticine or --hardware se16")
     fabric = build_fabric(spec)
     started = time.perf_counter()
     state = CompileState(graph, spec, fabric, options, say, cap=Capacity.of_fabric(fabric))

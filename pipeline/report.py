@@ -11,12 +11,12 @@ __all__ = ["render_report", "write_report"]
 
 
 def render_report(mapping: Mapping, pictures: list[str] | None = None,
-                  hardware_summary: str = "") -> str:
-    """Markdown text: outcome, metrics, sections, stages, pictures."""
+                  hardware_summary: str = "", extra: list[str] | None = None) -> str:
+    """Markdown text: outcome, metrics, sections, stages, a target's own lines, pictures."""
     lines = [f"# Mapping of `{mapping.graph}` on `{mapping.hardware}`", ""]
     if mapping.status == "mapped":
-        lines.append("**Status: mapped.** Every section's placement and routes passed the "
-                     "independent checker (`sim.check`).")
+        lines.append("**Status: mapped.** Every answer passed the independent checker "
+                     "(`sim/`) before it was reported.")
     else:
         lines += ["**Status: failed.**", "", f"Diagnosis: {mapping.diagnosis}"]
     if hardware_summary:
@@ -42,6 +42,8 @@ def render_report(mapping: Mapping, pictures: list[str] | None = None,
         section = "-" if s.get("section") is None else s["section"]
         lines.append(f"| {s['stage']} | {section} | {s['method']} | {s['status']} | "
                      f"{objective} | {s['time']:.3f} |")
+    if extra:
+        lines += [""] + list(extra)
     if pictures:
         lines += ["", "## Pictures", ""] + [f"![{p}]({p})" for p in pictures]
     return "\n".join(lines) + "\n"

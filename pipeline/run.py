@@ -114,8 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     _write_outputs(mapping, spec, out, args)
     seconds = time.perf_counter() - started
     if code == EXIT_MAPPED:
-        console.say(f"mapped in {seconds:.2f} s: {len(mapping.sections)} section(s), "
-                    f"wirelength {mapping.metrics['wirelength']}")
+        shown = {k: mapping.metrics[k] for k in ("sections", "wirelength", "ii", "cycles")
+                 if k in mapping.metrics}
+        console.say(f"mapped in {seconds:.2f} s: " + ", ".join(f"{k} {v}" for k, v in shown.items()))
     else:
         print(f"could not map {graph.name}: {mapping.diagnosis}", file=sys.stderr)
     console.say(f"outputs in {out.resolve()}/ (mapping.json, report.md)")
@@ -138,12 +139,24 @@ def _write_outputs(mapping: Mapping, spec, out: Path, args) -> None:
     out.mkdir(parents=True, exist_ok=True)
     write_mapping(mapping, out / "mapping.json")
     pictures: list[str] = []
-    fabric = build_fabric(spec) if spec.kind == "rdu" else None
-    if fabric is not None and mapping.status == "mapped" and not args.no_pictures:
-        from pipeline.pictures import draw_mapping
-        pictures = draw_mapping(mapping, fabric, out, args.picture_format)
-    summary = fabric.describe() if fabric is not None else spec.name
-    write_report(render_report(mapping, pictures, summary), out / "report.md")
+    extra: list[str] = []
+    draw = mapping.status == "mapped" and not args.no_pictures
+    if spec.kind == "rdu":
+        fabric = build_fabric(spec)
+        summary = fabric.describe()
+        if draw:
+            from pipeline.pictures import draw_mapping
+            pictures = draw_mapping(mapping, fabric, out, args.picture_format)
+    else:
+        summary = f"{spec.name} ({spec.kind})"
+        if spec.kind == "streaming-engine":
+            from pipeline.streaming import draw_streaming, report_lines
+            extra = report_lines(mapping)
+            if draw:
+                name = f"tiles.{args.picture_format}"
+                draw_streaming(mapping, spec, out / name)
+                pictures = [name]
+    write_report(render_report(mapping, pictures, summary, extra), out / "report.md")
 
 
 if __name__ == "__main__":

@@ -349,7 +349,7 @@ def _edge_capacity(graph: Graph, i: int, spec, depth_per_pmu) -> int:
     if isinstance(depth_per_pmu, Mapping) or depth_per_pmu is not None:
         return _capacity(i, spec, depth_per_pmu)
     e = graph.edges[i]
-    if spec is None or e.bytes is None:
+    if spec is None or e.bytes is None or not hasattr(spec, "pmu_bytes"):
         return 1
     if e.bytes <= 0:
         return max(1, int(spec.pmu_bytes))

@@ -6,8 +6,9 @@ and each buffer's ``depth_per_PMU`` comes from the preset's PMU bytes and the ed
 per sample (``RduSpec.pmu_depth``). It records the model build time (problem, model, warm
 start), the solve time (PMU MIP plus the least-added-depth LP), PMUs before and after, the
 LP relaxation's bound and the gap to the optimum, and, in the ``highs`` row of each graph,
-the pairwise "raise the lesser" heuristic (FIG. 12; tuning, no load shifting, three passes
-over the joins in topological order) beside the optimum without load shifting, and the
+the pairwise "raise the lesser" heuristic (FIG. 12; one pass over the joins in
+topological order, tuning a buffer with one consumer and inserting next to the join for a
+shared one, no load shifting) beside the optimum without load shifting, and the
 steady-state throughput the back-pressure simulator measures before and after.
 
 Caveats: times are wall clock on a shared 2-core machine, single-threaded solvers; a whole
@@ -113,8 +114,7 @@ def _extras(graph, spec, sol, backend: str, time_limit: float) -> dict[str, Any]
 
     fixed = solve_buffers(graph, spec, BufferOptions(load_shift=False), backend=backend,
                           time_limit=time_limit)
-    heuristic = pairwise_balance(buffer_problem(graph, spec, BufferOptions(load_shift=False)),
-                                 rounds=3)
+    heuristic = pairwise_balance(buffer_problem(graph, spec, BufferOptions(load_shift=False)))
     started = time.perf_counter()
     rows = sol.edge_rows()
     before = simulate(graph).throughput
@@ -160,6 +160,6 @@ SUITE = Suite(
     notes=("Whole graph = one section; depth 1 where the graph has none; depth_per_PMU = "
            f"{PRESET} PMU bytes / edge bytes. Solve = PMU MIP + least-added-depth LP; LP gap = "
            "(optimum - LP relaxation) / optimum. The heuristic (pairwise raise-the-lesser, "
-           "3 passes, loads fixed) compares with 'optimum, loads fixed'. Throughput = "
+           "one topological pass, loads fixed) compares with 'optimum, loads fixed'. Throughput = "
            "slowest sink's batches per step in the back-pressure simulator (highs rows)."),
 )

@@ -13,16 +13,21 @@ from typing import Any, Callable
 from model.errors import InputError
 from model.graph import Graph
 from model.graphjson import load_json, parse_graph
+from model.importers.morpher import looks_like_morpher, parse_morpher
 from model.importers.msr_dnn import looks_like_msr_dnn, parse_msr_dnn
 
-__all__ = ["FORMATS", "load_graph", "detect_format"]
+__all__ = ["FORMATS", "TEXT_FORMATS", "load_graph", "detect_format"]
 
 #: format name -> (recogniser of parsed JSON, parser(data, file, name) -> Graph)
 FORMATS: dict[str, tuple[Callable[[Any], bool], Callable[[Any, str, str], Graph]]] = {
     "graph-json": (lambda d: isinstance(d, dict) and "version" in d,
                    lambda d, file, name: parse_graph(d, file, name)),
     "msr-dnn": (looks_like_msr_dnn, parse_msr_dnn),
+    "morpher": (looks_like_morpher, parse_morpher),
 }
+
+#: Formats read as text rather than JSON (recognised by their content).
+TEXT_FORMATS = ("morpher",)
 
 
 def detect_format(data: Any) -> str | None:
@@ -31,6 +36,15 @@ def detect_format(data: Any) -> str | None:
         if recognise(data):
             return name
     return None
+
+
+def _text_if_markup(path: str | os.PathLike) -> str | None:
+    """The file's text when it starts with '<' (markup, not JSON); None otherwise."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None  # load_json reports it with its usual message
+    return text if text.lstrip().startswith("<") else None
 
 
 def load_graph(path: str | os.PathLike, format: str | None = None) -> Graph:
@@ -50,6 +64,15 @@ def load_graph(path: str | os.PathLike, format: str | None = None) -> Graph:
     if format is not None and format not in FORMATS:
         raise InputError(file, "", f'unknown format "{format}"',
                          "use --format " + " or ".join(FORMATS))
+    text = _text_if_markup(path) if format in (None, *TEXT_FORMATS) else None
+    if text is not None or format in TEXT_FORMATS:
+        if text is None:
+            raise InputError(file, "line 1", f"not a {format} file (it does not start with '<')",
+                             "check the file, or drop --format to recognise it by content")
+        if format is None and not looks_like_morpher(text):
+            raise InputError(file, "line 1", "markup that is no known graph format",
+                             "pass a Morpher DFG (<Node idx=...> blocks) or a graph.json")
+        return FORMATS[format or "morpher"][1](text, file, Path(path).stem)
     data = load_json(path)
     format = format or detect_format(data)
     if format is None:

@@ -327,3 +327,28 @@ def test_model_matches_brute_force(mode, graph, D):
     assert sol.ok, sol.diagnosis
     assert (sol.pmus_after, sol.added_depth) == expected
     checked(graph, sol, D)
+
+
+def test_solver_without_an_answer_falls_back_to_the_warm_start():
+    from formulations.solver import SolveStatus, register_backend, unregister_backend
+
+    register_backend("test-timeout", lambda arrays, opts: {
+        "status": SolveStatus.TIMEOUT_NO_SOLUTION, "message": "no time"})
+    try:
+        sol = solve_buffers(fig14(), options=BufferOptions(depth_per_pmu=2),
+                            backend="test-timeout")
+    finally:
+        unregister_backend("test-timeout")
+    assert sol.status == "FEASIBLE" and "warm start" in sol.method
+    checked(fig14(), sol, 2)
+
+
+def test_long_node_names_keep_constraint_names_unique():
+    stem = "LayerNormalization8_Grad/LayerNormalizationGrad_0/very/long/prefix"
+    names = [f"{stem}/{k}" for k in range(4)]
+    g = Graph("long", [Node("F")] + [Node(n) for n in names],
+              [Edge("F", names[0], net="f"), Edge("F", names[1], net="f"),
+               Edge(names[0], names[2]), Edge(names[1], names[2], depth=3),
+               Edge(names[0], names[3]), Edge("F", names[3], net="f")])
+    sol = solve_buffers(g, options=BufferOptions(depth_per_pmu=1, load_shift=False))
+    assert sol.ok and sol.unbalanced() == []

@@ -1,0 +1,137 @@
+"""Importer for the loop data-flow graphs of the Morpher CGRA mapper (NUS).
+
+The files are XML-like but not well-formed (attributes run together, ``ALAP="0"BB=``), so they
+are read leniently with regular expressions, one ``<Node ...> ... </Node>`` block at a time::
+
+    <Node idx="4" ASAP="1" ALAP="2"BB="for.body"CONST="1">
+    <OP>ADD</OP>
+    <Inputs> <Input idx="15"/> </Inputs>
+    <Outputs> <Output idx="5" nextiter="0" type="I1"/> <Output idx="4" nextiter="1" .../> </Outputs>
+    </Node>
+
+How it maps to the IR:
+
+- node id ``<op lower-case><idx>`` (e.g. ``add4``), ``op`` the ``<OP>`` text; ``ASAP``, ``ALAP``,
+  ``BB``, ``CONST`` and ``BasePointerName`` are kept in ``attrs``;
+- a ``CONST`` is an immediate held in tile memory: the instruction reads its own tile-memory
+  variable ``const<idx>`` (private, so it forces no co-location);
+- a few files reuse an ``idx`` for two nodes: ids then differ by op (or a ``b`` suffix) and an
+  output goes to the node of that idx that lists the source among its ``<Inputs>``;
+- every ``<Output idx nextiter>`` is an edge; ``nextiter="1"`` (loop-carried) becomes
+  ``distance = 1``; the ``type`` (operand slot: I1, I2, P, ...) is kept in ``attrs``.
+
+Errors name the file, the line and the fix.
+
+Examples
+--------
+>>> text = '''<DFG count="2">
+... <Node idx="1" ASAP="0" ALAP="0"BB="b"CONST="3">
+... <OP>ADD</OP>
+... <Inputs>
+... </Inputs>
+... <Outputs>
+... \t<Output idx="2" nextiter="0" type="I1"/>
+... \t<Output idx="1" nextiter="1" type="I2"/>
+... </Outputs>
+... </Node>
+... <Node idx="2" ASAP="1" ALAP="1"BB="b">
+... <OP>STORE</OP>
+... <Inputs>
+... \t<Input idx="1"/>
+... </Inputs>
+... <Outputs>
+... </Outputs>
+... </Node>'''
+>>> g = parse_morpher(text, "k.xml", "k")
+>>> g.node_ids, [(e.src, e.dst, e.distance) for e in g.edges], g.node("add1").mem_vars
+(['add1', 'store2'], [('add1', 'store2', 0), ('add1', 'add1', 1)], ('const1',))
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from model.errors import InputError
+from model.graph import Edge, Graph, Node
+
+__all__ = ["looks_like_morpher", "parse_morpher"]
+
+_NODE = re.compile(r"<Node\b([^>]*)>(.*?)</Node>", re.S)
+_ATTR = re.compile(r'(\w+)\s*=\s*"([^"]*)"')
+_OP = re.compile(r"<OP>\s*([^<]*?)\s*</OP>")
+_OUTPUT = re.compile(r"<Output\b([^>]*)/?>")
+_INPUT = re.compile(r'<Input\s+idx="([^"]*)"')
+_BASE = re.compile(r"<BasePointerName[^>]*>\s*([^<]*?)\s*</BasePointerName>")
+
+
+def _target(candidates: list[tuple[str, set[str]]], src_idx: str) -> str | None:
+    """The node an output points to; with a duplicated idx, the one listing the source as input."""
+    for node_id, inputs in candidates:
+        if src_idx in inputs:
+            return node_id
+    return candidates[0][0] if candidates else None
+
+
+def looks_like_morpher(data: Any) -> bool:
+    """True for text holding Morpher ``<Node idx=...>`` blocks (or a ``<DFG`` header)."""
+    return isinstance(data, str) and ("<DFG" in data or re.search(r"<Node\s+idx=", data) is not None)
+
+
+def _line(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def parse_morpher(text: str, file: str, name: str) -> Graph:
+    """Convert the text of a Morpher DFG file into a :class:`Graph`.
+
+    Raises
+    ------
+    InputError
+        No node, a node without ``idx`` or ``<OP>``, or an output to a node
+        that does not exist (with the line).
+    """
+    blocks = list(_NODE.finditer(text))
+    if not blocks:
+        where = re.search(r"<Node\b", text)
+        if where:
+            raise InputError(file, f"line {_line(text, where.start())}", "<Node> without </Node>",
+                             "close every <Node ...> block with </Node>")
+        raise InputError(file, "line 1", "no <Node idx=...> block found",
+                         "pass a Morpher DFG file (or --format graph-json for JSON)")
+    nodes, outputs, ids, taken = [], [], {}, set()
+    for block in blocks:
+        line = _line(text, block.start())
+        attrs = dict(_ATTR.findall(block.group(1)))
+        idx = attrs.get("idx")
+        op_match = _OP.search(block.group(2))
+        if idx is None:
+            raise InputError(file, f"line {line}", "<Node> without idx", 'add idx="<number>"')
+        if op_match is None:
+            raise InputError(file, f"line {line}", f"node {idx} has no <OP>", "add <OP>NAME</OP>")
+        op = op_match.group(1)
+        node_id = f"{op.lower()}{idx}"
+        while node_id in taken:
+            node_id += "b"
+        taken.add(node_id)
+        inputs = set(_INPUT.findall(block.group(2)))
+        ids.setdefault(idx, []).append((node_id, inputs))
+        kept = {k: v for k, v in attrs.items() if k != "idx"}
+        base = _BASE.search(block.group(2))
+        if base:
+            kept["BasePointerName"] = base.group(1)
+        mem = (f"const{idx}",) if "CONST" in attrs else ()
+        nodes.append(Node(node_id, op, mem_vars=mem, attrs=kept))
+        for out in _OUTPUT.finditer(block.group(2)):
+            oattrs = dict(_ATTR.findall(out.group(1)))
+            outputs.append((node_id, idx, oattrs, _line(text, block.start(2) + out.start())))
+    edges = []
+    for src, src_idx, oattrs, line in outputs:
+        dst = _target(ids.get(oattrs.get("idx", ""), []), src_idx)
+        if dst is None:
+            raise InputError(file, f"line {line}", f'output of {src} to unknown node idx '
+                             f'"{oattrs.get("idx")}"', "add that node or remove the output")
+        distance = 1 if oattrs.get("nextiter", "0") not in ("0", "") else 0
+        edges.append(Edge(src, dst, distance=distance,
+                          attrs={"type": oattrs.get("type", "")}))
+    return Graph(name, nodes, edges, {"format": "morpher"})
