@@ -354,7 +354,8 @@ def _export(model, export_dir, name: str) -> None:
 def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sat",
                 time_limit: float = 10.0, seed: int = 0, export_dir: str | None = None,
                 site_penalty: dict[str, float] | None = None, start: dict[str, str] | None = None,
-                window: int = 8, anneal_share: float = 0.25, **_options) -> PlacementOutcome:
+                window: int = 8, anneal_share: float = 0.25, patience: int | None = PATIENCE,
+                **_options) -> PlacementOutcome:
     """Exact placement model, warm-started by the greedy; LNS when too big to prove.
 
     Parameters
@@ -367,6 +368,9 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
     site_penalty : site id -> extra cost per unit of node bandwidth (routing feedback).
     start : a placement to start from instead of the greedy one.
     window : nodes re-optimised together per LNS round.
+    patience : the LNS stops after this many rounds without a 0.1 % improvement;
+        None = never stop early: anneal from the LNS's local optimum (keeping it only
+        when better) and go on until ``time_limit``.
     anneal_share : at most this share of ``time_limit`` is spent annealing the greedy
         placement (one VPR run, which usually stops earlier) before the model starts
         from the better of the two; 0 = straight from the greedy.
@@ -417,7 +421,8 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
         left = max(0.5, time_limit - (_time.perf_counter() - started))
         return _solve_exact(problem, model, x, index, start_cost, backend, left, seed,
                             started, extra)
-    return _lns(problem, index, start_cost, backend, time_limit, seed, window, started, extra)
+    return _lns(problem, fabric, index, start_cost, backend, time_limit, seed, window, patience,
+                started, extra)
 
 
 def _annealed(problem, fabric, start: dict[str, str], seconds: float, seed: int
@@ -455,16 +460,34 @@ def _names(problem, placed: dict[str, int]) -> dict[str, str]:
     return {n: problem.sites.ids[s] for n, s in placed.items()}
 
 
-def _lns(problem, index, cost, backend, time_limit, seed, window, started, extra
-         ) -> PlacementOutcome:
+def _anneal_kick(problem, fabric, index, cost, seconds, seed) -> tuple[dict[str, int], float]:
+    """Leave an LNS local optimum: anneal from it, keep the result only if better."""
+    placed = _annealed(problem, fabric, _names(problem, index), seconds, seed)
+    new_cost = problem_cost(problem, placed)
+    if new_cost < cost - 1e-12:
+        return {n: problem.sites.index[s] for n, s in placed.items()}, new_cost
+    return index, cost
+
+
+def _lns(problem, fabric, index, cost, backend, time_limit, seed, window, patience, started,
+         extra) -> PlacementOutcome:
     """Large-neighbourhood search: re-solve a window of nodes exactly, the rest fixed."""
     import time as _time
     rng = np.random.default_rng(seed)
     neighbours = _pair_neighbours(problem)
     rounds = stale = improved = 0
     deadline = started + time_limit
-    patience = max(PATIENCE, len(problem.nodes) // max(1, window))
-    while _time.perf_counter() < deadline - 0.05 and stale < patience and cost > 0:
+    stop_when_stale = patience is not None
+    patience = max(patience or PATIENCE, len(problem.nodes) // max(1, window))
+    kicks = 0
+    while _time.perf_counter() < deadline - 0.05 and cost > 0:
+        if stale >= patience:
+            if stop_when_stale:
+                break
+            index, cost = _anneal_kick(problem, fabric, index, cost,
+                                       0.3 * (deadline - _time.perf_counter()), seed + rounds)
+            stale, kicks = 0, kicks + 1
+            continue
         rounds += 1
         size = min(window + 4, window + stale // 8)  # grow the window when stuck
         free = _pick_window(problem, index, neighbours, rng, size, rounds)
@@ -479,7 +502,7 @@ def _lns(problem, index, cost, backend, time_limit, seed, window, started, extra
         else:
             stale += 1
     extra |= {"final_time": round(_time.perf_counter() - started, 4), "lns_rounds": rounds,
-              "lns_improved": improved, "gap": None}
+              "lns_improved": improved, "annealing_kicks": kicks, "gap": None}
     return PlacementOutcome(_names(problem, index), f"placement model LNS ({backend})", cost,
                             None, "FEASIBLE", backend, extra)
 

@@ -24,7 +24,7 @@ def render_report(mapping: Mapping, pictures: list[str] | None = None,
     if mapping.metrics:
         lines += ["", "## Metrics", "", "| metric | value |", "|---|---|"]
         lines += [f"| {k.replace('_', ' ')} | {v} |" for k, v in mapping.metrics.items()]
-    if mapping.sections:
+    if mapping.sections and mapping.ii is None:        # an RDU run (sections of sites)
         lines += _sections(mapping) + _cuts(mapping) + _buffers(mapping)
     if mapping.trace:
         lines += ["", "## Feedback rounds", "",

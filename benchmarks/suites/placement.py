@@ -7,7 +7,9 @@ three ways with the same cost (bandwidth-weighted switch-hop distance,
 * ``greedy`` -- the sorted-order greedy placement (the model's warm start);
 * ``annealing`` -- the VPR-style annealer, given the model's time budget;
 * ``model`` -- the exact model (whole section when small, LNS otherwise) on the
-  entry's backend.
+  entry's backend, with ``patience=None``: the LNS uses the whole budget (annealing
+  kicks out of its local optima), as the annealer does. The pipeline instead stops
+  the LNS after 20 rounds without progress.
 
 The model's placement is then routed by the negotiated-congestion router and by
 the exact routing model (same backend; ``highs`` for MILP), and every placement
@@ -124,7 +126,8 @@ def compare_placers(kind: str, params: dict, backend: str, budget: float) -> dic
     started = time.perf_counter()
     annealing = PLACERS["annealing"](graph, fabric, order, time_limit=budget, seed=0)
     annealing_s = time.perf_counter() - started
-    model = PLACERS["model"](graph, fabric, order, backend=backend, time_limit=budget, seed=0)
+    model = PLACERS["model"](graph, fabric, order, backend=backend, time_limit=budget, seed=0,
+                             patience=None)
     negotiated = route_negotiated(graph, fabric, model.placement)
     started = time.perf_counter()
     routed = route_model(graph, fabric, model.placement, backend=backend, time_limit=budget)

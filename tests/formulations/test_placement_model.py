@@ -115,3 +115,11 @@ def test_penalty_moves_nodes_away(tiny):
 
 def test_registry_names():
     assert {"greedy", "model", "milp", "cp-sat", "annealing"} <= set(PLACERS)
+
+
+def test_lns_without_patience_uses_the_budget_and_stays_legal(plasticine):
+    g = random_section(40, seed=7)
+    out = place_model(g, plasticine, g.node_ids, time_limit=3, seed=0, patience=None)
+    assert check_placement(g, plasticine, out.placement).ok
+    assert out.objective <= out.extra["warm_start_cost"] + 1e-9
+    assert out.extra["final_time"] >= 2.0

@@ -89,3 +89,17 @@ def test_routing_mps_round_trip(tiny, tmp_path):
 
 def test_registry_names():
     assert {"negotiated", "model", "milp", "cp-sat"} <= set(ROUTERS)
+
+
+def test_pictures_draw_nets_and_congestion(tmp_path):
+    """The default pipeline (models) maps the README example; three pictures per section."""
+    from pathlib import Path
+    from model.importers import load_graph
+    from pipeline.flow import map_graph
+    from pipeline.pictures import draw_mapping
+    example = Path(__file__).resolve().parents[2] / "examples" / "fig9.json"
+    spec = load_hardware("plasticine")
+    mapping = map_graph(load_graph(example), spec, RunOptions(time_limit=2))
+    names = draw_mapping(mapping, build_fabric(spec), tmp_path, "svg")
+    assert {"section0.svg", "section0_nets.svg", "section0_congestion.svg"} <= set(names)
+    assert all((tmp_path / n).read_text().lstrip().startswith("<?xml") for n in names)
