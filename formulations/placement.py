@@ -345,10 +345,12 @@ def _all_candidates(problem: PlacementProblem, nodes) -> dict[str, list[int]]:
 
 
 def _export(model, export_dir, name: str) -> None:
+    """Write ``model`` as ``<name>.mps`` (name made file-safe: one file per section)."""
     if export_dir:
+        import re
         from pathlib import Path
         Path(export_dir).mkdir(parents=True, exist_ok=True)
-        model.write_mps(str(Path(export_dir) / f"{name}.mps"))
+        model.write_mps(str(Path(export_dir) / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.mps"))
 
 
 def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sat",
@@ -364,7 +366,7 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
     backend : a LinearModel backend (``cp-sat``, ``highs``, ``scip``, ...).
     time_limit : seconds for the whole placement (exact solve or all LNS rounds).
     seed : seed of the solver and of the LNS neighbourhood choice.
-    export_dir : when set, the full model is written there as ``placement.mps``.
+    export_dir : when set, the full model is written there as ``placement_<graph name>.mps``.
     site_penalty : site id -> extra cost per unit of node bandwidth (routing feedback).
     start : a placement to start from instead of the greedy one.
     window : nodes re-optimised together per LNS round.
@@ -416,7 +418,7 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
                                 0.0, "OPTIMAL", backend, extra)
     if n_vars <= MAX_EXACT_VARS or export_dir:
         model, x = build_placement_model(problem, problem.nodes, candidates, {})
-        _export(model, export_dir, "placement")
+        _export(model, export_dir, f"placement_{graph.name}")
     if n_vars <= MAX_EXACT_VARS:
         left = max(0.5, time_limit - (_time.perf_counter() - started))
         return _solve_exact(problem, model, x, index, start_cost, backend, left, seed,

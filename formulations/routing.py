@@ -502,7 +502,7 @@ def route_model(graph: Graph, fabric, placement: dict[str, str], *, backend: str
     backend : a LinearModel backend (``cp-sat`` or a MILP solver such as ``highs``).
     time_limit : seconds for all solves together.
     seed : solver seed.
-    export_dir : when set, the whole-section model is written there as ``routing.mps``.
+    export_dir : when set, the whole-section model is written there as ``routing_<graph name>.mps``.
     progress : called with one line per solve.
     router_config : knobs of the negotiated-congestion warm start.
     margin : switches a net may stray beyond the box of its terminals and warm tree.
@@ -533,7 +533,7 @@ def route_model(graph: Graph, fabric, placement: dict[str, str], *, backend: str
              "first_solution_time": round(_time.perf_counter() - started, 4)}
     chunks = _chunks(fab, nets)
     if export_dir:
-        _export_routing(fab, nets, export_dir)
+        _export_routing(fab, nets, export_dir, graph.name)
     deadline = started + time_limit
     bound, status = None, "FEASIBLE"
     solved = 0
@@ -625,11 +625,13 @@ def _routing_result(graph, fab, nets, trees, placement, backend, status, bound, 
     return result
 
 
-def _export_routing(fab, nets, export_dir) -> None:
+def _export_routing(fab, nets, export_dir, name: str) -> None:
+    """Write the whole-section model as ``routing_<graph name>.mps`` (one file per section)."""
+    import re
     from pathlib import Path
     Path(export_dir).mkdir(parents=True, exist_ok=True)
     model, *_ = build_routing_model(fab, nets, {})
-    model.write_mps(str(Path(export_dir) / "routing.mps"))
+    model.write_mps(str(Path(export_dir) / f"routing_{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.mps"))
 
 
 def route_milp(graph: Graph, fabric, placement: dict[str, str], **options) -> RoutingResult:

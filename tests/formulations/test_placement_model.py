@@ -102,7 +102,7 @@ def test_placement_mps_round_trip(tiny, tmp_path):
 def test_export_dir_writes_the_model(tiny, tmp_path):
     g = star_graph()
     place_model(g, tiny, g.node_ids, time_limit=5, export_dir=str(tmp_path))
-    assert (tmp_path / "placement.mps").exists()
+    assert (tmp_path / f"placement_{g.name}.mps").exists()
 
 
 def test_penalty_moves_nodes_away(tiny):
