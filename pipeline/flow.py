@@ -103,7 +103,9 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
             advance()
     _record_cross_section_edges(mapping, graph)
     mapping.status = "mapped"
-    mapping.metrics = _metrics(graph, fabric, mapping, total, time.perf_counter() - started)
+    final = [stage for w in state.work for stage in w.outcome.stages]
+    mapping.metrics = _metrics(graph, fabric, mapping, final, total,
+                               time.perf_counter() - started)
     mapping.metrics |= {"feedback_rounds": len(state.trace), "sections_reused": state.reused}
     return mapping
 
@@ -166,14 +168,16 @@ def _record_cross_section_edges(mapping: Mapping, graph: Graph) -> None:
     mapping.buffers.sort(key=lambda b: b["edge"])
 
 
-def _metrics(graph: Graph, fabric, mapping: Mapping, check: CheckReport, seconds: float) -> dict:
+def _metrics(graph: Graph, fabric, mapping: Mapping, final: list[dict], check: CheckReport,
+             seconds: float) -> dict:
+    """Totals over the final sections (``final``: their stage records), as checked."""
     cross = [r for r in mapping.routes if r.get("via") == "dram"]
     return {
         "nodes": len(graph.nodes), "edges": len(graph.edges), "sections": len(mapping.sections),
         "wirelength": check.wirelength, "max_link_load": round(check.max_link_load, 4),
-        "weighted_distance": round(sum(s["objective"] for s in mapping.stages
+        "weighted_distance": round(sum(s["objective"] for s in final
                                        if s["stage"] == "placement"), 4),
-        "routing_iterations": max((s.get("iterations", 0) for s in mapping.stages), default=0),
+        "routing_iterations": max((s.get("iterations", 0) for s in final), default=0),
         "dram_edges": len(cross), "dram_bytes": sum(r.get("bytes") or 0 for r in cross),
         "units_used": len(mapping.placement), "sites": len(fabric.sites),
         "seconds": round(seconds, 3),
