@@ -75,7 +75,7 @@ class CompileState:
         default_factory=lambda: {"pcu": 1.0, "pmu": 1.0, "units": 1.0})
     separate: list[tuple[str, str]] = field(default_factory=list)
     recut_from: int | None = None
-    seeds: dict[tuple, int] = field(default_factory=dict)
+    retries: dict[tuple, int] = field(default_factory=dict)    # local retries per section
     compiled: dict[tuple, SectionWork] = field(default_factory=dict)
     buffered: dict[tuple, SectionWork] = field(default_factory=dict)
     stages: list[dict] = field(default_factory=list)
@@ -355,11 +355,12 @@ class PlaceRouteLevel:
 
     def _compile(self, state: CompileState, w: SectionWork) -> None:
         options = state.options
-        retries = state.seeds.get(("retries",) + w.key, 0)
+        retries = state.retries.get(w.key, 0)
         if retries:   # a local retry: another seed and a more patient router
             config = options.router_config
-            options = replace(options, seed=state.seeds[w.key], router_config=replace(
-                config, max_iterations=config.max_iterations * (1 + retries)))
+            options = replace(options, seed=_retry_seed(options.seed, retries),
+                              router_config=replace(
+                                  config, max_iterations=config.max_iterations * (1 + retries)))
         outcome = map_section(w.graph, state.fabric, w.section.id, options, state.say)
         state.stages.extend(outcome.stages)
         if outcome.failure is not None:
@@ -373,7 +374,7 @@ class PlaceRouteLevel:
     def _raise(self, state: CompileState, w: SectionWork, outcome: SectionOutcome) -> None:
         failure = outcome.failure
         done = [x.section.id for x in state.work if x.section.id < w.section.id]
-        retries = state.seeds.get(("retries",) + w.key, 0)
+        retries = state.retries.get(w.key, 0)
         if failure.level == "routing" and retries < LOCAL_RETRIES:
             code = ErrorCode.PNR_LOCAL
         else:
@@ -386,12 +387,17 @@ class PlaceRouteLevel:
 
     def fix(self, state: CompileState, data: ErrorHandlingData) -> str | None:
         w = state.work[data.first_failed]
-        retries = state.seeds.get(("retries",) + w.key, 0)
+        retries = state.retries.get(w.key, 0)
         if retries >= LOCAL_RETRIES:
             return None
-        state.seeds[("retries",) + w.key] = retries + 1
-        state.seeds[w.key] = state.options.seed + 1000 * (retries + 1)
-        return f"section {w.section.id}: placed and routed again with seed {state.seeds[w.key]}"
+        state.retries[w.key] = retries + 1
+        seed = _retry_seed(state.options.seed, retries + 1)
+        return f"section {w.section.id}: placed and routed again with seed {seed}"
+
+
+def _retry_seed(seed: int, retry: int) -> int:
+    """The seed of a section's ``retry``-th local retry (deterministic)."""
+    return seed + 1000 * retry
 
 
 def default_levels(balancer: Balancer | None = None) -> list:
