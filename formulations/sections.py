@@ -142,7 +142,8 @@ def greedy_cut(graph: Graph, cap: Capacity, scale: float = 1.0) -> list[Section]
     >>> [s.nodes for s in greedy_cut(g, Capacity(pcu=2, pmu=2, total=4, agcu=4))]
     [['n0', 'n1'], ['n2', 'n3'], ['n4']]
     """
-    return _greedy_with_scales(graph, cap, {k: scale for k in range(len(graph.nodes) + 1)}, [])
+    every_section = {k: scale for k in range(len(graph.nodes) + 1)}   # at most one per node
+    return _greedy_with_scales(graph, cap, every_section, [])
 
 
 def _category_topological_order(graph: Graph) -> list[str]:
@@ -267,38 +268,38 @@ def cut_sections(graph: Graph, cap: Capacity, scales: dict[int, Scale] | None = 
     bound = lower_bound(graph, cap, _smallest_scale(scales))
     plan = SectionPlan(greedy, bound, len(greedy), greedy_traffic, greedy_traffic,
                        "greedy topological cut")
-    if len(graph.nodes) <= 1 or _SOLVERLESS(backend):
+    if len(graph.nodes) <= 1 or backend in SOLVERLESS:
         return _numbered(plan, first_id)
-    best = [_as_assignment(greedy)]
+    best = _as_assignment(greedy)
     for count in range(bound, len(greedy)):
         remaining = time_limit - (time.perf_counter() - started)
         if remaining < 0.5:
             break
         model, x, _ = build_section_model(graph, cap, count, scales, separate)
         _export(model, export_dir, f"sections_k{count}")
-        result = model.solve(backend=backend, time_limit=min(remaining / 2, remaining), seed=seed)
+        result = model.solve(backend=backend, time_limit=remaining / 2, seed=seed)
         plan.results.append(result)
         if result.has_solution:
-            best = [_decode(graph, x, count, result)]
+            best = _decode(graph, x, count, result)
             break
         if result.status.name != "INFEASIBLE":
             break      # unknown within the budget: keep the greedy count
-    count = len(set(best[0].values()))
+    count = len(set(best.values()))
     remaining = time_limit - (time.perf_counter() - started)
     if remaining >= 0.5 and len(graph.nodes) * count <= MONOLITHIC_LIMIT:
         model, x, hint_for = build_section_model(graph, cap, count, scales, separate)
         _export(model, export_dir, f"sections_traffic_k{count}")
-        model.set_hint(hint_for(best[0]))
+        model.set_hint(hint_for(best))
         result = model.solve(backend=backend, time_limit=remaining, seed=seed)
         plan.results.append(result)
         if result.has_solution:
-            best = [_decode(graph, x, count, result)]
+            best = _decode(graph, x, count, result)
             plan.status = result.status.name
             plan.bound_traffic = result.bound
     elif remaining >= 0.5:
-        best = [_window_search(graph, cap, best[0], scales, separate, backend, seed,
-                               started + time_limit, plan)]
-    plan.sections = _sections_from(graph, best[0])
+        best = _window_search(graph, cap, best, scales, separate, backend, seed,
+                              started + time_limit, plan)
+    plan.sections = _sections_from(graph, best)
     plan.traffic = cut_traffic(graph, plan.sections)
     if plan.traffic > greedy_traffic or len(plan.sections) > len(greedy):
         plan.sections, plan.traffic, plan.status = greedy, greedy_traffic, "FEASIBLE"
@@ -359,8 +360,8 @@ def _window_search(graph: Graph, cap: Capacity, assignment: dict[str, int],
 WINDOW_SECONDS = 5.0
 
 
-def _SOLVERLESS(backend: str) -> bool:
-    return backend in ("greedy", "none")
+#: Backend names that ask for the greedy cut alone.
+SOLVERLESS = ("greedy", "none")
 
 
 def build_section_model(graph: Graph, cap: Capacity, count: int, scales: dict[int, Scale],

@@ -339,7 +339,7 @@ class PlaceRouteLevel:
     def run(self, state: CompileState) -> None:
         for w in state.work:
             if w.graph is None:      # no buffer level ran: the section as cut
-                BufferLevel()._balance(state, w)
+                BufferLevel(balancer=None)._balance(state, w)
             key = self._key(w)
             done = state.compiled.get(key)
             if done is not None:     # compiled in an earlier iteration: reuse, never redo
