@@ -25,7 +25,7 @@ import networkx as nx
 from model.graph import Graph, Node
 
 __all__ = ["Capacity", "Section", "SectionPlan", "SectionError", "unit_demand", "greedy_cut",
-           "lower_bound", "cut_sections", "Scale", "scale_of", "cut_traffic", "edge_traffic", "build_section_model"]
+           "lower_bound", "cut_sections", "forced_traffic", "Scale", "scale_of", "cut_traffic", "edge_traffic", "build_section_model"]
 
 
 class SectionError(Exception):
@@ -269,6 +269,7 @@ def cut_sections(graph: Graph, cap: Capacity, scales: dict[int, Scale] | None = 
     plan = SectionPlan(greedy, bound, len(greedy), greedy_traffic, greedy_traffic,
                        "greedy topological cut")
     if len(graph.nodes) <= 1 or backend in SOLVERLESS:
+        plan.bound_traffic = forced_traffic(graph, cap, plan.count, scales)
         return _numbered(plan, first_id)
     best = _as_assignment(greedy)
     for count in range(bound, len(greedy)):
@@ -295,7 +296,8 @@ def cut_sections(graph: Graph, cap: Capacity, scales: dict[int, Scale] | None = 
         if result.has_solution:
             best = _decode(graph, x, count, result)
             plan.status = result.status.name
-            plan.bound_traffic = result.bound
+            if result.bound is not None:
+                plan.bound_traffic = model.bytes_of_bound(result.bound)
     elif remaining >= 0.5:
         best = _window_search(graph, cap, best, scales, separate, backend, seed,
                               started + time_limit, plan)
@@ -305,7 +307,34 @@ def cut_sections(graph: Graph, cap: Capacity, scales: dict[int, Scale] | None = 
         plan.sections, plan.traffic, plan.status = greedy, greedy_traffic, "FEASIBLE"
     else:
         plan.method = "section model"
+    forced = forced_traffic(graph, cap, plan.count, scales)
+    plan.bound_traffic = max(plan.bound_traffic or 0.0, forced)
+    if plan.traffic <= plan.bound_traffic + 1e-9 * max(1.0, plan.traffic):
+        plan.status = "OPTIMAL"
     return _numbered(plan, first_id)
+
+
+def forced_traffic(graph: Graph, cap: Capacity, count: int,
+                   scales: dict[int, Scale] | None = None) -> float:
+    """DRAM bytes every cut into ``count`` sections pays: a lower bound on traffic.
+
+    An edge crosses a cut in every valid cut when its ends have different
+    categories (a section never mixes them), or when no section is reachable
+    by both ends (:func:`_section_windows`; the quotient order then forces
+    them apart).
+
+    Examples
+    --------
+    >>> from model.graph import Edge
+    >>> g = Graph("g", [Node("f", unit="pcu", category="forward"),
+    ...                 Node("b", unit="pcu", category="backward")], [Edge("f", "b", bytes=8)])
+    >>> forced_traffic(g, Capacity(pcu=4, pmu=4, total=8, agcu=0), 2)
+    8.0
+    """
+    windows = _section_windows(graph, cap, count, dict(scales or {}))
+    return sum(edge_traffic(e) for e in graph.edges
+               if e.src != e.dst and (graph.node(e.src).category != graph.node(e.dst).category
+                                      or not set(windows[e.src]) & set(windows[e.dst])))
 
 
 #: Above this many node-section pairs the traffic phase re-optimises windows of
@@ -318,42 +347,58 @@ WINDOW = 5
 def _window_search(graph: Graph, cap: Capacity, assignment: dict[str, int],
                    scales: dict[int, Scale], separate, backend: str, seed: int,
                    deadline: float, plan: SectionPlan) -> dict[str, int]:
-    """Re-cut windows of WINDOW consecutive sections with the rest fixed, until the deadline.
+    """Re-cut windows of consecutive sections with the rest fixed, until the deadline.
 
     Nodes outside a window keep their section, so every edge leaving the
     window stays legal whatever the window's cut; only edges inside it change
-    traffic. Sweeps windows left to right, overlapping, while any improves.
+    traffic. Sweeps overlapping windows of WINDOW sections left to right; when
+    a sweep improves nothing, the windows grow by two sections (a larger
+    neighbourhood), and shrink back after the next improvement.
     """
     count = len(set(assignment.values()))
-    improved = True
-    while improved and time.perf_counter() < deadline - 0.5:
-        improved = False
-        for first in range(0, max(1, count - WINDOW + 1), max(1, WINDOW - 1)):
-            remaining = deadline - time.perf_counter()
-            if remaining < 0.5:
-                break
-            window = [v for v in graph.node_ids if first <= assignment[v] < first + WINDOW]
-            sub = graph.subgraph(window)
-            size = len(set(assignment[v] for v in window))
-            local = {v: assignment[v] - first for v in window}
-            model, x, hint_for = build_section_model(
-                sub, cap, size, {k - first: s for k, s in scales.items()},
-                [(a, b) for a, b in separate if a in local and b in local])
-            model.set_hint(hint_for(local))
-            result = model.solve(backend=backend, time_limit=min(remaining, WINDOW_SECONDS),
-                                 seed=seed)
-            plan.results.append(result)
-            if not result.has_solution:
-                continue
-            new = _decode(sub, x, size, result)
-            before = cut_traffic(sub, _sections_from(sub, local))
-            after = cut_traffic(sub, _sections_from(sub, new))
-            if after < before - 1e-9:
-                for v in window:
-                    assignment[v] = new[v] + first
-                improved = True
+    size = min(WINDOW, count)
+    while time.perf_counter() < deadline - 0.5:
+        if _sweep(graph, cap, assignment, scales, separate, backend, seed, deadline, plan, size):
+            size = min(WINDOW, count)
+        elif size >= count:
+            break
+        else:
+            size = min(size + 2, count)
     plan.status = "FEASIBLE"
     return assignment
+
+
+def _sweep(graph: Graph, cap: Capacity, assignment: dict[str, int], scales: dict[int, Scale],
+           separate, backend: str, seed: int, deadline: float, plan: SectionPlan,
+           size: int) -> bool:
+    """One left-to-right pass of windows of ``size`` sections; True when any improved."""
+    count = len(set(assignment.values()))
+    improved = False
+    for first in range(0, max(1, count - size + 1), max(1, size - 1)):
+        remaining = deadline - time.perf_counter()
+        if remaining < 0.5:
+            break
+        window = [v for v in graph.node_ids if first <= assignment[v] < first + size]
+        sub = graph.subgraph(window)
+        local = {v: assignment[v] - first for v in window}
+        span = len(set(local.values()))
+        model, x, hint_for = build_section_model(
+            sub, cap, span, {k - first: s for k, s in scales.items()},
+            [(a, b) for a, b in separate if a in local and b in local])
+        model.set_hint(hint_for(local))
+        result = model.solve(backend=backend, seed=seed,
+                             time_limit=min(remaining, WINDOW_SECONDS * size / WINDOW))
+        plan.results.append(result)
+        if not result.has_solution:
+            continue
+        new = _decode(sub, x, span, result)
+        before = cut_traffic(sub, _sections_from(sub, local))
+        after = cut_traffic(sub, _sections_from(sub, new))
+        if after < before - 1e-9:
+            for v in window:
+                assignment[v] = new[v] + first
+            improved = True
+    return improved
 
 
 #: Seconds per window model.
@@ -414,6 +459,8 @@ def build_section_model(graph: Graph, cap: Capacity, count: int, scales: dict[in
                           name=f"traffic[{j},{k}]", family="traffic")
     scale = max((t for _, t, _ in crossing), default=1.0) or 1.0
     model.minimize(sum(round(t / scale * 1e6) * z for z, t, _ in crossing) if crossing else 0)
+    # objective units -> bytes; each rounded coefficient is off by at most half a unit
+    model.bytes_of_bound = lambda bound: max(0.0, bound - 0.5 * len(crossing)) * scale / 1e6
 
     def hint_for(assignment: dict[str, int]) -> dict:
         hint = {x[v][k]: float(assignment[v] == k) for v in x for k in x[v]}

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from formulations.estimates import estimate_units
 from formulations.routing import RouterConfig
 from formulations.sections import Capacity
 from hardware import build_fabric
@@ -40,6 +41,7 @@ class RunOptions:
     depth_per_pmu: int | None = None
     section_time_limit: float | None = None   # the section model's budget (default time_limit)
     max_iterations: int = 30                  # feedback rounds before giving up
+    tile_pmus: int | None = None              # PMUs per tensor before tiling (default: hardware)
 
     def solver_options(self) -> dict:
         """The keyword options every model-based pass takes."""
@@ -87,7 +89,8 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
                               "a preset such as --hardware plasticine or --hardware se16")
     fabric = build_fabric(spec)
     started = time.perf_counter()
-    state = CompileState(graph, spec, fabric, options, say, cap=Capacity.of_fabric(fabric))
+    state = CompileState(estimate_units(graph, spec, options.tile_pmus), spec, fabric, options,
+                         say, cap=Capacity.of_fabric(fabric))
     levels = levels if levels is not None else default_levels(_default_balancer())
     try:
         run_levels(state, levels, max_iterations=options.max_iterations)
@@ -129,10 +132,16 @@ def _record_state(mapping: Mapping, state: CompileState) -> None:
     mapping.sections = [{"id": w.section.id, "nodes": w.section.nodes,
                          "category": w.section.category, "pcu": w.section.pcu,
                          "pmu": w.section.pmu, "scale": state.scales.get(w.section.id, {}),
-                         "buffer_units": len(w.graph.nodes) - len(w.section.nodes)
-                         if w.graph else 0, "reused": w.reused} for w in state.work]
+                         "buffer_units": _added_units(w, "buffer_of"),
+                         "bank_units": _added_units(w, "unit_of"), "reused": w.reused}
+                        for w in state.work]
     mapping.stages = state.stages
     mapping.trace = state.trace
+
+
+def _added_units(w: SectionWork, marker: str) -> int:
+    """Units a later level added to the section (stage buffers or banks/lanes)."""
+    return sum(marker in n.attrs for n in w.graph.nodes) if w.graph else 0
 
 
 def _record_section(mapping: Mapping, graph: Graph, fabric, w: SectionWork) -> None:

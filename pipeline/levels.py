@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
+from formulations.estimates import materialize_banks
 from formulations.sections import Capacity, Section, SectionError, cut_sections, unit_demand
 from model.graph import Edge, Graph, Node
 from pipeline.feedback import ErrorCode, ErrorHandlingData, MappingError, SectionUsage
@@ -99,10 +100,11 @@ class CompileState:
 
 
 def sites_needed(graph: Graph) -> dict[str, float]:
-    """Sites placement will use: one of its unit kind per node (buffer units included).
+    """Sites placement will use: one of its unit kind per node.
 
-    The cutter works with estimates (``Node.pcu``/``pmu``); placement puts
-    each node on one site, so this is the actual usage the feedback compares.
+    ``graph`` is a section after the buffer level: stage buffers and the banks
+    and lanes of multi-unit nodes are nodes of their own, so this is the
+    actual usage the feedback compares with the cutter's estimates.
     """
     total = {"pcu": 0.0, "pmu": 0.0, "any": 0.0, "agcu": 0.0}
     for node in graph.nodes:
@@ -255,7 +257,8 @@ class BufferLevel:
                 state.stages.append(stage | {"section": w.section.id})
             else:
                 state.stages.append(stage_record("buffers", w.section.id, "balancing", started))
-        w.graph, local_map = materialize_buffers(sub, added)
+        buffered, local_map = materialize_buffers(sub, added)
+        w.graph = materialize_banks(buffered)
         w.edge_map = {index[local]: chain for local, chain in local_map.items()}
 
     def fix(self, state: CompileState, data: ErrorHandlingData) -> str | None:

@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write every model built as .mps/.lp or CP-SAT proto text into DIR")
     parser.add_argument("--depth-per-pmu", type=int, default=None,
                         help="override the stage-buffer depth one memory unit holds")
+    parser.add_argument("--tile-pmus", type=int, default=None,
+                        help="PMUs one tensor may occupy before it is tiled (default: 1/16 of "
+                             "the chip's PMUs)")
     parser.add_argument("--picture-format", choices=("svg", "png"), default="svg",
                         help="file format of the placement pictures")
     parser.add_argument("--no-pictures", action="store_true", help="skip drawing pictures")
@@ -96,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"on {spec.name}")
     options = RunOptions(backend=args.backend, time_limit=args.time_limit, seed=args.seed,
                          placer=args.placer, router=args.router, export_dir=args.export_models,
-                         depth_per_pmu=args.depth_per_pmu)
+                         depth_per_pmu=args.depth_per_pmu, tile_pmus=args.tile_pmus)
     started = time.perf_counter()
     code = EXIT_MAPPED
     try:
@@ -132,6 +135,9 @@ def _check_options(args) -> None:
         raise InputError("command line", "--time-limit", "must be positive", "give seconds > 0")
     if args.depth_per_pmu is not None and args.depth_per_pmu < 1:
         raise InputError("command line", "--depth-per-pmu", "must be at least 1",
+                         "give a whole number >= 1")
+    if args.tile_pmus is not None and args.tile_pmus < 1:
+        raise InputError("command line", "--tile-pmus", "must be at least 1",
                          "give a whole number >= 1")
 
 

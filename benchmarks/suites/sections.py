@@ -39,7 +39,10 @@ COLUMNS = (
     Column("greedy_dram", "greedy DRAM bytes", "{:,.0f}"),
     Column("model_dram", "model DRAM bytes", "{:,.0f}"),
     Column("dram_ratio", "model / greedy bytes", "{:.3f}"),
+    Column("naive_ratio", "model / naive bytes (equal counts)", "{:.3f}"),
     Column("status", "model status"),
+    Column("bound_dram", "DRAM bytes bound", "{:,.0f}"),
+    Column("gap", "gap", "{:.1%}"),
     Column("model_s", "model (s)", "{:.1f}"),
     Column("rounds", "feedback rounds (full run)"),
     Column("map_status", "full run"),
@@ -65,12 +68,14 @@ def _naive_cut(graph, cap):
 
 def cut_file(path: str, preset: str, full_run: bool = True) -> dict[str, Any]:
     """One row: naive and filling greedy cuts, the model, and (optionally) the full loop."""
+    from formulations.estimates import estimate_units
     from formulations.sections import Capacity, cut_sections, cut_traffic
     from hardware import build_fabric, load_hardware
     from model.importers import load_graph
     from pipeline.flow import MappingFailed, RunOptions, map_graph
 
-    graph, spec = load_graph(path), load_hardware(preset)
+    raw, spec = load_graph(path), load_hardware(preset)
+    graph = estimate_units(raw, spec)              # the estimates the pipeline cuts with
     cap = Capacity.of_fabric(build_fabric(spec))
     naive = _naive_cut(graph, cap)
     started = time.perf_counter()
@@ -81,16 +86,36 @@ def cut_file(path: str, preset: str, full_run: bool = True) -> dict[str, Any]:
            "model_sections": plan.count, "naive_dram": cut_traffic(graph, naive),
            "greedy_dram": plan.greedy_traffic, "model_dram": plan.traffic,
            "dram_ratio": plan.traffic / plan.greedy_traffic if plan.greedy_traffic else None,
-           "status": plan.status, "model_s": round(model_s, 2)}
+           "naive_ratio": _naive_ratio(graph, naive, plan),
+           "status": plan.status, "bound_dram": plan.bound_traffic, "gap": _gap(plan),
+           "model_s": round(model_s, 2)}
     if full_run:
         started = time.perf_counter()
         try:
-            mapping = map_graph(graph, spec, RunOptions(section_time_limit=TIME_LIMIT))
+            mapping = map_graph(raw, spec, RunOptions(section_time_limit=TIME_LIMIT))
         except MappingFailed as exc:
             mapping = exc.mapping
         row |= {"rounds": len(mapping.trace), "map_status": mapping.status,
                 "map_s": round(time.perf_counter() - started, 1)}
     return row
+
+
+def _naive_ratio(graph, naive, plan) -> float | None:
+    """Model bytes over naive-greedy bytes, where both cut into as many sections."""
+    from formulations.sections import cut_traffic
+    naive_bytes = cut_traffic(graph, naive)
+    if len(naive) != plan.count or not naive_bytes:
+        return None
+    return plan.traffic / naive_bytes
+
+
+def _gap(plan) -> float | None:
+    """Relative gap of the DRAM bytes to the model's proven bound."""
+    if plan.bound_traffic is None:
+        return None
+    if plan.traffic <= 0:
+        return 0.0
+    return max(0.0, (plan.traffic - plan.bound_traffic) / plan.traffic)
 
 
 def _entries(quick: bool) -> list[Entry]:

@@ -8,11 +8,13 @@ The files (``OperatorGraphs/*.json``, ``LayerGraphs/*.json``) hold
 How a node becomes a unit (the resource estimates, documented in the README):
 
 - a node without inputs is a stored tensor (weights, biases, the network's
-  input): ``unit = "pmu"``, one PMU (``pmu = 1, pcu = 0``);
-- every other node is an operator: ``unit = "pcu"``, one PCU (``pcu = 1, pmu = 0``);
+  input): ``unit = "pmu"``;
+- every other node is an operator: ``unit = "pcu"``;
 - ``size`` (bytes of state) is kept as ``attrs.state_bytes`` and the
-  latencies as ``attrs.cpu_latency`` / ``attrs.fpga_latency``, for passes that
-  refine these estimates;
+  latencies as ``attrs.cpu_latency`` / ``attrs.fpga_latency``. The PCU/PMU
+  counts are left to the resource estimation model
+  (:mod:`formulations.estimates`), which knows the target's PMU size: a
+  tensor needs ``ceil(size / PMU bytes)`` PMUs up to a tiling limit;
 - ``isBackwardNode`` gives the category (``"backward"`` or ``"forward"``), so
   section cuts never mix them.
 
@@ -94,8 +96,6 @@ def _node(raw: dict, node_id: str, name: str, has_input: bool) -> Node:
         id=node_id,
         op="tensor" if stored else "operator",
         unit="pmu" if stored else "pcu",
-        pcu=0 if stored else 1,
-        pmu=1 if stored else 0,
         category="backward" if raw.get("isBackwardNode") else "forward",
         attrs={"name": name, "msr_id": raw["id"], "state_bytes": float(raw.get("size", 0.0)),
                "cpu_latency": raw.get("cpuLatency"), "fpga_latency": raw.get("fpgaLatency")},

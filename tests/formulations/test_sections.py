@@ -72,7 +72,7 @@ def test_scale_factor_leaves_headroom():
 
 # ---- the section model ------------------------------------------------------------------
 from formulations.sections import (build_section_model, cut_sections, cut_traffic,  # noqa: E402
-                                   lower_bound)
+                                   forced_traffic, lower_bound)
 
 
 def check_cut(graph, cap, plan, scales=None):
@@ -99,6 +99,24 @@ def test_model_cut_is_valid_and_never_worse_than_greedy(graph, pcu, pmu):
     assert lower_bound(graph, cap) <= plan.count <= plan.greedy_sections
     assert plan.traffic <= plan.greedy_traffic + 1e-9
     assert plan.traffic == pytest.approx(cut_traffic(graph, plan.sections))
+    assert plan.bound_traffic <= plan.traffic + 1e-6          # the bound is valid
+    assert forced_traffic(graph, cap, plan.count) <= plan.traffic + 1e-9
+
+
+def test_window_search_improves_and_bound_holds_on_a_long_chain(monkeypatch):
+    # force the large-neighbourhood search on a chain whose greedy cut hits heavy edges
+    import formulations.sections as sections
+    monkeypatch.setattr(sections, "MONOLITHIC_LIMIT", 0)
+    sizes = [1 if i % 3 == 1 else 50 for i in range(29)]
+    graph = Graph("chain", [Node(f"n{i}", unit="pcu", category="forward" if i < 15 else
+                                 "backward") for i in range(30)],
+                  [Edge(f"n{i}", f"n{i+1}", bytes=b) for i, b in enumerate(sizes)])
+    cap = Capacity(pcu=4, pmu=0, total=4, agcu=0)
+    plan = cut_sections(graph, cap, backend="cp-sat", time_limit=10)
+    check_cut(graph, cap, plan)
+    assert plan.traffic < plan.greedy_traffic
+    assert plan.bound_traffic == forced_traffic(graph, cap, plan.count) >= 50   # category edge
+    assert plan.bound_traffic <= plan.traffic
 
 
 def test_model_cuts_the_light_edge_where_greedy_cuts_the_heavy_one():
