@@ -55,12 +55,8 @@ Examples
 --------
 FIG. 12 of the patent: three paths of depth 5, 3, 4 into two joins sharing path 2.
 
->>> from model.graph import Graph, Node, Edge
->>> g = Graph("fig12", [Node(n) for n in ("L", "P1", "P2", "P3", "J1", "J2")],
-...           [Edge("L", "P1"), Edge("L", "P2"), Edge("L", "P3"),
-...            Edge("P1", "J1", depth=5), Edge("P2", "J1", depth=3, net="p2"),
-...            Edge("P2", "J2", depth=3, net="p2"), Edge("P3", "J2", depth=4)])
->>> sol = solve_buffers(g, options=BufferOptions(mode="tune", depth_per_pmu=1))
+>>> from formulations.buffer_examples import fig12_graph
+>>> sol = solve_buffers(fig12_graph(), options=BufferOptions(mode="tune", depth_per_pmu=1))
 >>> sol.status, [sol.depths[b.index] for b in sol.problem.buffers if b.original_depth > 1]
 ('OPTIMAL', [5, 5, 5])
 """
@@ -785,10 +781,8 @@ def solve_buffers(graph: Graph, spec=None, options: BufferOptions | None = None,
 
     Examples
     --------
-    >>> from model.graph import Graph, Node, Edge
-    >>> g = Graph("fig11", [Node(n) for n in ("S0", "S1", "S2")],
-    ...           [Edge("S0", "S1"), Edge("S1", "S2"), Edge("S0", "S2")])
-    >>> sol = solve_buffers(g, options=BufferOptions(depth_per_pmu=1))
+    >>> from formulations.buffer_examples import fig11_graph
+    >>> sol = solve_buffers(fig11_graph(), options=BufferOptions(depth_per_pmu=1))
     >>> sol.pmus_before, sol.pmus_after, sol.lp_integral, sol.unbalanced()
     (3, 4, True, [])
     """

@@ -60,12 +60,8 @@ def pairwise_balance(problem, order=None, rounds: int = 1) -> HeuristicAnswer:
     Examples
     --------
     >>> from formulations.buffers import BufferOptions, buffer_problem
-    >>> from model.graph import Graph, Node, Edge
-    >>> g = Graph("fig12", [Node(n) for n in ("L", "P1", "P2", "P3", "J1", "J2")],
-    ...           [Edge("L", "P1"), Edge("L", "P2"), Edge("L", "P3"),
-    ...            Edge("P1", "J1", depth=5), Edge("P2", "J1", depth=3, net="p2"),
-    ...            Edge("P2", "J2", depth=3, net="p2"), Edge("P3", "J2", depth=4)])
-    >>> p = buffer_problem(g, options=BufferOptions(mode="tune", depth_per_pmu=1))
+    >>> from formulations.buffer_examples import fig12_graph
+    >>> p = buffer_problem(fig12_graph(), options=BufferOptions(mode="tune", depth_per_pmu=1))
     >>> a = pairwise_balance(p, order=["J2", "J1"])
     >>> a.depths[3:], a.unbalanced
     ([5, 5, 4], ['J2'])

@@ -150,9 +150,8 @@ def balance_section(sub: Graph, spec, options, section: int | None = None) -> Bu
     Examples
     --------
     >>> from types import SimpleNamespace
-    >>> from model.graph import Graph, Node, Edge
-    >>> g = Graph("fig11", [Node("S0"), Node("S1"), Node("S2")],
-    ...           [Edge("S0", "S1"), Edge("S1", "S2"), Edge("S0", "S2")])
+    >>> from formulations.buffer_examples import fig11_graph
+    >>> g = fig11_graph()
     >>> opts = SimpleNamespace(backend="highs", time_limit=10, seed=0, export_dir=None,
     ...                        depth_per_pmu=1)
     >>> out = balance_section(g, None, opts, section=0)

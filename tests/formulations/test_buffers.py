@@ -11,6 +11,9 @@ from hypothesis import strategies as st
 
 from formulations.buffers import (BufferBalancingError, BufferOptions, buffer_problem,
                                   build_buffer_model, pmus_for, solve_buffers)
+from formulations.buffer_examples import fig11_graph as fig11
+from formulations.buffer_examples import fig13_graph as fig13
+from formulations.buffer_examples import fig14_graph as fig14
 from formulations.buffers_heuristic import pairwise_balance, warm_start
 from formulations.solver import available_backends, solve_model_file, write_model_file
 from model.graph import Edge, Graph, Node
@@ -20,24 +23,6 @@ from sim.backpressure import check_balancing
 # ---------------------------------------------------------------------------------------------
 # the patent's examples
 # ---------------------------------------------------------------------------------------------
-def fig11() -> Graph:
-    return Graph("fig11", [Node("S0"), Node("S1"), Node("S2")],
-                 [Edge("S0", "S1"), Edge("S1", "S2"), Edge("S0", "S2")])
-
-
-def fig14() -> Graph:
-    """One load feeds buffers of depth 5, 3 (shared by both joins) and 4 (FIG. 12 / 14)."""
-    return Graph("fig14", [Node("L"), Node("J1"), Node("J2")],
-                 [Edge("L", "J1", depth=5, net="b1"), Edge("L", "J1", depth=3, net="b2"),
-                  Edge("L", "J2", depth=3, net="b2"), Edge("L", "J2", depth=4, net="b3")])
-
-
-def fig13() -> Graph:
-    """Two off-chip loads: paths of depth 5 and 3 into one join."""
-    return Graph("fig13", [Node("L1"), Node("L2"), Node("J")],
-                 [Edge("L1", "J", depth=5), Edge("L2", "J", depth=3)])
-
-
 def totals(sol) -> list[int]:
     return [sol.depths[b.index] for b in sol.problem.buffers]
 

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from formulations.buffer_examples import fig11_graph as fig11
 from model.graph import Edge, Graph, Node
 from sim.backpressure import (check_balancing, completion_times, simulate,
                               steady_state_throughput)
-
-
-def fig11() -> Graph:
-    return Graph("fig11", [Node("S0"), Node("S1"), Node("S2")],
-                 [Edge("S0", "S1"), Edge("S1", "S2"), Edge("S0", "S2")])
 
 
 def diamond(long: int, short: int) -> Graph:
