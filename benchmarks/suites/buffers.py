@@ -23,7 +23,7 @@ import time
 from typing import Any
 
 from benchmarks.registry import Column, Entry, Suite
-from benchmarks.suites.common import graphs_root
+from benchmarks.suites.common import missing_msr_entry, msr_graphs
 
 __all__ = ["SUITE", "BACKENDS", "QUICK_BACKENDS", "balance_graph", "entries_for"]
 
@@ -139,14 +139,9 @@ def entries_for(graphs, backends=BACKENDS, timeout: float = ENTRY_TIMEOUT) -> li
 
 
 def _entries(quick: bool) -> list[Entry]:
-    from benchmarks.suites.pipeline import msr_graphs
-
     graphs = msr_graphs()
     if not graphs:
-        where = graphs_root() / "msr-dnn"
-        return [Entry("msr-dnn graphs", "", fixed={"graph": "msr-dnn/*"},
-                      skip=f"real graphs not available ({where} is absent); set RDAMAP_GRAPHS "
-                           "to the shared graphs folder to run this suite")]
+        return [missing_msr_entry()]
     if quick:
         return entries_for(graphs[:3], QUICK_BACKENDS, timeout=50)
     return entries_for(graphs)

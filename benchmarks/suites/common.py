@@ -11,6 +11,7 @@ Examples
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -18,7 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-__all__ = ["GRAPHS_ROOT", "graphs_root", "TimeLimitExceeded", "time_limit", "timed", "shorten"]
+__all__ = ["GRAPHS_ROOT", "graphs_root", "msr_graphs", "missing_msr_entry", "TimeLimitExceeded",
+           "time_limit", "timed", "shorten"]
 
 #: The real graphs (read in place, never copied); ``RDAMAP_GRAPHS`` overrides.
 GRAPHS_ROOT = Path(__file__).resolve().parents[3] / "shared" / "graphs"
@@ -27,6 +29,34 @@ GRAPHS_ROOT = Path(__file__).resolve().parents[3] / "shared" / "graphs"
 def graphs_root() -> Path:
     """Folder of the real graphs: ``$RDAMAP_GRAPHS`` or ``../shared/graphs`` of the repo."""
     return Path(os.environ.get("RDAMAP_GRAPHS", GRAPHS_ROOT))
+
+
+#: The MSR DNN folders every msr-dnn suite reads.
+MSR_FOLDERS = ("OperatorGraphs", "LayerGraphs")
+
+
+def msr_graphs(root: Path | None = None) -> list[tuple[str, Path, int, int]]:
+    """``(name, path, nodes, edges)`` of every MSR DNN graph, smallest first.
+
+    ``name`` is ``<folder>/<stem>``; sizes come from the file's node and edge
+    lists. Returns an empty list when the folder is absent.
+    """
+    base = (root or graphs_root()) / "msr-dnn"
+    found = []
+    for folder in MSR_FOLDERS:
+        for path in sorted((base / folder).glob("*.json")):
+            data = json.loads(path.read_text(encoding="utf-8"))
+            found.append((f"{folder}/{path.stem}", path, len(data["nodes"]), len(data["edges"])))
+    return sorted(found, key=lambda g: (g[2], g[3], g[0]))
+
+
+def missing_msr_entry():
+    """The one skipped entry of an msr-dnn suite when the graphs folder is absent."""
+    from benchmarks.registry import Entry
+    where = graphs_root() / "msr-dnn"
+    return Entry("msr-dnn graphs", "", fixed={"graph": "msr-dnn/*"},
+                 skip=f"real graphs not available ({where} is absent); set RDAMAP_GRAPHS to the "
+                      "shared graphs folder to run this suite")
 
 
 class TimeLimitExceeded(Exception):

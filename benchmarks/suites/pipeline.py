@@ -14,15 +14,14 @@ skipped entry that says so.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
 
 from benchmarks.registry import Column, Entry, Suite
-from benchmarks.suites.common import graphs_root, shorten
+from benchmarks.suites.common import missing_msr_entry, msr_graphs, shorten
 
-__all__ = ["SUITE", "PRESETS", "QUICK_PRESETS", "QUICK_GRAPHS", "STAGE_KINDS", "msr_graphs",
+__all__ = ["SUITE", "PRESETS", "QUICK_PRESETS", "QUICK_GRAPHS", "STAGE_KINDS",
            "entries_for", "map_file"]
 
 #: Hardware presets of the full run, and of ``--quick`` (sn10 end to end takes hours here;
@@ -35,7 +34,6 @@ QUICK_GRAPHS = 3
 STAGE_KINDS = ("sections", "order", "placement", "routing")
 #: Seconds one entry (one graph on one preset) may take.
 ENTRY_TIMEOUT = 900.0
-_FOLDERS = ("OperatorGraphs", "LayerGraphs")
 
 COLUMNS = (
     Column("graph", "graph"),
@@ -59,21 +57,6 @@ COLUMNS = (
     Column("peak_mib", "peak MiB", "{:.0f}"),
     Column("note", "diagnosis / note"),
 )
-
-
-def msr_graphs(root: Path | None = None) -> list[tuple[str, Path, int, int]]:
-    """``(name, path, nodes, edges)`` of every MSR DNN graph, smallest first.
-
-    ``name`` is ``<folder>/<stem>``; sizes come from the file's node and edge
-    lists. Returns an empty list when the folder is absent.
-    """
-    base = (root or graphs_root()) / "msr-dnn"
-    found = []
-    for folder in _FOLDERS:
-        for path in sorted((base / folder).glob("*.json")):
-            data = json.loads(path.read_text(encoding="utf-8"))
-            found.append((f"{folder}/{path.stem}", path, len(data["nodes"]), len(data["edges"])))
-    return sorted(found, key=lambda g: (g[2], g[3], g[0]))
 
 
 def _stage_times(stages: list[dict[str, Any]]) -> dict[str, float]:
@@ -131,10 +114,7 @@ def entries_for(graphs: list[tuple[str, Path, int, int]], presets=PRESETS,
 def _entries(quick: bool) -> list[Entry]:
     graphs = msr_graphs()
     if not graphs:
-        where = graphs_root() / "msr-dnn"
-        return [Entry("msr-dnn graphs", "", fixed={"graph": "msr-dnn/*"},
-                      skip=f"real graphs not available ({where} is absent); set RDAMAP_GRAPHS "
-                           "to the shared graphs folder to run this suite")]
+        return [missing_msr_entry()]
     if quick:
         return entries_for(graphs[:QUICK_GRAPHS], QUICK_PRESETS)
     return entries_for(graphs)

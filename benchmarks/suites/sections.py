@@ -17,8 +17,7 @@ import time
 from typing import Any
 
 from benchmarks.registry import Column, Entry, Suite
-from benchmarks.suites.common import graphs_root
-from benchmarks.suites.pipeline import msr_graphs
+from benchmarks.suites.common import missing_msr_entry, msr_graphs
 
 __all__ = ["SUITE", "cut_file", "NAIVE"]
 
@@ -110,8 +109,7 @@ def _gap(plan) -> float | None:
 def _entries(quick: bool) -> list[Entry]:
     graphs = msr_graphs()
     if not graphs:
-        return [Entry("msr-dnn graphs", "", fixed={"graph": "msr-dnn/*"},
-                      skip=f"real graphs not available ({graphs_root() / 'msr-dnn'} is absent)")]
+        return [missing_msr_entry()]
     presets = PRESETS[:1] if quick else PRESETS
     chosen = graphs[:2] if quick else graphs
     return [Entry(f"{name} on {preset}", "benchmarks.suites.sections:cut_file",
