@@ -308,7 +308,8 @@ def cut_sections(graph: Graph, cap: Capacity, scales: dict[int, Scale] | None = 
     else:
         plan.method = "section model"
     forced = forced_traffic(graph, cap, plan.count, scales)
-    plan.bound_traffic = max(plan.bound_traffic or 0.0, forced)
+    proven = plan.traffic if plan.status == "OPTIMAL" else 0.0
+    plan.bound_traffic = max(plan.bound_traffic or 0.0, forced, proven)
     if plan.traffic <= plan.bound_traffic + 1e-9 * max(1.0, plan.traffic):
         plan.status = "OPTIMAL"
     return _numbered(plan, first_id)
@@ -357,23 +358,32 @@ def _window_search(graph: Graph, cap: Capacity, assignment: dict[str, int],
     """
     count = len(set(assignment.values()))
     size = min(WINDOW, count)
+    plan.status = "FEASIBLE"
     while time.perf_counter() < deadline - 0.5:
-        if _sweep(graph, cap, assignment, scales, separate, backend, seed, deadline, plan, size):
+        improved, proven = _sweep(graph, cap, assignment, scales, separate, backend, seed,
+                                  deadline, plan, size)
+        if proven:                          # the one window was the whole model, solved
+            plan.status = "OPTIMAL"
+            break
+        if improved:
             size = min(WINDOW, count)
         elif size >= count:
             break
         else:
             size = min(size + 2, count)
-    plan.status = "FEASIBLE"
     return assignment
 
 
 def _sweep(graph: Graph, cap: Capacity, assignment: dict[str, int], scales: dict[int, Scale],
            separate, backend: str, seed: int, deadline: float, plan: SectionPlan,
-           size: int) -> bool:
-    """One left-to-right pass of windows of ``size`` sections; True when any improved."""
+           size: int) -> tuple[bool, bool]:
+    """One left-to-right pass of windows of ``size`` sections.
+
+    Returns whether any window improved, and whether the cut is proven optimal
+    (the window spanned every section and its model was solved to optimality).
+    """
     count = len(set(assignment.values()))
-    improved = False
+    improved = proven = False
     for first in range(0, max(1, count - size + 1), max(1, size - 1)):
         remaining = deadline - time.perf_counter()
         if remaining < 0.5:
@@ -386,11 +396,13 @@ def _sweep(graph: Graph, cap: Capacity, assignment: dict[str, int], scales: dict
             sub, cap, span, {k - first: s for k, s in scales.items()},
             [(a, b) for a, b in separate if a in local and b in local])
         model.set_hint(hint_for(local))
-        result = model.solve(backend=backend, seed=seed,
-                             time_limit=min(remaining, WINDOW_SECONDS * size / WINDOW))
+        whole = span == count          # the whole model: worth all the time left
+        result = model.solve(backend=backend, seed=seed, time_limit=remaining if whole
+                             else min(remaining, WINDOW_SECONDS * size / WINDOW))
         plan.results.append(result)
         if not result.has_solution:
             continue
+        proven = whole and result.status.name == "OPTIMAL"
         new = _decode(sub, x, span, result)
         before = cut_traffic(sub, _sections_from(sub, local))
         after = cut_traffic(sub, _sections_from(sub, new))
@@ -398,7 +410,7 @@ def _sweep(graph: Graph, cap: Capacity, assignment: dict[str, int], scales: dict
             for v in window:
                 assignment[v] = new[v] + first
             improved = True
-    return improved
+    return improved, proven
 
 
 #: Seconds per window model.

@@ -115,8 +115,9 @@ def test_window_search_improves_and_bound_holds_on_a_long_chain(monkeypatch):
     plan = cut_sections(graph, cap, backend="cp-sat", time_limit=10)
     check_cut(graph, cap, plan)
     assert plan.traffic < plan.greedy_traffic
-    assert plan.bound_traffic == forced_traffic(graph, cap, plan.count) >= 50   # category edge
-    assert plan.bound_traffic <= plan.traffic
+    assert forced_traffic(graph, cap, plan.count) >= 50          # the category edge
+    # the windows grew to the whole model, which proves the cut optimal
+    assert plan.status == "OPTIMAL" and plan.bound_traffic == plan.traffic
 
 
 def test_model_cuts_the_light_edge_where_greedy_cuts_the_heavy_one():
