@@ -120,7 +120,7 @@ def _entries(quick: bool) -> list[Entry]:
 
 SUITE = Suite(
     name="sections",
-    title="Section cuts: the model vs the greedy cut, and the feedback loop end to end",
+    title="Section cuts: the model vs the greedy cuts, with bound and gap",
     columns=COLUMNS,
     entries=_entries,
     notes=(f"Model: cp-sat, {TIME_LIMIT:g} s, seed 0, 1 worker; warm start = the filling greedy "
