@@ -104,6 +104,11 @@ def test_unknown_backend(tmp_path, capsys):
     assert code == 2 and "--backend" in err and "cp-sat" in err
 
 
+def test_bad_tile_pmus(tmp_path, capsys):
+    code, _, err = run([EXAMPLE, "--tile-pmus", "0", "--out", tmp_path], capsys)
+    assert code == 2 and "--tile-pmus" in err and "Traceback" not in err
+
+
 def test_could_not_map_exits_3_with_diagnosis(tmp_path, capsys):
     graph = {"version": 1, "nodes": [{"id": "big", "pcu": 500}], "edges": []}
     path = tmp_path / "big.json"
@@ -146,4 +151,7 @@ def test_real_resnet50_operator_graph_maps(tmp_path, capsys):
     assert code == 0, err
     mapping = recheck(tmp_path / "mapping.json", load_graph(path))
     assert mapping.metrics["sections"] >= 5        # 604 nodes on 128 sites
+    # weights over 256 KiB take several PMUs: their banks are placed like any unit
+    banks = [n for n in mapping.placement if "#pmu" in n]
+    assert banks and sum(s["bank_units"] for s in mapping.sections) == len(banks)
     assert all(r["links"] or r.get("via") == "dram" for r in mapping.routes)
