@@ -19,23 +19,28 @@ of one node to a type-compatible site, accepted by the Metropolis rule, with
 Caveats
 -------
 * The cost is the placement model's own (:func:`formulations.placement.problem_cost`:
-  bandwidth-weighted switch-hop distance per edge, plus the congestion penalty per
-  site) rather than VPR's bounding-box wirelength, so greedy, annealing and the
-  exact model are compared on one number.
+  bandwidth-weighted switch-hop distance per edge, the switch-mesh cut congestion
+  and the routing feedback's penalty per site) rather than VPR's bounding-box
+  wirelength, so greedy, annealing and the exact model are compared on one number.
+  The cut demand is kept up to date move by move (:class:`_CutLoad`); a move is
+  priced for congestion only when some cut is within reach of its capacity.
 * It starts from the sorted-order greedy placement and returns the best placement
   seen, so it is never worse than the greedy one.
-* Deterministic for a fixed ``seed`` (numpy's PCG64).
+* Deterministic for a fixed ``seed`` (numpy's PCG64) *and* the same number of moves:
+  the time limit cuts runs short at a load-dependent point.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 
 from formulations.placement import (PlacementOutcome, PlacementProblem, _check_capacity,
-                                    greedy_place, placement_problem, problem_cost)
+                                    cost_terms, greedy_place, placement_problem,
+                                    problem_cost)
 from model.graph import Graph
 
 __all__ = ["anneal", "anneal_with_restarts", "place_annealing", "AnnealStats"]
@@ -68,6 +73,7 @@ class _State:
         self.site_xy = np.array([self.xy[s] for s in problem.sites.ids])
         self.at_xy = {xy: k for k, xy in enumerate(map(tuple, self.site_xy))}
         self.agcu_sites = np.flatnonzero(problem.hosts["agcu"])
+        self.cuts = _CutLoad(problem, self.pos) if problem.congestion_active else None
 
     def node_cost(self, node: int, site: int, skip: int = -1) -> float:
         cost = self.site_cost[node, site]
@@ -85,9 +91,14 @@ class _State:
         if b >= 0:
             before += self.node_cost(b, target, skip=a)
             after += self.node_cost(b, here, skip=a)
+        if self.cuts is not None:
+            after += self.problem.congestion_weight * self.cuts.excess_delta(
+                self.adj, self.pos, a, here, target, b)
         return after - before, b
 
     def apply(self, a: int, target: int, b: int) -> None:
+        if self.cuts is not None:
+            self.cuts.apply(self.adj, self.pos, a, int(self.pos[a]), target, b)
         here = int(self.pos[a])
         self.pos[a], self.occupant[target] = target, a
         self.occupant[here] = b
@@ -97,6 +108,82 @@ class _State:
     def placement(self) -> dict[str, str]:
         ids = self.problem.sites.ids
         return {n: ids[int(self.pos[k])] for k, n in enumerate(self.nodes)}
+
+
+class _CutLoad:
+    """Pairs crossing every switch-mesh line, kept up to date move by move (plain lists:
+    a move touches a few pairs and a few lines, so Python beats numpy here).
+
+    Lines are numbered flat: row lines first, then column lines; a line that is no
+    cut of the problem has an unbounded capacity."""
+
+    def __init__(self, problem: PlacementProblem, pos: np.ndarray):
+        from formulations.placement_congestion import cut_demand
+        rect = problem.rect
+        self.rows = int(rect[:, 1].max()) + 1
+        lines = self.rows + int(rect[:, 3].max()) + 1
+        self.lo = [rect[:, 0].tolist(), rect[:, 2].tolist()]
+        self.hi = [rect[:, 1].tolist(), rect[:, 3].tolist()]
+        self.capacity = [10**9] * lines
+        self.demand = [0] * lines
+        demand = cut_demand(problem, {n: int(pos[k]) for k, n in enumerate(problem.nodes)})
+        for k, (axis, line, cap) in enumerate(problem.cuts.tolist()):
+            self.capacity[self._flat(axis, line)] = cap
+            self.demand[self._flat(axis, line)] = int(demand[k])
+        self.max_over = max(d - c for d, c in zip(self.demand, self.capacity))
+        self.pending: tuple | None = None
+
+    def _flat(self, axis: int, line: int) -> int:
+        return line if axis == 0 else self.rows + line
+
+    def excess_delta(self, adj, pos, a: int, here: int, target: int, b: int) -> int:
+        """Change of the summed excess over capacity if ``a`` moves to ``target`` (and
+        ``b`` to ``here``); 0 at once when no line can reach its capacity."""
+        moved = len(adj[a]) + (len(adj[b]) if b >= 0 else 0)
+        if self.max_over + moved <= 0:
+            self.pending = None
+            return 0
+        change = self._change(adj, pos, a, here, target, b)
+        self.pending = ((a, here, target, b), change)
+        delta = 0
+        for line, d in change.items():
+            if d:
+                over = self.demand[line] - self.capacity[line]
+                delta += max(0, over + d) - max(0, over)
+        return delta
+
+    def apply(self, adj, pos, a: int, here: int, target: int, b: int) -> None:
+        if self.pending is not None and self.pending[0] == (a, here, target, b):
+            change = self.pending[1]
+        else:
+            change = self._change(adj, pos, a, here, target, b)
+        for line, d in change.items():
+            self.demand[line] += d
+        self.max_over = max(d - c for d, c in zip(self.demand, self.capacity))
+        self.pending = None
+
+    def _change(self, adj, pos, a: int, here: int, target: int, b: int) -> dict[int, int]:
+        change: dict[int, int] = {}
+        moves = [(a, here, target, b)] + ([(b, target, here, a)] if b >= 0 else [])
+        for node, old, new, partner in moves:
+            for other, _ in adj[node]:
+                if other == partner:
+                    continue
+                where = int(pos[other])
+                for site, sign in ((old, -1), (new, 1)):
+                    for axis in (0, 1):
+                        for line in self._lines(axis, site, where):
+                            change[line] = change.get(line, 0) + sign
+        return change
+
+    def _lines(self, axis: int, s: int, t: int) -> range:
+        lo, hi = self.lo[axis], self.hi[axis]
+        offset = 0 if axis == 0 else self.rows
+        if hi[s] < lo[t]:
+            return range(offset + hi[s], offset + lo[t])
+        if hi[t] < lo[s]:
+            return range(offset + hi[t], offset + lo[s])
+        return range(0)
 
 
 def _propose(state: _State, rng, limit: int) -> tuple[int, int] | None:
@@ -116,13 +203,14 @@ def _propose(state: _State, rng, limit: int) -> tuple[int, int] | None:
     return a, target
 
 
-def _initial_temperature(state: _State, rng, limit: int) -> float:
+def _initial_temperature(state: _State, rng, limit: int, factor: float = 20.0) -> float:
+    """``factor`` times the standard deviation of the cost change of random moves."""
     deltas = []
     for _ in range(max(20, len(state.nodes))):
         move = _propose(state, rng, limit)
         if move:
             deltas.append(state.delta(*move)[0])
-    return 20.0 * float(np.std(deltas)) if deltas else 0.0
+    return factor * float(np.std(deltas)) if deltas else 0.0
 
 
 def _cooling(rate: float) -> float:
@@ -136,8 +224,12 @@ def _cooling(rate: float) -> float:
 
 
 def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_limit: float = 10.0,
-           seed: int = 0, inner_num: float = 1.0) -> tuple[dict[str, str], float, AnnealStats]:
+           seed: int = 0, inner_num: float = 1.0, temperature_factor: float = 20.0
+           ) -> tuple[dict[str, str], float, AnnealStats]:
     """Anneal from ``start``; returns (best placement, its cost, counters).
+
+    ``temperature_factor`` sets the initial temperature in standard deviations of
+    random moves' cost change (VPR: 20, a melt; lower values refine ``start``).
 
     Examples
     --------
@@ -158,7 +250,7 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
     best = dict(start)
     limit = int(max(state.site_xy.max(axis=0)) + 1) if len(state.site_xy) else 1
     max_limit = limit
-    temperature = _initial_temperature(state, rng, limit)
+    temperature = _initial_temperature(state, rng, limit, temperature_factor)
     moves_per_t = max(10, int(inner_num * len(state.nodes) ** (4 / 3)))
     stats = AnnealStats(temperatures=0, moves=0, accepted=0)
     pairs = max(1, len(problem.pairs))
@@ -189,16 +281,19 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
 
 
 def anneal_with_restarts(problem: PlacementProblem, fabric, start: dict[str, str], *,
-                         time_limit: float = 10.0, seed: int = 0
+                         time_limit: float = 10.0, seed: int = 0,
+                         temperature_factor: float = 20.0
                          ) -> tuple[dict[str, str], float, AnnealStats]:
     """:func:`anneal` again and again from the best placement (seeds ``seed``,
     ``seed + 1``, ...) until ``time_limit`` or a zero cost."""
     started = time.perf_counter()
-    best, cost, stats = anneal(problem, fabric, start, time_limit=time_limit, seed=seed)
+    best, cost, stats = anneal(problem, fabric, start, time_limit=time_limit, seed=seed,
+                               temperature_factor=temperature_factor)
     runs = 1
     while cost > 0 and time.perf_counter() - started < time_limit - 0.1:
         left = time_limit - (time.perf_counter() - started)
-        best, cost, more = anneal(problem, fabric, best, time_limit=left, seed=seed + runs)
+        best, cost, more = anneal(problem, fabric, best, time_limit=left, seed=seed + runs,
+                                  temperature_factor=temperature_factor)
         runs += 1
         for key in ("temperatures", "moves", "accepted"):
             stats[key] += more[key]
@@ -209,12 +304,16 @@ def anneal_with_restarts(problem: PlacementProblem, fabric, start: dict[str, str
 def place_annealing(graph: Graph, fabric, order: list[str], *, time_limit: float = 10.0,
                     seed: int = 0, site_penalty: dict[str, float] | None = None,
                     start: dict[str, str] | None = None, restarts: bool = True,
+                    cut_share: float = 1.0, congestion: bool = True,
                     **_options) -> PlacementOutcome:
     """The registry form: anneal from the greedy placement of ``order``.
 
     With ``restarts`` the annealer starts again from its best placement (a new
     seed, a fresh temperature) until ``time_limit``, so it gets the same time
-    budget as the model it is compared with.
+    budget as the model it is compared with. ``congestion=False`` anneals the
+    wirelength (and penalty) only -- a surrogate that moves faster while the
+    placement is hot -- and reports the full cost of the result (the model's
+    own warm start does this); the default anneals the full cost.
 
     Raises
     ------
@@ -230,16 +329,19 @@ def place_annealing(graph: Graph, fabric, order: list[str], *, time_limit: float
     0.0
     """
     started = time.perf_counter()
-    problem = placement_problem(graph, fabric, site_penalty)
+    problem = placement_problem(graph, fabric, site_penalty, cut_share)
     _check_capacity(problem)
+    moves_on = problem if congestion else replace(problem, congestion_weight=0.0)
     first = start or greedy_place(graph, fabric, order)
     first_time = time.perf_counter() - started
     left = time_limit - (time.perf_counter() - started)
     if restarts:
-        best, cost, stats = anneal_with_restarts(problem, fabric, first, time_limit=left, seed=seed)
+        best, _, stats = anneal_with_restarts(moves_on, fabric, first, time_limit=left, seed=seed)
     else:
-        best, cost, stats = anneal(problem, fabric, first, time_limit=left, seed=seed)
+        best, _, stats = anneal(moves_on, fabric, first, time_limit=left, seed=seed)
+    cost = problem_cost(problem, best)
     extra = {"warm_start_cost": round(problem_cost(problem, first), 6),
+             **cost_terms(problem, best),
              "first_solution_time": round(first_time, 4),
              "final_time": round(time.perf_counter() - started, 4)} | dict(stats)
     return PlacementOutcome(best, "simulated annealing (VPR schedule)", cost, extra=extra)

@@ -12,44 +12,50 @@ Scope
 * :func:`place_model` -- the exact placement model (issue 5), the same model on
   CP-SAT (``place_cpsat``) or a MILP solver (``place_milp``, exportable to
   ``.mps``). Data: sites with their switch rectangles, node pairs weighted by
-  summed bandwidth (a net counted once per sink), an optional per-site
-  congestion penalty. Variables: ``x[n,s]`` (node on site) and per pair and
-  axis a distance ``d``. Constraints: ``assignment`` (one site per node, only
-  type-compatible sites: PCU, PMU, AGCU for off-chip loads and stores),
-  ``site`` (at most one node per site), ``distance`` (``d >= lo_b - hi_a`` and
-  ``d >= lo_a - hi_b``, the closed form of ``fabric.distance``). Objective:
-  weighted distance plus penalty, in integer units. Sections with at most
-  :data:`MAX_EXACT_VARS` assignment variables are solved whole (with a bound
-  and a gap); larger ones by a large-neighbourhood search that re-solves
-  windows of :data:`window` nodes (graph or grid neighbourhoods) with the rest
-  fixed, until the time limit or :data:`PATIENCE` rounds without progress.
-* :func:`placement_cost` / :func:`problem_cost` -- the shared cost.
+  summed bandwidth (a net counted once per sink), the switch-mesh cuts with their
+  channels, an optional per-site congestion penalty. Variables: ``x[n,s]`` (node
+  on site), per pair and axis a distance ``d``, per cut that may overflow an
+  excess ``e`` (and crossing indicators). Constraints: ``assignment`` (one site per
+  node, only type-compatible sites: PCU, PMU, AGCU for off-chip loads and
+  stores), ``site`` (at most one node per site), ``distance`` (``d >= lo_b - hi_a``
+  and ``d >= lo_a - hi_b``, the closed form of ``fabric.distance``), ``congestion``
+  (``e >= pairs crossing the cut - its channels``). Objective: weighted distance
+  + congestion (:mod:`formulations.placement_congestion`) + penalty, in integer
+  units. Sections with at most :data:`MAX_EXACT_VARS` assignment variables are
+  solved whole (with a bound and a gap); larger ones by the large-neighbourhood
+  search of :mod:`formulations.placement_lns`, whose gap comes from the star
+  bound of :mod:`formulations.placement_bound`.
+* :func:`placement_cost` / :func:`problem_cost` / :func:`cost_terms` -- the shared
+  cost (the annealer of :mod:`formulations.annealing` uses it too).
 
 Caveats
 -------
-* Weights are quantised so the heaviest pair weighs :data:`WEIGHT_SCALE` units;
-  the model is exact for the quantised weights, and the reported objective is
-  always the true cost of the returned placement. Bounds are in true units up
-  to that rounding.
-* The congestion term is the per-site penalty fed back by the routing model
-  (sites next to over-used links pay per unit of node bandwidth); a cut-demand
-  term (demand per switch-mesh cut against its capacity) is not in the model.
-* LNS gives no bound (``bound`` None, ``gap`` None).
+* Weights are quantised per model so the heaviest cost it sees weighs
+  :data:`WEIGHT_SCALE` units (an LNS window of light pairs keeps its own
+  resolution); the model is exact for the quantised weights, and the reported
+  objective is always the true cost of the returned placement.
+* The site penalty is the routing model's feedback (sites next to over-used links
+  pay per unit of node bandwidth); the cut congestion term is the placement's own
+  estimate of routing demand.
+* The star bound of LNS runs is valid but weak where the cost comes from cycles
+  rather than fan-out: a large gap there says little about the placement.
 * The models' answer is never worse than their warm start (greedy, then a
-  short anneal): a solver answer that is worse is discarded.
+  congestion-blind anneal): a solver answer that is worse is discarded.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
 
+from formulations import solver as _solver  # noqa: F401 - loaded once here, not in a timed solve
 from model.graph import Graph
 
 __all__ = ["PlacementError", "PlacementOutcome", "PlacementProblem", "PLACERS", "greedy_place",
-           "place_greedy", "placement_cost", "placement_problem", "problem_cost",
+           "place_greedy", "placement_cost", "placement_problem", "problem_cost", "cost_terms",
            "build_placement_model", "place_model", "place_milp", "place_cpsat", "WEIGHT_SCALE"]
 
 
@@ -151,24 +157,24 @@ def placement_cost(graph: Graph, fabric, placement: dict[str, str]) -> float:
 def place_greedy(graph: Graph, fabric, order: list[str], **_options) -> PlacementOutcome:
     """The registry form of :func:`greedy_place` (solver options are ignored)."""
     placement = greedy_place(graph, fabric, order)
-    return PlacementOutcome(placement, "sorted-order greedy",
-                            placement_cost(graph, fabric, placement))
+    problem = placement_problem(graph, fabric, _options.get("site_penalty"))
+    terms = cost_terms(problem, placement)
+    return PlacementOutcome(placement, "sorted-order greedy", sum(terms.values()),
+                            extra=dict(terms))
 
 
 # =============================================================================================
 # The exact placement model (CP-SAT or MILP) and its large-neighbourhood search
 # =============================================================================================
 
-#: Inside the models, weights are integers: the heaviest pair weighs this much (CP-SAT needs
-#: integers; the msr-dnn bandwidths span 1e-6..1, so a fixed scale would zero them).
-WEIGHT_SCALE = 1000
+#: Inside the models, weights are integers: the heaviest cost a model sees weighs this much
+#: (CP-SAT needs integers; the msr-dnn bandwidths span 1e-6..1, so a coarser scale would
+#: merge them: at 1000 every pair below 1e-3 looked alike and LNS windows stalled).
+WEIGHT_SCALE = 10**6
 #: A section whose full model has more assignment variables than this is improved by LNS.
 MAX_EXACT_VARS = 800
-#: LNS stops after this many rounds without a relative improvement of MIN_IMPROVEMENT.
+#: LNS stops after this many rounds without a 0.1 % improvement (unless ``patience=None``).
 PATIENCE = 20
-MIN_IMPROVEMENT = 1e-3
-#: Seconds one LNS window may take (a window the solver cannot settle quickly is skipped).
-WINDOW_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -190,21 +196,55 @@ class PlacementProblem:
     pairs: list[tuple[str, str, float]]
     penalty: np.ndarray
     degree: dict[str, float]
+    cuts: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
+    congestion_weight: float = 0.0
 
     @property
     def quantum(self) -> float:
-        """The cost of one integer unit of the model's objective."""
-        heaviest = max([w for _, _, w in self.pairs] + [float(self.penalty.max(initial=0.0))])
+        """The cost of one integer unit of the full model's objective."""
+        return self.quantum_of(self.nodes)
+
+    def quantum_of(self, free) -> float:
+        """The integer unit of a model whose free nodes are ``free``: the heaviest cost
+        that model can see (its pairs, the site penalty, the congestion weight) weighs
+        :data:`WEIGHT_SCALE` units, so a window of light pairs keeps its resolution."""
+        free = set(free)
+        heaviest = max([w for a, b, w in self.pairs if a in free or b in free]
+                       + [float(self.penalty.max(initial=0.0)) * max(self.degree.values(),
+                                                                     default=0.0),
+                          self.congestion_weight if self.congestion_active else 0.0])
         return heaviest / WEIGHT_SCALE if heaviest > 0 else 1.0
 
-    def integer_weight(self, cost: float) -> int:
-        """``cost`` in the model's integer units (a positive cost never rounds to zero)."""
-        return max(1, round(cost / self.quantum)) if cost > 0 else 0
+    def integer_weight(self, cost: float, quantum: float | None = None) -> int:
+        """``cost`` in integer units of ``quantum`` (default: the full model's); a
+        positive cost never rounds to zero."""
+        quantum = self.quantum if quantum is None else quantum
+        return max(1, round(cost / quantum)) if cost > 0 else 0
+
+    @cached_property
+    def cut_index(self) -> dict[tuple[int, int], int]:
+        """``(axis, line)`` -> row of :attr:`cuts`."""
+        return {(int(a), int(c)): k for k, (a, c, _) in enumerate(self.cuts)}
+
+    @property
+    def congestion_active(self) -> bool:
+        """False when no cut can be over capacity (fewer pairs than the smallest cut's
+        channels): the congestion term is then 0 for every placement."""
+        return (self.congestion_weight > 0 and len(self.cuts) > 0
+                and len(self.pairs) > int(self.cuts[:, 2].min()))
 
 
-def placement_problem(graph: Graph, fabric, site_penalty: dict[str, float] | None = None
+def placement_problem(graph: Graph, fabric, site_penalty: dict[str, float] | None = None,
+                      cut_share: float = 1.0, congestion_weight: float | None = None
                       ) -> PlacementProblem:
-    """Collect the data of the placement model (sites, distances, weighted pairs)."""
+    """Collect the data of the placement model (sites, distances, weighted pairs, cuts).
+
+    ``cut_share`` is the share of each mesh cut's channels the placement may plan to
+    use; ``congestion_weight`` the cost of one channel over (default
+    :data:`~formulations.placement_congestion.CONGESTION_WEIGHT` times the mean pair
+    bandwidth; 0 switches the congestion term off).
+    """
+    from formulations.placement_congestion import CONGESTION_WEIGHT, mesh_cuts
     sites = _sites(fabric)
     rect = np.array([_switch_rect(fabric, s) for s in sites.ids], dtype=np.int64)
     hosts = {u: np.array([fabric.can_host(s, u) for s in sites.ids])
@@ -222,9 +262,13 @@ def placement_problem(graph: Graph, fabric, site_penalty: dict[str, float] | Non
     for (a, b), w in pair_w.items():
         degree[a] += w
         degree[b] += w
+    if congestion_weight is None:
+        mean = sum(pair_w.values()) / len(pair_w) if pair_w else 0.0
+        congestion_weight = CONGESTION_WEIGHT * mean
     return PlacementProblem(list(graph.node_ids), {n.id: n.unit for n in graph.nodes}, sites,
                             rect, hosts, sorted((a, b, w) for (a, b), w in pair_w.items()),
-                            penalty, degree)
+                            penalty, degree, mesh_cuts(fabric, cut_share=cut_share),
+                            float(congestion_weight))
 
 
 def _switch_rect(fabric, site_id: str) -> tuple[int, int, int, int]:
@@ -234,12 +278,19 @@ def _switch_rect(fabric, site_id: str) -> tuple[int, int, int, int]:
 
 
 def problem_cost(problem: PlacementProblem, placement: dict[str, str]) -> float:
-    """Weighted wirelength plus the site penalty of ``placement`` (the models' objective)."""
+    """The models' objective: weighted wirelength + site penalty + cut congestion."""
+    return sum(cost_terms(problem, placement).values())
+
+
+def cost_terms(problem: PlacementProblem, placement: dict[str, str]) -> dict[str, float]:
+    """The three terms of :func:`problem_cost`: ``wirelength``, ``penalty``, ``congestion``."""
+    from formulations.placement_congestion import congestion_cost
     idx = problem.sites.index
-    wire = sum(w * problem.sites.dist[idx[placement[a]], idx[placement[b]]]
-               for a, b, w in problem.pairs)
-    return float(wire + sum(problem.penalty[idx[placement[n]]] * problem.degree[n]
-                            for n in problem.nodes))
+    index = {n: idx[placement[n]] for n in problem.nodes}
+    wire = sum(w * problem.sites.dist[index[a], index[b]] for a, b, w in problem.pairs)
+    penalty = sum(problem.penalty[index[n]] * problem.degree[n] for n in problem.nodes)
+    return {"wirelength": float(wire), "penalty": float(penalty),
+            "congestion": congestion_cost(problem, index)}
 
 
 def _check_capacity(problem: PlacementProblem) -> None:
@@ -253,21 +304,25 @@ def _check_capacity(problem: PlacementProblem) -> None:
 
 
 def build_placement_model(problem: PlacementProblem, free: list[str],
-                          candidates: dict[str, list[int]], fixed: dict[str, int]):
+                          candidates: dict[str, list[int]], fixed: dict[str, int],
+                          quantum: float | None = None):
     """The placement MILP for the ``free`` nodes, the others ``fixed`` (node -> site index).
 
-    data → variables (``x[n,s]`` one per candidate site, ``dr``/``dc`` per free pair) →
-    constraints (families ``assignment``, ``site``, ``distance``) → objective
-    (scaled weighted distance + penalty).  Returns ``(model, x)``.
+    data → variables (``x[n,s]`` one per candidate site, ``dr``/``dc`` per free pair,
+    ``y``/``e`` per congested cut) → constraints (families ``assignment``, ``site``,
+    ``distance``, ``congestion``) → objective (weighted distance + penalty + congestion,
+    in integer units of ``quantum``, default :meth:`PlacementProblem.quantum_of` ``free``).
+    Returns ``(model, x)``.
     """
-    from formulations.solver import LinearModel
+    from formulations.solver import LinearModel, quicksum
+    quantum = problem.quantum_of(free) if quantum is None else quantum
     model = LinearModel("placement")
     x = {(n, s): model.add_binary(f"x_{n}@{problem.sites.ids[s]}".replace(" ", "_"))
          for n in free for s in candidates[n]}
     _add_assignment(model, x, free, candidates)
-    objective = _free_fixed_terms(problem, x, free, candidates, fixed)
-    objective += _pair_distance_terms(model, problem, x, free, candidates)
-    from formulations.solver import quicksum
+    objective = _free_fixed_terms(problem, x, free, candidates, fixed, quantum)
+    objective += _pair_distance_terms(model, problem, x, free, candidates, quantum)
+    objective += _congestion_terms(model, problem, x, free, candidates, fixed, quantum)
     model.minimize(quicksum(objective))
     return model, x
 
@@ -284,7 +339,7 @@ def _add_assignment(model, x, free, candidates) -> None:
             model.add_row(users, [1.0] * len(users), -np.inf, 1, family="site")
 
 
-def _free_fixed_terms(problem, x, free, candidates, fixed) -> list:
+def _free_fixed_terms(problem, x, free, candidates, fixed, quantum) -> list:
     """Linear costs: a free node's pairs with fixed nodes, and its site penalty."""
     free_set = set(free)
     weight = {n: {} for n in free}
@@ -298,20 +353,20 @@ def _free_fixed_terms(problem, x, free, candidates, fixed) -> list:
         for s in candidates[n]:
             cost = sum(w * problem.sites.dist[s, t] for t, w in weight[n].items())
             cost += problem.penalty[s] * problem.degree[n]
-            coef = problem.integer_weight(cost)
+            coef = problem.integer_weight(cost, quantum)
             if coef:
                 terms.append(coef * x[n, s])
     return terms
 
 
-def _pair_distance_terms(model, problem, x, free, candidates) -> list:
+def _pair_distance_terms(model, problem, x, free, candidates, quantum) -> list:
     """``d ≥ lo_b - hi_a`` and ``d ≥ lo_a - hi_b`` per axis for every free pair."""
     free_set = set(free)
     terms = []
     for k, (a, b, w) in enumerate(problem.pairs):
         if a not in free_set or b not in free_set:
             continue
-        coef = problem.integer_weight(w)
+        coef = problem.integer_weight(w, quantum)
         for axis, (lo, hi) in enumerate(((0, 1), (2, 3))):
             span = int(problem.rect[:, hi].max())
             d = model.add_var(f"d{axis}_{k}", 0, span, integer=True)
@@ -323,6 +378,78 @@ def _pair_distance_terms(model, problem, x, free, candidates) -> list:
             if coef:
                 terms.append(coef * d)
     return terms
+
+
+def _congestion_terms(model, problem, x, free, candidates, fixed, quantum) -> list:
+    """Per cut that may overflow: ``e ≥ demand - capacity`` with the demand linear in ``x``.
+
+    A fixed pair adds a constant; a free-fixed pair ``x[n,s]`` for the sites ``s`` that
+    put the cut between ``n`` and its partner; a free pair a ``y ≥ L_a + R_b - 1`` (and
+    the mirror) with ``L``/``R`` the assignment mass wholly on each side of the cut.
+    Cuts whose demand cannot exceed their capacity get no row (their term is 0).
+    """
+    if not problem.congestion_active:
+        return []
+    from formulations.placement_congestion import crossed_cuts
+    free_set, cut_index = set(free), problem.cut_index
+    constant = np.zeros(len(problem.cuts))
+    linear: list[list[tuple[object, float]]] = [[] for _ in problem.cuts]
+    may_cross = np.zeros(len(problem.cuts))
+    free_pairs = []
+    for a, b, _ in problem.pairs:
+        if a in fixed and b in fixed:
+            for k in crossed_cuts(problem.rect, cut_index, fixed[a], fixed[b]):
+                constant[k] += 1
+        elif a in free_set and b in free_set:
+            mask = _may_cross(problem, candidates[a] + candidates[b])
+            free_pairs.append((a, b, mask))
+            may_cross += mask
+        else:
+            n, t = (a, fixed[b]) if a in free_set else (b, fixed[a])
+            hit = np.zeros(len(problem.cuts), dtype=bool)
+            for s in candidates[n]:
+                for k in crossed_cuts(problem.rect, cut_index, s, t):
+                    linear[k].append((x[n, s], 1.0))
+                    hit[k] = True
+            may_cross += hit
+    terms = []
+    for k, (axis, line, capacity) in enumerate(problem.cuts):
+        if constant[k] + may_cross[k] <= capacity:
+            continue
+        row = list(linear[k]) + _free_pair_crossings(model, problem, x, free_pairs, candidates,
+                                                     int(axis), int(line), k)
+        e = model.add_var(f"over_cut{k}", 0, len(problem.pairs), integer=True)
+        vars_ = [e] + [v for v, _ in row]
+        coefs = [1.0] + [-c for _, c in row]
+        model.add_row(vars_, coefs, float(constant[k] - capacity), np.inf, family="congestion")
+        terms.append(problem.integer_weight(problem.congestion_weight, quantum) * e)
+    return terms
+
+
+def _may_cross(problem, sites: list[int]) -> np.ndarray:
+    """Cuts a pair whose ends both pick from ``sites`` could cross (a superset)."""
+    rect = problem.rect[sites]
+    axis, line = problem.cuts[:, 0], problem.cuts[:, 1]
+    lowest_hi = np.where(axis == 0, rect[:, 1].min(), rect[:, 3].min())
+    highest_lo = np.where(axis == 0, rect[:, 0].max(), rect[:, 2].max())
+    return ((lowest_hi <= line) & (line < highest_lo)).astype(float)
+
+
+def _free_pair_crossings(model, problem, x, free_pairs, candidates, axis, line, k) -> list:
+    lo, hi = (0, 1) if axis == 0 else (2, 3)
+    out = []
+    for j, (a, b, mask) in enumerate(free_pairs):
+        if not mask[k]:
+            continue
+        y = model.add_binary(f"cross{k}_{j}")
+        for p, q in ((a, b), (b, a)):
+            left = [x[p, s] for s in candidates[p] if problem.rect[s, hi] <= line]
+            right = [x[q, s] for s in candidates[q] if problem.rect[s, lo] >= line + 1]
+            if left and right:
+                model.add_row([y] + left + right, [1.0] + [-1.0] * (len(left) + len(right)),
+                              -1.0, np.inf, family="congestion")
+        out.append((y, 1.0))
+    return out
 
 
 def _decode(result, x, free) -> dict[str, int]:
@@ -356,8 +483,8 @@ def _export(model, export_dir, name: str) -> None:
 def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sat",
                 time_limit: float = 10.0, seed: int = 0, export_dir: str | None = None,
                 site_penalty: dict[str, float] | None = None, start: dict[str, str] | None = None,
-                window: int = 8, anneal_share: float = 0.25, patience: int | None = PATIENCE,
-                **_options) -> PlacementOutcome:
+                window: int = 8, anneal_share: float = 0.3, patience: int | None = PATIENCE,
+                cut_share: float = 1.0, **_options) -> PlacementOutcome:
     """Exact placement model, warm-started by the greedy; LNS when too big to prove.
 
     Parameters
@@ -369,13 +496,16 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
     export_dir : when set, the full model is written there as ``placement_<graph name>.mps``.
     site_penalty : site id -> extra cost per unit of node bandwidth (routing feedback).
     start : a placement to start from instead of the greedy one.
+    cut_share : share of each switch-mesh cut's channels the congestion term allows
+        (:mod:`formulations.placement_congestion`).
     window : nodes re-optimised together per LNS round.
     patience : the LNS stops after this many rounds without a 0.1 % improvement;
         None = never stop early: anneal from the LNS's local optimum (keeping it only
         when better) and go on until ``time_limit``.
-    anneal_share : at most this share of ``time_limit`` is spent annealing the greedy
-        placement (one VPR run, which usually stops earlier) before the model starts
-        from the better of the two; 0 = straight from the greedy.
+    anneal_share : about this share of ``time_limit`` (up to twice as much while the first
+        anneal cools) is spent annealing the greedy placement (VPR runs, congestion-blind:
+        a faster surrogate) before the model starts from the better of the two; 0 =
+        straight from the greedy.
 
     Returns
     -------
@@ -399,7 +529,7 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
     """
     import time as _time
     started = _time.perf_counter()
-    problem = placement_problem(graph, fabric, site_penalty)
+    problem = placement_problem(graph, fabric, site_penalty, cut_share)
     _check_capacity(problem)
     current = start or greedy_place(graph, fabric, order)
     greedy_cost = problem_cost(problem, current)
@@ -407,15 +537,20 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
              round(_time.perf_counter() - started, 4)}
     candidates = _all_candidates(problem, problem.nodes)
     n_vars = sum(len(c) for c in candidates.values())
-    if greedy_cost > 0 and anneal_share > 0:
-        current = _annealed(problem, fabric, current, anneal_share * time_limit, seed)
+    from formulations.placement_bound import star_bound
+    extra["star_bound"] = star_bound(problem)
+    if greedy_cost > extra["star_bound"] and anneal_share > 0:
+        current, extra["anneal_run_time"] = _annealed(problem, fabric, current,
+                                                      anneal_share * time_limit, seed)
     start_cost = problem_cost(problem, current)
+    extra["best_found_time"] = round(_time.perf_counter() - started, 4)
     index = {n: problem.sites.index[s] for n, s in current.items()}
     extra |= {"warm_start_cost": start_cost, "model_vars": n_vars}
-    if start_cost <= 0 and not export_dir:
-        extra |= {"final_time": extra["first_solution_time"], "gap": 0.0}
-        return PlacementOutcome(current, "placement model (warm start is optimal: cost 0)", 0.0,
-                                0.0, "OPTIMAL", backend, extra)
+    if start_cost <= extra["star_bound"] + 1e-12 and not export_dir:
+        extra |= {"final_time": round(_time.perf_counter() - started, 4), "gap": 0.0}
+        extra |= _terms(problem, index)
+        return PlacementOutcome(current, "placement model (warm start meets the bound)",
+                                start_cost, start_cost, "OPTIMAL", backend, extra)
     if n_vars <= MAX_EXACT_VARS or export_dir:
         model, x = build_placement_model(problem, problem.nodes, candidates, {})
         _export(model, export_dir, f"placement_{graph.name}")
@@ -428,11 +563,28 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
 
 
 def _annealed(problem, fabric, start: dict[str, str], seconds: float, seed: int
-              ) -> dict[str, str]:
-    """A second warm start: the annealer (VPR schedule, restarts) from ``start``."""
-    from formulations.annealing import anneal_with_restarts
-    best, _, _ = anneal_with_restarts(problem, fabric, start, time_limit=seconds, seed=seed)
-    return best
+              ) -> tuple[dict[str, str], float]:
+    """A second warm start: VPR anneals from ``start``; returns it and the seconds one
+    anneal took (the LNS gives its annealing slices at least that long).
+
+    The first anneal may run until it freezes or ``2 * seconds`` (a section of a hundred
+    nodes needs a few seconds to cool); restarts from its best placement follow while
+    less than ``seconds`` have passed. The anneals see the wirelength and penalty only
+    (a faster surrogate: the congestion term is 0 at good placements; the model and its
+    LNS see it); the caller gets whichever of ``start`` and the result costs less.
+    """
+    import time as _time
+    from dataclasses import replace
+    from formulations.annealing import anneal, anneal_with_restarts
+    started = _time.perf_counter()
+    light = replace(problem, congestion_weight=0.0)
+    best, _, _ = anneal(light, fabric, start, time_limit=2 * seconds, seed=seed)
+    one_run = _time.perf_counter() - started
+    left = seconds - one_run
+    if left > 0.1:
+        best, _, _ = anneal_with_restarts(light, fabric, best, time_limit=left, seed=seed + 1)
+    better = problem_cost(problem, best) < problem_cost(problem, start)
+    return (best if better else start), one_run
 
 
 def _solve_exact(problem, model, x, index, start_cost, backend, time_limit, seed, started,
@@ -450,10 +602,15 @@ def _solve_exact(problem, model, x, index, start_cost, backend, time_limit, seed
         status = result.status.name
         bound = None if result.bound is None else max(0.0, result.bound * problem.quantum)
     cost = problem_cost(problem, _names(problem, placed))
-    if result.status.name == "OPTIMAL" or cost <= 0:
-        bound = cost if result.gap == 0.0 or cost <= 0 else bound
+    bound = max(bound or 0.0, extra.get("star_bound", 0.0))
+    if result.status.name == "OPTIMAL" or cost <= bound + 1e-12:
+        bound = cost
+        status = "OPTIMAL"
+    if placed != index:
+        extra["best_found_time"] = round(_time.perf_counter() - started, 4)
     extra |= {"final_time": round(_time.perf_counter() - started, 4), "hint": result.hint_status,
-              "gap": 0.0 if cost <= 0 else result.gap, "solver_status": result.status.name}
+              "gap": _gap(cost, bound), "solver_status": result.status.name}
+    extra |= _terms(problem, placed)
     return PlacementOutcome(_names(problem, placed), f"placement model ({result.backend})", cost,
                             bound, status, result.backend, extra)
 
@@ -462,98 +619,34 @@ def _names(problem, placed: dict[str, int]) -> dict[str, str]:
     return {n: problem.sites.ids[s] for n, s in placed.items()}
 
 
-def _anneal_kick(problem, fabric, index, cost, seconds, seed) -> tuple[dict[str, int], float]:
-    """Leave an LNS local optimum: anneal from it, keep the result only if better."""
-    placed = _annealed(problem, fabric, _names(problem, index), seconds, seed)
-    new_cost = problem_cost(problem, placed)
-    if new_cost < cost - 1e-12:
-        return {n: problem.sites.index[s] for n, s in placed.items()}, new_cost
-    return index, cost
-
-
 def _lns(problem, fabric, index, cost, backend, time_limit, seed, window, patience, started,
          extra) -> PlacementOutcome:
-    """Large-neighbourhood search: re-solve a window of nodes exactly, the rest fixed."""
+    """Large-neighbourhood search (:mod:`formulations.placement_lns`) with the star bound."""
     import time as _time
-    rng = np.random.default_rng(seed)
-    neighbours = _pair_neighbours(problem)
-    rounds = stale = improved = 0
-    deadline = started + time_limit
-    stop_when_stale = patience is not None
-    patience = max(patience or PATIENCE, len(problem.nodes) // max(1, window))
-    kicks = 0
-    while _time.perf_counter() < deadline - 0.05 and cost > 0:
-        if stale >= patience:
-            if stop_when_stale:
-                break
-            index, cost = _anneal_kick(problem, fabric, index, cost,
-                                       0.3 * (deadline - _time.perf_counter()), seed + rounds)
-            stale, kicks = 0, kicks + 1
-            continue
-        rounds += 1
-        size = min(window + 4, window + stale // 8)  # grow the window when stuck
-        free = _pick_window(problem, index, neighbours, rng, size, rounds)
-        new_index = _solve_window(problem, index, free, backend,
-                                  min(WINDOW_SECONDS, deadline - _time.perf_counter()),
-                                  seed + rounds)
-        new_cost = problem_cost(problem, _names(problem, new_index)) if new_index else cost
-        if new_index and new_cost < cost - 1e-9:
-            significant = new_cost < cost * (1 - MIN_IMPROVEMENT)
-            index, cost, improved = new_index, new_cost, improved + 1
-            stale = 0 if significant else stale + 1
-        else:
-            stale += 1
-    extra |= {"final_time": round(_time.perf_counter() - started, 4), "lns_rounds": rounds,
-              "lns_improved": improved, "annealing_kicks": kicks, "gap": None}
+    from formulations.placement_lns import lns
+    index, cost, stats = lns(problem, fabric, index, cost, backend=backend,
+                             deadline=started + time_limit, seed=seed, window=window,
+                             patience=patience, anneal_seconds=extra.get("anneal_run_time", 0))
+    bound = extra.get("star_bound", 0.0)
+    if "last_improvement" in stats:
+        extra["best_found_time"] = round(stats.pop("last_improvement") - started, 4)
+    extra |= stats | {"final_time": round(_time.perf_counter() - started, 4),
+                      "gap": _gap(cost, bound)}
+    extra |= _terms(problem, index)
+    status = "OPTIMAL" if cost <= bound + 1e-12 else "FEASIBLE"
     return PlacementOutcome(_names(problem, index), f"placement model LNS ({backend})", cost,
-                            None, "FEASIBLE", backend, extra)
+                            bound, status, backend, extra)
 
 
-def _pair_neighbours(problem) -> dict[str, list[str]]:
-    nbrs: dict[str, list[str]] = {n: [] for n in problem.nodes}
-    for a, b, _ in problem.pairs:
-        nbrs[a].append(b)
-        nbrs[b].append(a)
-    return nbrs
-
-
-def _pick_window(problem, index, neighbours, rng, window, rounds) -> list[str]:
-    """Alternate a graph neighbourhood (BFS from a random node) and a spatial one."""
-    seed_node = problem.nodes[int(rng.integers(len(problem.nodes)))]
-    if rounds % 2:
-        chosen, frontier = [seed_node], [seed_node]
-        while frontier and len(chosen) < window:
-            nxt = []
-            for n in frontier:
-                for m in neighbours[n]:
-                    if m not in chosen and len(chosen) < window:
-                        chosen.append(m)
-                        nxt.append(m)
-            frontier = nxt
-        return chosen
-    d = problem.sites.dist[index[seed_node]]
-    return sorted(problem.nodes, key=lambda n: (d[index[n]], n))[:window]
-
-
-def _solve_window(problem, index, free, backend, time_limit, seed) -> dict[str, int] | None:
-    """Re-place ``free`` on their sites plus the free sites near them; None if no answer."""
-    if time_limit <= 0.05:
+def _gap(cost: float, bound: float | None) -> float | None:
+    """Relative gap ``(cost - bound) / cost`` (0 for a zero cost)."""
+    if bound is None:
         return None
-    fixed = {n: s for n, s in index.items() if n not in set(free)}
-    taken = set(fixed.values())
-    near = _near_sites(problem, [index[n] for n in free], taken)
-    candidates = {n: [s for s in near if problem.hosts[problem.units[n]][s]] for n in free}
-    model, x = build_placement_model(problem, free, candidates, fixed)
-    _hint(model, x, index, free)
-    result = model.solve(backend=backend, time_limit=time_limit, seed=seed, threads=1)
-    if not result.has_solution:
-        return None
-    return fixed | _decode(result, x, free)
+    return 0.0 if cost <= 0 else round(max(0.0, (cost - bound) / cost), 6)
 
 
-def _near_sites(problem, sites: list[int], taken: set[int], radius: int = 2) -> list[int]:
-    d = problem.sites.dist[sites].min(axis=0)
-    return [int(s) for s in np.flatnonzero(d <= radius) if int(s) not in taken]
+def _terms(problem, index: dict[str, int]) -> dict[str, float]:
+    return {k: round(v, 9) for k, v in cost_terms(problem, _names(problem, index)).items()}
 
 
 def place_milp(graph: Graph, fabric, order: list[str], **options) -> PlacementOutcome:

@@ -21,7 +21,8 @@ It is the warm start and baseline of the exact routing model (issue 5):
 :func:`route_model` (registry ``model``: on HiGHS; ``milp``; ``cp-sat``) is a
 multi-commodity flow model. Data: per net its root, sinks and the links it may
 use (the box of its terminals and warm tree plus :data:`REGION_MARGIN`
-switches; a unit is only a first or last vertex). Variables: ``u[net, link]``
+switches, grown step by step up to the whole mesh while links stay over
+capacity; a unit is only a first or last vertex). Variables: ``u[net, link]``
 (link in the net's tree), ``f[net, sink, link]`` (the sink's path), ``over`` per
 link, ``z`` the maximum load. Constraints: ``flow`` (one unit from root to each
 sink), ``tree`` (``f <= u``), ``steiner`` (a tree enters every vertex at most
@@ -29,7 +30,8 @@ once), ``capacity`` (nets per link and network within its channels, soft: the
 ``over`` variables pay first), ``max_load``. Objective, lexicographic: overflow,
 links used, maximum link load. A section with at most :data:`MAX_ROUTE_VARS`
 flow variables is one model (optimal answers come with a bound: the wirelength
-gap); bigger ones are re-routed chunk by chunk with the other nets fixed. The
+gap, valid for the nets' regions); bigger ones are re-routed chunk by chunk
+with the other nets fixed. The
 answer is never worse than PathFinder's. When the overflow stays positive the
 result names the over-used links (``overused``), and ``extra["proven_unroutable"]``
 says whether the model proved that no routing of this placement fits.
@@ -483,9 +485,11 @@ def _loads(nets: list[_NetData], trees: dict[str, list[int]]) -> dict[tuple[int,
 
 
 def _score(fab: _Fabric, nets, trees) -> tuple[int, int, int]:
-    """(overflow, links used, max load): the model's lexicographic objective."""
+    """(overflow, links used, max load): the model's lexicographic objective (a net
+    without a tree counts as one unit of overflow)."""
     load = _loads(nets, trees)
     overflow = sum(max(0, c - fab.capacity[l].get(net, 0)) for (l, net), c in load.items())
+    overflow += sum(1 for n in nets if not trees.get(n.id))
     return overflow, sum(len(trees.get(n.id, [])) for n in nets), max(load.values(), default=0)
 
 
@@ -493,7 +497,7 @@ def route_model(graph: Graph, fabric, placement: dict[str, str], *, backend: str
                 time_limit: float = 10.0, seed: int = 0, export_dir: str | None = None,
                 progress: Callable[[str], None] | None = None,
                 router_config: RouterConfig | None = None, margin: int = REGION_MARGIN,
-                **_options) -> RoutingResult:
+                warm_start: bool = True, **_options) -> RoutingResult:
     """Exact routing (multi-commodity flow + Steiner-tree rows), warm-started by PathFinder.
 
     Parameters
@@ -505,7 +509,12 @@ def route_model(graph: Graph, fabric, placement: dict[str, str], *, backend: str
     export_dir : when set, the whole-section model is written there as ``routing_<graph name>.mps``.
     progress : called with one line per solve.
     router_config : knobs of the negotiated-congestion warm start.
-    margin : switches a net may stray beyond the box of its terminals and warm tree.
+    margin : switches a net may stray beyond the box of its terminals and warm tree at
+        first; while links stay over capacity the regions grow (``2 * margin + 2``, ...)
+        until they cover the whole mesh (``extra["region_margins"]`` lists the margins
+        tried).
+    warm_start : start from the negotiated router's trees (hint and region); False
+        routes from the terminals' boxes alone (for tests and ablations).
 
     Returns
     -------
@@ -528,15 +537,55 @@ def route_model(graph: Graph, fabric, placement: dict[str, str], *, backend: str
     warm = route_negotiated(graph, fabric, placement, router_config)
     fab = _Fabric(fabric)
     trees = {nid: [fab.index_of_link[l] for l in t] for nid, t in warm.trees.items()}
+    if not warm_start:
+        trees = {}
+        warm.success = False
     nets = _net_data(graph, fab, placement, trees, margin)
     extra = {"warm_start_wirelength": warm.wirelength, "warm_start_success": warm.success,
              "first_solution_time": round(_time.perf_counter() - started, 4)}
-    chunks = _chunks(fab, nets)
     if export_dir:
         _export_routing(fab, nets, export_dir, graph.name)
     deadline = started + time_limit
-    bound, status = None, "FEASIBLE"
-    solved = 0
+    margins = _growing_margins(fab, margin)
+    tried: list[int] = []
+    for position, current in enumerate(margins):
+        if position and (_score(fab, nets, trees)[0] == 0 or _time.perf_counter() > deadline - 0.2):
+            break
+        nets = _net_data(graph, fab, placement, trees, current)
+        left = deadline - _time.perf_counter()
+        last = position == len(margins) - 1 or (position == 0 and warm.success)
+        share = left if last else 0.5 * left
+        bound, status, solved, chunks = _solve_region(fab, nets, trees, backend,
+                                                      _time.perf_counter() + share, seed,
+                                                      progress)
+        tried.append(current)
+    whole_mesh = tried[-1] >= margins[-1]
+    if not whole_mesh and status == "OPTIMAL":
+        status = "FEASIBLE"      # optimal inside a region only: no proof for the whole mesh
+    return _routing_result(graph, fab, nets, trees, placement, backend, status, bound,
+                           extra | {"chunks": chunks, "chunks_solved": solved,
+                                    "region_margins": tried,
+                                    "final_time": round(_time.perf_counter() - started, 4)})
+
+
+def _growing_margins(fab: _Fabric, margin: int) -> list[int]:
+    """``margin``, then wider regions until one covers the whole mesh (tried in turn while
+    the routing stays over capacity)."""
+    xs, ys = [p[0] for p in fab.pos], [p[1] for p in fab.pos]
+    whole = int(math.ceil(max(max(xs) - min(xs), max(ys) - min(ys)))) + 1
+    margins = [margin]
+    while margins[-1] < whole:
+        margins.append(min(whole, 2 * margins[-1] + 2))
+    return margins
+
+
+def _solve_region(fab, nets, trees, backend, deadline, seed, progress):
+    """Solve the nets chunk by chunk inside their regions; updates ``trees`` in place.
+
+    Returns ``(bound, status, chunks solved, chunks)``."""
+    import time as _time
+    chunks = _chunks(fab, nets)
+    bound, status, solved = None, "FEASIBLE", 0
     for position, chunk in enumerate(chunks):
         left = (deadline - _time.perf_counter()) / (len(chunks) - position)
         if left < 0.1:
@@ -551,9 +600,7 @@ def route_model(graph: Graph, fabric, placement: dict[str, str], *, backend: str
         if progress:
             progress(f"routing model: chunk {solved}/{len(chunks)} {result.status.name}, "
                      f"score {_score(fab, nets, trees)}")
-    return _routing_result(graph, fab, nets, trees, placement, backend, status, bound,
-                           extra | {"chunks": len(chunks), "chunks_solved": solved,
-                                    "final_time": round(_time.perf_counter() - started, 4)})
+    return bound, status, solved, len(chunks)
 
 
 def _chunks(fab: _Fabric, nets: list[_NetData]) -> list[list[int]]:

@@ -3,7 +3,7 @@
 import pytest
 
 from formulations.routing import (ROUTERS, _Fabric, _net_data, build_routing_model, route_cpsat,
-                                  route_milp, route_negotiated)
+                                  route_milp, route_model, route_negotiated)
 from formulations.solver import solve_model_file
 from hardware import build_fabric, load_hardware
 from model.graph import Edge, Graph, Node
@@ -103,3 +103,29 @@ def test_pictures_draw_nets_and_congestion(tmp_path):
     names = draw_mapping(mapping, build_fabric(spec), tmp_path, "svg")
     assert {"section0.svg", "section0_nets.svg", "section0_congestion.svg"} <= set(names)
     assert all((tmp_path / n).read_text().lstrip().startswith("<?xml") for n in names)
+
+
+def corridor_graph(nets):
+    """``nets`` separate nets from one unit to another three columns away."""
+    return Graph("corridor", [Node("a", unit="any"), Node("b", unit="any")],
+                 [Edge("a", "b", net=f"n{i}") for i in range(nets)])
+
+
+@pytest.mark.parametrize("backend", ["highs", "cp-sat"])
+def test_region_grows_when_the_box_is_too_small(tiny, backend):
+    # the box of U1_0 and U1_3 (margin 0) holds switch rows 1 and 2: 2 rows x 2 channels
+    # carry 4 nets east; 6 nets need a third row, outside the box
+    placement = {"a": "U1_0", "b": "U1_3"}
+    out = route_model(corridor_graph(6), tiny, placement, backend=backend, margin=0,
+                      warm_start=False, time_limit=20, seed=0)
+    assert out.success, out.overused
+    assert out.extra["region_margins"][0] == 0 and len(out.extra["region_margins"]) >= 2
+    assert check_section(corridor_graph(6), tiny, placement, out.paths).ok
+
+
+def test_region_stays_small_when_the_box_suffices(tiny):
+    placement = {"a": "U1_0", "b": "U1_3"}
+    out = route_model(corridor_graph(4), tiny, placement, backend="highs", margin=0,
+                      warm_start=False, time_limit=20, seed=0)
+    assert out.success and out.extra["region_margins"] == [0]
+    assert out.wirelength == 4 * 4

@@ -1,0 +1,302 @@
+"""Large-neighbourhood search for the placement model (sections too big to prove).
+
+Scope
+-----
+:func:`lns` improves a placement by re-solving a *window* of nodes exactly (the
+placement model of :func:`formulations.placement.build_placement_model`, on CP-SAT
+or a MILP backend) with every other node fixed, again and again until the time
+limit. Each round:
+
+* picks a *seed node* with probability proportional to its share of the current
+  cost (plus a little for every node), so the search works where the cost is;
+* grows a window around it with one of three neighbourhoods, taken in turn:
+  ``graph`` (a connected subgraph: breadth first from the seed, costliest pairs
+  first), ``spatial`` (the nodes on the sites nearest the seed's site: a block of
+  the chip that can be permuted), ``net`` (the seed's costliest pair: nodes near
+  both of its ends, so the pair can be pulled together);
+* lets each window node take its own site, the window's other sites, and the free
+  sites near the window and near its fixed partners;
+* scales the window's weights on their own (:meth:`PlacementProblem.quantum_of`), so
+  light pairs are not rounded away next to heavy ones.
+
+The window size adapts: it grows when windows are solved to optimality quickly and
+shrinks when they time out. After ``patience`` rounds without progress the search
+stops; with ``patience=None`` it runs to the deadline, sharing the time between LNS
+rounds and VPR anneals from the best placement by their recent rate of improvement.
+A window's answer is kept only when its true cost is lower.
+
+Caveats
+-------
+A round costs tens to hundreds of milliseconds (model building in Python and a
+solver start), against microseconds for an annealing move: on dense sections where
+every node can take every site (``unit: any``) the windows find little that the
+annealer does not, and the search is about as good as annealing, not better.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+__all__ = ["lns", "NEIGHBOURHOODS"]
+
+#: The neighbourhoods, taken in turn.
+NEIGHBOURHOODS = ("graph", "spatial", "net")
+#: Seconds one window may take at most.
+WINDOW_SECONDS = 0.6
+#: Limits of the adaptive window size.
+MIN_WINDOW, MAX_WINDOW = 4, 20
+#: Without patience, the search runs in time slices of this many seconds, each given to
+#: LNS rounds or to VPR anneals (restarts from the best placement, started at
+#: KICK_TEMPERATURE standard deviations of a random move), whichever improved faster;
+#: every EXPLORE_EVERY-th slice goes to the other one.
+SLICE_SECONDS, KICK_TEMPERATURE, EXPLORE_EVERY = 1.5, 20.0, 4
+#: A round improves "significantly" when the cost drops by this share.
+MIN_IMPROVEMENT = 1e-3
+
+
+def lns(problem, fabric, index: dict[str, int], cost: float, *, backend: str,
+        deadline: float, seed: int, window: int, patience: int | None,
+        anneal_seconds: float = 0.0) -> tuple[dict, float, dict]:
+    """Improve ``index`` (node -> site index, cost ``cost``) until ``deadline``.
+
+    With a ``patience`` the search stops after that many rounds without a significant
+    improvement. Without (``None``) it runs to the deadline as a portfolio of two moves
+    in time slices of :data:`SLICE_SECONDS`: LNS rounds, or VPR anneals restarted from
+    the best placement (kept only when better; such a slice lasts at least 1.25 times
+    ``anneal_seconds``, the time one anneal took, so that it can cool down); after one
+    slice of each, every slice
+    goes to the move with the better recent improvement per second, and every
+    :data:`EXPLORE_EVERY`-th slice to the other one, so a stalled LNS hands the time to
+    annealing and back.
+
+    Returns
+    -------
+    (index, cost, stats)
+        The best placement found, its cost (:func:`problem_cost`), and counters
+        (``lns_rounds``, ``lns_improved``, ``annealing_kicks``, ``final_window``,
+        improvements per neighbourhood).
+    """
+    search = _Search(problem, index, cost, backend, seed, window)
+    if patience is not None:
+        patience = max(patience, len(problem.nodes) // max(1, window))
+        while time.perf_counter() < deadline - 0.05 and search.cost > 0 and search.stale < patience:
+            search.round(deadline)
+        return search.index, search.cost, search.stats
+    rates: dict[str, float] = {}
+    slices = 0
+    while time.perf_counter() < deadline - 0.05 and search.cost > 0:
+        mode = _next_mode(rates, slices)
+        started, before = time.perf_counter(), search.cost
+        length = max(SLICE_SECONDS, 1.25 * anneal_seconds) if mode == "anneal" else SLICE_SECONDS
+        end = min(deadline, started + length)
+        if mode == "anneal":
+            search.anneal(fabric, end)
+        else:
+            while time.perf_counter() < end - 0.05 and search.cost > 0:
+                search.round(end)
+        spent = max(1e-3, time.perf_counter() - started)
+        rates[mode] = (before - search.cost) / max(before, 1e-300) / spent
+        slices += 1
+    search.stats["slices"] = slices
+    return search.index, search.cost, search.stats
+
+
+def _next_mode(rates: dict[str, float], slices: int) -> str:
+    """LNS first, then one anneal slice, then the faster improver (and now and then
+    the other one)."""
+    if "lns" not in rates:
+        return "lns"
+    if "anneal" not in rates:
+        return "anneal"
+    best = "lns" if rates["lns"] >= rates["anneal"] else "anneal"
+    other = "anneal" if best == "lns" else "lns"
+    return other if slices % EXPLORE_EVERY == 0 else best
+
+
+class _Search:
+    """The incumbent placement and the moves that improve it."""
+
+    def __init__(self, problem, index, cost, backend, seed, window):
+        self.problem, self.index, self.cost = problem, dict(index), cost
+        self.backend, self.seed, self.size = backend, seed, window
+        self.rng = np.random.default_rng(seed)
+        self.adjacency = _adjacency(problem)
+        self.stale = 0
+        self.stats = {"lns_rounds": 0, "lns_improved": 0, "annealing_kicks": 0}
+        self.stats |= {f"improved_{k}": 0 for k in NEIGHBOURHOODS}
+
+    def round(self, deadline: float) -> None:
+        """One LNS round: a window in the next neighbourhood, solved exactly."""
+        from formulations.placement import _names, problem_cost
+        stats = self.stats
+        stats["lns_rounds"] += 1
+        kind = NEIGHBOURHOODS[stats["lns_rounds"] % len(NEIGHBOURHOODS)]
+        free = _window(self.problem, self.index, self.adjacency, self.rng, kind, self.size)
+        limit = min(WINDOW_SECONDS, deadline - time.perf_counter())
+        new_index, solved_fast = _solve_window(self.problem, self.index, free, self.backend,
+                                               limit, self.seed + stats["lns_rounds"])
+        self.size = _adapt(self.size, solved_fast, len(self.problem.nodes))
+        stats["final_window"] = self.size
+        new_cost = (problem_cost(self.problem, _names(self.problem, new_index)) if new_index
+                    else self.cost)
+        if new_index and new_cost < self.cost - 1e-12 * max(1.0, self.cost):
+            significant = new_cost < self.cost * (1 - MIN_IMPROVEMENT)
+            self.stale = 0 if significant else self.stale + 1
+            self.index, self.cost = new_index, new_cost
+            stats["lns_improved"] += 1
+            stats[f"improved_{kind}"] += 1
+            stats["last_improvement"] = time.perf_counter()
+        else:
+            self.stale += 1
+
+    def anneal(self, fabric, deadline: float) -> None:
+        """VPR anneals from the incumbent until ``deadline``; kept only when better."""
+        seconds = deadline - time.perf_counter()
+        if seconds < 0.1:
+            return
+        self.stats["annealing_kicks"] += 1
+        index, cost = _kick(self.problem, fabric, self.index, self.cost, seconds,
+                            self.seed + 7919 * self.stats["annealing_kicks"])
+        if cost < self.cost:
+            self.index, self.cost, self.stale = index, cost, 0
+            self.stats["last_improvement"] = time.perf_counter()
+
+
+def _adapt(size: int, solved_fast: bool | None, nodes: int) -> int:
+    if solved_fast is None:
+        return size
+    if solved_fast:
+        return min(MAX_WINDOW, nodes, size + 1)
+    return max(MIN_WINDOW, size - 2)
+
+
+def _kick(problem, fabric, index, cost, seconds, seed):
+    """Leave a local optimum: anneal from it, keep the result only if better."""
+    from formulations.annealing import anneal_with_restarts
+    from formulations.placement import _names, problem_cost
+    placed, _, _ = anneal_with_restarts(problem, fabric, _names(problem, index),
+                                        time_limit=seconds, seed=seed,
+                                        temperature_factor=KICK_TEMPERATURE)
+    new_cost = problem_cost(problem, placed)
+    if new_cost < cost - 1e-12 * max(1.0, cost):
+        return {n: problem.sites.index[s] for n, s in placed.items()}, new_cost
+    return index, cost
+
+
+def _adjacency(problem) -> dict[str, list[tuple[str, float]]]:
+    adjacency: dict[str, list[tuple[str, float]]] = {n: [] for n in problem.nodes}
+    for a, b, w in problem.pairs:
+        adjacency[a].append((b, w))
+        adjacency[b].append((a, w))
+    return adjacency
+
+
+def _node_costs(problem, index, adjacency) -> np.ndarray:
+    dist = problem.sites.dist
+    return np.array([sum(w * dist[index[n], index[m]] for m, w in adjacency[n])
+                     for n in problem.nodes])
+
+
+def _seed_node(problem, index, adjacency, rng) -> str:
+    """A node drawn with probability ~ its cost share (every node keeps some chance)."""
+    costs = _node_costs(problem, index, adjacency)
+    total = costs.sum()
+    weights = costs / total + 0.2 / len(costs) if total > 0 else np.ones(len(costs))
+    return problem.nodes[int(rng.choice(len(costs), p=weights / weights.sum()))]
+
+
+def _window(problem, index, adjacency, rng, kind: str, size: int) -> list[str]:
+    seed_node = _seed_node(problem, index, adjacency, rng)
+    if kind == "graph":
+        return _graph_window(problem, index, adjacency, seed_node, size)
+    if kind == "net" and adjacency[seed_node]:
+        dist = problem.sites.dist
+        partner = max(adjacency[seed_node],
+                      key=lambda mw: (mw[1] * dist[index[seed_node], index[mw[0]]], mw[0]))[0]
+        half = _spatial_window(problem, index, seed_node, (size + 1) // 2)
+        rest = [n for n in _spatial_window(problem, index, partner, size) if n not in half]
+        return half + rest[:size - len(half)]
+    return _spatial_window(problem, index, seed_node, size)
+
+
+def _graph_window(problem, index, adjacency, seed_node, size) -> list[str]:
+    """Breadth first from ``seed_node``, the costliest pairs first."""
+    dist = problem.sites.dist
+    chosen, frontier = [seed_node], [seed_node]
+    taken = {seed_node}
+    while frontier and len(chosen) < size:
+        nxt = []
+        for n in frontier:
+            ranked = sorted(adjacency[n], key=lambda mw: (-mw[1] * dist[index[n], index[mw[0]]],
+                                                          -mw[1], mw[0]))
+            for m, _ in ranked:
+                if m not in taken and len(chosen) < size:
+                    taken.add(m)
+                    chosen.append(m)
+                    nxt.append(m)
+        frontier = nxt
+    return chosen
+
+
+def _spatial_window(problem, index, seed_node, size) -> list[str]:
+    d = problem.sites.dist[index[seed_node]]
+    return sorted(problem.nodes, key=lambda n: (d[index[n]], n))[:size]
+
+
+def _solve_window(problem, index, free, backend, time_limit, seed
+                  ) -> tuple[dict[str, int] | None, bool | None]:
+    """Re-place ``free``; returns (new index or None, whether it was proved fast)."""
+    from formulations.placement import _decode, _hint, build_placement_model
+    if time_limit <= 0.05:
+        return None, None
+    free_set = set(free)
+    fixed = {n: s for n, s in index.items() if n not in free_set}
+    sites = np.array(_window_sites(problem, index, free, fixed))
+    candidates = _window_candidates(problem, index, free, sites)
+    model, x = build_placement_model(problem, free, candidates, fixed)
+    _hint(model, x, index, free)
+    started = time.perf_counter()
+    result = model.solve(backend=backend, time_limit=time_limit, seed=seed, threads=1,
+                         mip_gap=1e-6)
+    fast = result.status.name == "OPTIMAL" and time.perf_counter() - started < 0.25 * time_limit
+    if not result.has_solution:
+        return None, False
+    return fixed | _decode(result, x, free), fast
+
+
+def _window_candidates(problem, index, free, sites: np.ndarray, radius: int = 1
+                       ) -> dict[str, list[int]]:
+    """Per window node, the window sites it can host that lie within ``radius`` of its own
+    site or of a partner's current site (its own site always; every window site for a
+    node without partners), so windows stay small enough to prove."""
+    dist = problem.sites.dist
+    partners: dict[str, list[int]] = {n: [index[n]] for n in free}
+    free_set = set(free)
+    for a, b, _ in problem.pairs:
+        if a in free_set:
+            partners[a].append(index[b])
+        if b in free_set:
+            partners[b].append(index[a])
+    out = {}
+    for n in free:
+        near = dist[np.ix_(partners[n], sites)].min(axis=0) <= radius
+        ok = near & problem.hosts[problem.units[n]][sites]
+        out[n] = sorted({int(s) for s in sites[ok]} | {index[n]})
+    return out
+
+
+def _window_sites(problem, index, free, fixed, radius: int = 2) -> list[int]:
+    """The window's own sites, the free sites within ``radius`` of them, and the free
+    sites sharing a switch with a fixed partner of a window node."""
+    own = [index[n] for n in free]
+    taken = set(fixed.values())
+    dist = problem.sites.dist
+    near = dist[own].min(axis=0) <= radius
+    free_set = set(free)
+    partners = sorted({fixed[m] for a, b, _ in problem.pairs for n, m in ((a, b), (b, a))
+                       if n in free_set and m in fixed})
+    if partners:
+        near |= dist[partners].min(axis=0) <= 0
+    return sorted(set(own) | {int(s) for s in np.flatnonzero(near) if int(s) not in taken})

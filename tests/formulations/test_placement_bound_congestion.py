@@ -1,0 +1,173 @@
+"""The placement model's lower bound, its congestion term, and the LNS's gap report."""
+
+import itertools
+import random
+
+import numpy as np
+import pytest
+
+from formulations.annealing import _propose, _State, place_annealing
+from formulations.placement import (WEIGHT_SCALE, build_placement_model, cost_terms,
+                                    greedy_place, place_cpsat, place_milp, place_model,
+                                    placement_problem, problem_cost)
+from formulations.placement_bound import star_bound
+from formulations.placement_congestion import cut_demand, mesh_cuts
+from formulations.solver import solve_model_file
+from hardware import build_fabric, load_hardware
+from model.graph import Edge, Graph, Node
+from sim.check import check_placement
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return build_fabric(load_hardware("tiny"))
+
+
+@pytest.fixture(scope="module")
+def plasticine():
+    return build_fabric(load_hardware("plasticine"))
+
+
+def hub_graph():
+    """A PCU hub with 5 PMU partners: only 4 PMUs share a switch with it."""
+    nodes = [Node("h", unit="pcu"), Node("c", unit="pcu")] + [
+        Node(f"m{k}", unit="pmu") for k in range(5)]
+    edges = [Edge("h", f"m{k}", bandwidth=1.0 - 0.1 * k) for k in range(5)] + [Edge("c", "m0")]
+    return Graph("hub", nodes, edges)
+
+
+def random_small(seed):
+    rng = random.Random(seed)
+    nodes = [Node(f"c{k}", unit="pcu") for k in range(3)] + [Node(f"m{k}", unit="pmu")
+                                                            for k in range(2)]
+    ids = [n.id for n in nodes]
+    edges = []
+    for _ in range(7):
+        a, b = rng.sample(ids, 2)
+        edges.append(Edge(a, b, bandwidth=rng.choice([1.0, 0.5, 0.01, 1e-4])))
+    return Graph(f"small{seed}", nodes, edges)
+
+
+def exhaustive_optimum(graph, fabric, **problem_options):
+    problem = placement_problem(graph, fabric, **problem_options)
+    groups = {}
+    for n in graph.nodes:
+        groups.setdefault(n.unit, []).append(n.id)
+    choices = [list(itertools.permutations([s.id for s in fabric.sites_of(unit)], len(ids)))
+               for unit, ids in groups.items()]
+    best = float("inf")
+    for combo in itertools.product(*choices):
+        placement = {}
+        for ids, sites in zip(groups.values(), combo):
+            placement.update(zip(ids, sites))
+        best = min(best, problem_cost(problem, placement))
+    return best
+
+
+@pytest.mark.parametrize("graph", [hub_graph(), random_small(1), random_small(2)],
+                         ids=lambda g: g.name)
+def test_star_bound_never_exceeds_the_exhaustive_optimum(tiny, graph):
+    bound = star_bound(placement_problem(graph, tiny))
+    assert 0.0 <= bound <= exhaustive_optimum(graph, tiny) + 1e-12
+
+
+def test_star_bound_sees_fan_out(tiny):
+    # the 5th PMU partner of the hub is at least one hop away: the lightest (0.6) pays
+    assert star_bound(placement_problem(hub_graph(), tiny)) == pytest.approx(0.6)
+
+
+@pytest.mark.parametrize("placer", [place_cpsat, place_milp])
+@pytest.mark.parametrize("graph", [hub_graph(), random_small(3)], ids=lambda g: g.name)
+def test_tiny_grid_gap_zero_with_congestion(tiny, placer, graph):
+    # a tenth of each cut's channels: the congestion term is active on the tiny grid
+    optimum = exhaustive_optimum(graph, tiny, cut_share=0.1)
+    out = placer(graph, tiny, graph.node_ids, time_limit=30, seed=0, cut_share=0.1)
+    assert check_placement(graph, tiny, out.placement).ok
+    assert placement_problem(graph, tiny, cut_share=0.1).congestion_active
+    assert out.objective == pytest.approx(optimum, rel=1e-6, abs=1e-9)
+    assert out.status == "OPTIMAL" and out.extra["gap"] == 0.0
+    assert out.extra["wirelength"] + out.extra["congestion"] == pytest.approx(out.objective)
+
+
+def test_cut_demand_adds_up_to_unweighted_wirelength(plasticine):
+    g = random_section(40, seed=3)
+    problem = placement_problem(g, plasticine)
+    placement = greedy_place(g, plasticine, g.node_ids)
+    index = {n: problem.sites.index[s] for n, s in placement.items()}
+    hops = sum(problem.sites.dist[index[a], index[b]] for a, b, _ in problem.pairs)
+    assert cut_demand(problem, index).sum() == hops
+
+
+def test_mesh_cuts_count_switch_links_both_ways(tiny):
+    cuts = mesh_cuts(tiny)
+    # 5 x 5 switches: 4 row lines and 4 column lines, each crossed by 5 links x 2 ways x 2
+    assert len(cuts) == 8 and set(cuts[:, 2]) == {20}
+    assert set(mesh_cuts(tiny, cut_share=0.5)[:, 2]) == {10}
+
+
+def random_section(n, seed=1):
+    rng = random.Random(seed)
+    nodes = [Node(f"n{i}", unit=rng.choice(["pcu", "pmu"])) for i in range(n)]
+    edges = [Edge(f"n{rng.randrange(i)}", f"n{i}", bandwidth=rng.choice([1.0, 0.5, 0.25]))
+             for i in range(1, n)]
+    edges += [Edge(f"n{rng.randrange(n)}", f"n{rng.randrange(n)}") for _ in range(n // 3)]
+    return Graph("random", nodes, [e for e in edges if e.src != e.dst])
+
+
+def test_annealing_moves_price_congestion_exactly(plasticine):
+    g = random_section(50, seed=5)
+    problem = placement_problem(g, plasticine, cut_share=0.05)
+    assert problem.congestion_active
+    state = _State(problem, plasticine, greedy_place(g, plasticine, g.node_ids))
+    rng = np.random.default_rng(0)
+    checked = 0
+    while checked < 150:
+        move = _propose(state, rng, 8)
+        if move is None:
+            continue
+        before = problem_cost(problem, state.placement())
+        delta, other = state.delta(*move)
+        state.apply(move[0], move[1], other)
+        assert problem_cost(problem, state.placement()) - before == pytest.approx(delta, abs=1e-9)
+        checked += 1
+
+
+def test_congestion_is_reported_apart_and_annealing_uses_the_same_cost(plasticine):
+    g = random_section(40, seed=2)
+    out = place_annealing(g, plasticine, g.node_ids, time_limit=1, seed=0, cut_share=0.05)
+    terms = cost_terms(placement_problem(g, plasticine, cut_share=0.05), out.placement)
+    assert out.objective == pytest.approx(sum(terms.values()))
+    assert out.extra["congestion"] == pytest.approx(terms["congestion"])
+
+
+def test_lns_reports_a_valid_bound_and_gap(plasticine):
+    g = random_section(60, seed=4)
+    out = place_model(g, plasticine, g.node_ids, time_limit=3, seed=0)
+    assert "lns_rounds" in out.extra
+    assert out.bound is not None and 0.0 <= out.bound <= out.objective + 1e-12
+    assert out.bound == pytest.approx(star_bound(placement_problem(g, plasticine)))
+    assert 0.0 <= out.extra["gap"] <= 1.0
+
+
+def test_window_weights_keep_light_pairs_apart_from_heavy_ones(tiny):
+    g = Graph("mixed", [Node(k, unit="any") for k in "abcd"],
+              [Edge("a", "b", bandwidth=1.0), Edge("c", "d", bandwidth=1e-6),
+               Edge("c", "a", bandwidth=2e-6)])
+    problem = placement_problem(g, tiny)
+    light = problem.quantum_of(["c", "d"])
+    assert problem.integer_weight(1e-6, light) == WEIGHT_SCALE // 2
+    assert problem.integer_weight(1e-6) == 1        # the full model: still never zero
+
+
+def test_mps_round_trip_with_congestion_rows(tiny, tmp_path):
+    g = hub_graph()
+    problem = placement_problem(g, tiny, cut_share=0.1)
+    cands = {n: [i for i, s in enumerate(problem.sites.ids) if tiny.can_host(s, g.node(n).unit)]
+             for n in g.node_ids}
+    model, _ = build_placement_model(problem, g.node_ids, cands, {})
+    path = tmp_path / "placement.mps"
+    model.write_mps(str(path))
+    direct = model.solve(backend="cp-sat", time_limit=30, seed=0)
+    from_file = solve_model_file(path, backend="highs", time_limit=30)
+    assert direct.status.name == from_file.status.name == "OPTIMAL"
+    assert direct.objective == pytest.approx(from_file.objective)
