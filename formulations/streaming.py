@@ -21,8 +21,13 @@ decode, with the constraint families named as in the digest (§4.4):
 Objective: the smallest II (swept from the lower bound up to ``max_ii``; a smaller II is proven
 impossible when its model is INFEASIBLE), then the fewest cycles (makespan = last ready time,
 ``max tau + 3``). :func:`build_milp` is the same model as a MILP (:class:`LinearModel`, exportable
-to ``.mps``) for a fixed II. :func:`explain` names the rule that makes an instance unmappable, in
-the user's terms, before any search (pre-checks) or by relaxing rule families one at a time.
+to ``.mps``) for a fixed II. Per II, :func:`solve_streaming` first tries to refute the II with
+the tile layout relaxation (:mod:`formulations.streaming_layout`), then times the layout's
+tiles (a warm start), solves the full model (issue windows and the sibling-latency cycle bound
+of :mod:`formulations.streaming_bounds`, redundant Boolean layout rules), and closes the gap by
+destructive lower bounding (:func:`close_gap`). :func:`explain` names the rule that makes an
+instance unmappable, in the user's terms, before any search (pre-checks) or by relaxing rule
+families one at a time.
 
 Caveats
 -------
@@ -32,7 +37,8 @@ Caveats
   checks the same rule.
 * One SF output per spoke entry (the paper's singular) is not enforced: a producer may send to
   consumers in several directions; the spoke entry lists every SF output it drives.
-* Direct links only (``|dtile| <= max link offset``); no relay through tiles or the AF inside one SDF.
+* Direct links only (``|dtile| <= max link offset``); no relay through tiles or the AF inside
+  one SDF (pass trees and AF splits: :mod:`formulations.streaming_split`).
 
 Examples
 --------
@@ -57,13 +63,16 @@ from ortools.sat.python import cp_model
 
 from formulations.solver import LinearModel, SolveResult, SolveStatus, quicksum, solve_cp_model
 from formulations.solver.cp import export_cp_model
+from formulations.streaming_bounds import cycle_bound, issue_windows
+from formulations.streaming_layout import add_layout_rules, solve_layout
 from hardware import StreamingEngineSpec
 from model.graph import Graph
 
 __all__ = [
     "StreamingProblem", "StreamingSchedule", "StreamingInfeasible", "RULES", "SPLIT_PROOF_RULES",
     "problem_from_graph", "lower_bounds", "precheck", "delays_needed", "schedule_cycles",
-    "build_cp_model", "solve_at_ii", "solve_streaming", "build_milp", "solve_milp", "explain",
+    "build_cp_model", "solve_at_ii", "solve_streaming", "close_gap", "build_milp", "solve_milp",
+    "explain",
 ]
 
 #: The rule families, in the order they are explained.
@@ -82,6 +91,9 @@ RULES = {
     "G0 graph": "same-iteration edges form a DAG",
     "T0 time limit": "the search ran out of time (nothing proven)",
 }
+
+#: Families the issue windows and the cycle bound rely on (all kept: the windows are valid).
+WINDOW_FAMILIES = frozenset({"T2 timing", "H1 hold", "R1 reach", "S1 siblings", "A3 slot"})
 
 #: Rules no split into several SDFs can fix (the instruction form; a recurrence only gets
 #: slower over the asynchronous fabric).
@@ -433,8 +445,16 @@ def build_cp_model(problem: StreamingProblem, ii: int, horizon: int | None = Non
     ``families`` keeps only those rule families (for :func:`explain`); default all.
     """
     keep = set(RULES) if families is None else set(families)
+    windows = None
+    if WINDOW_FAMILIES <= keep:
+        windows = issue_windows(problem, ii, horizon)
     horizon = horizon or _horizon(problem, ii)
     asap, tail = _asap_and_tail(problem)
+    lo = asap if "T2 timing" in keep else [0] * problem.n
+    hi = [max(asap[i], horizon - tail[i]) for i in range(problem.n)]
+    if windows is not None:
+        lo, hi = windows
+        horizon = max(hi, default=0)
     model = cp_model.CpModel()
     model.name = f"{problem.name}_ii{ii}"
     # -- variables: tile, slot, k and issue cycle per instruction (one tile per memory component)
@@ -445,14 +465,17 @@ def build_cp_model(problem: StreamingProblem, ii: int, horizon: int | None = Non
     else:
         tile = [model.new_int_var(0, problem.tiles - 1, f"tile{i}") for i in range(problem.n)]
     slot = [model.new_int_var(0, ii - 1, f"slot{i}") for i in range(problem.n)]
-    tau = [model.new_int_var(asap[i] if "T2 timing" in keep else 0,
-                             max(asap[i], horizon - tail[i]), f"tau{i}") for i in range(problem.n)]
+    tau = [model.new_int_var(lo[i], hi[i], f"tau{i}") for i in range(problem.n)]
     k = [model.new_int_var(0, horizon // ii + 1, f"k{i}") for i in range(problem.n)]
     for i in range(problem.n):
         model.add(tau[i] == slot[i] + ii * k[i]).with_name(f"T1_modulo_{i}")
     _anchor(model, problem, ii, tau)
     if "R1 reach" in keep:  # the symmetry holds for the full rule set (explain relaxes some)
         _canonical_tiles(model, problem, tile)
+    on = None
+    if WINDOW_FAMILIES | {"M1 memory", "B1 starts"} <= keep:  # redundant Boolean layout
+        on = _layout_literals(model, problem, comp_tile)
+        add_layout_rules(model, problem, on, ii)
     # -- constraints, by family
     if "A3 slot" in keep:
         model.add_all_different([tile[i] * ii + slot[i] for i in range(problem.n)]
@@ -463,11 +486,15 @@ def build_cp_model(problem: StreamingProblem, ii: int, horizon: int | None = Non
         for p, kids in enumerate(problem.children):
             if len(kids) > 1:
                 model.add_all_different([tile[c] for c in kids]).with_name(f"S1_siblings_{p}")
-    _add_edges(model, problem, ii, tile, tau, keep, horizon)
+    _add_edges(model, problem, ii, tile, tau, keep, horizon, on)
     if "M2 capacity" in keep:
         _add_var_capacity(model, problem, comp_tile)
-    # -- objective: fewest cycles
-    makespan = model.new_int_var(0, horizon + problem.op_latency, "makespan")
+    # -- objective: fewest cycles (never below the sibling-latency bound when it applies)
+    floor = cycle_bound(problem, ii) if WINDOW_FAMILIES <= keep else 0
+    makespan = model.new_int_var(0, max(floor, horizon + problem.op_latency), "makespan")
+    model.add(makespan >= floor).with_name("O1_cycle_bound")
+    if WINDOW_FAMILIES <= keep and windows is None:  # no schedule within the horizon / at ii
+        model.add(makespan < floor).with_name("T2_windows_empty")
     for i in range(problem.n):
         model.add(makespan >= tau[i] + problem.op_latency)
     model.minimize(makespan)
@@ -516,13 +543,26 @@ def canonical_schedule(schedule: "StreamingSchedule", tiles: int) -> "StreamingS
                              status=schedule.status)
 
 
+def _layout_literals(model: cp_model.CpModel, problem: StreamingProblem, comp_tile: list
+                     ) -> list[list]:
+    """``on[c][t]`` <=> memory component ``c`` on tile ``t`` (channelled to its tile)."""
+    on = []
+    for c, var in enumerate(comp_tile):
+        row = [model.new_bool_var(f"on{c}_{t}") for t in range(problem.tiles)]
+        model.add_exactly_one(row)
+        model.add(var == sum(t * b for t, b in enumerate(row)))
+        on.append(row)
+    return on
+
+
 def _add_edges(model: cp_model.CpModel, problem: StreamingProblem, ii: int, tile: list,
-               tau: list, keep: set[str], horizon: int) -> None:
+               tau: list, keep: set[str], horizon: int, on: list | None = None) -> None:
     """R1 reach + link latency, T2 timing, H1 hold with delay entries counted per tile."""
     table = sorted(problem.latency.items())
     reach = problem.reach if "R1 reach" in keep else problem.tiles
     max_delays = ii - 1  # the consumer's tile has II slots and the consumer takes one
     delay_load: dict[int, list] = defaultdict(list)  # consumer -> its delay counts
+    fan_out: dict[int, list] = defaultdict(list)  # producer -> link latencies to its children
     for e, (u, v, d) in enumerate(problem.edges):
         if u == v:
             lat = 0
@@ -532,6 +572,7 @@ def _add_edges(model: cp_model.CpModel, problem: StreamingProblem, ii: int, tile
             if "R1 reach" in keep:
                 lat = model.new_int_var(0, max(problem.latency.values()), f"lat{e}")
                 model.add_allowed_assignments([dt, lat], table).with_name(f"R1_latency_{e}")
+                fan_out[u].append(lat)
             else:
                 lat = 0
         if "T2 timing" not in keep:
@@ -545,15 +586,31 @@ def _add_edges(model: cp_model.CpModel, problem: StreamingProblem, ii: int, tile
             model.add(hold >= ii * delays).with_name(f"H1_hold_lo_{e}")
             model.add(hold <= ii * delays + ii - 1).with_name(f"H1_hold_hi_{e}")
             delay_load[v].append(delays)
+    if "S1 siblings" in keep:
+        _add_sibling_latency_sums(model, problem, fan_out)
     if delay_load and "H1 hold" in keep and ii > 1:
-        _add_slot_capacity(model, problem, ii, tile, delay_load, max_delays)
+        _add_slot_capacity(model, problem, ii, tile, delay_load, max_delays, on)
+
+
+def _add_sibling_latency_sums(model: cp_model.CpModel, problem: StreamingProblem,
+                              fan_out: dict[int, list]) -> None:
+    """Redundant S1 x R1: ``k`` children on distinct tiles have link latencies summing to at
+    least the ``k`` smallest latencies of the tile line (0, 1, 1, 2, 2)."""
+    cheapest = sorted(problem.latency.values())
+    for u, lats in sorted(fan_out.items()):
+        if len(lats) > 1:
+            model.add(sum(lats) >= sum(cheapest[:len(lats)])).with_name(f"S1_latency_sum_{u}")
 
 
 def _add_slot_capacity(model: cp_model.CpModel, problem: StreamingProblem, ii: int, tile: list,
-                       delay_load: dict[int, list], max_delays: int) -> None:
+                       delay_load: dict[int, list], max_delays: int,
+                       comp_on: list | None = None) -> None:
     """Per tile: instructions + delay entries of the edges into it <= II."""
     on = {}
     for i in range(problem.n):
+        if comp_on is not None:
+            on[i] = comp_on[problem.component[i]]
+            continue
         row = [model.new_bool_var(f"on{i}_{t}") for t in range(problem.tiles)]
         model.add_exactly_one(row)
         model.add(tile[i] == sum(t * b for t, b in enumerate(row)))
@@ -602,30 +659,131 @@ def _hint(problem: StreamingProblem, cp: _CpVars, warm: StreamingSchedule | None
     return hint
 
 
+#: Share of the per-II time limit the layout relaxation may use before the full model.
+LAYOUT_SHARE = 0.5
+
+
+def _layout_first(problem: StreamingProblem, ii: int, time_limit: float, seed: int,
+                  warm: StreamingSchedule | None
+                  ) -> tuple[SolveResult | None, list[int] | None, float]:
+    """Decomposition: the tile layout relaxation first (:mod:`formulations.streaming_layout`).
+
+    Returns its result when it proves ``ii`` INFEASIBLE (else None), its tiles (a hint for
+    the full model) and the time left for the full model.
+    """
+    if warm is not None and warm.ii == ii:
+        return None, None, time_limit  # a mapping exists: nothing to refute
+    layout, tiles = solve_layout(problem, ii, time_limit * LAYOUT_SHARE, seed)
+    if layout.status is SolveStatus.INFEASIBLE:
+        return layout, None, 0.0
+    return None, tiles, max(0.5, time_limit - layout.wall_time)
+
+
+def _tile_hint(problem: StreamingProblem, cp: _CpVars, tiles: list[int] | None) -> dict | None:
+    """A partial hint: the tiles only, in the canonical (mirrored) form the model searches."""
+    if not tiles:
+        return None
+    low, high = min(tiles), max(tiles)
+    tiles = [t - low for t in tiles]
+    if 2 * tiles[0] > high - low:
+        tiles = [high - low - t for t in tiles]
+    hint = {}
+    for i, var in enumerate(cp.tile):
+        hint.setdefault(var.index, (var, tiles[i]))
+    return dict(hint.values())
+
+
+#: Share of the remaining time for the timing model with the layout's tiles fixed.
+FIXED_SHARE = 0.3
+#: Share of the remaining time for the full model when a schedule at that II is already known;
+#: the rest closes the gap (:func:`close_gap`). Without one, the full model gets it all.
+SOLVE_SHARE = 0.5
+
+
+def close_gap(problem: StreamingProblem, ii: int, incumbent: StreamingSchedule,
+              result: SolveResult, time_limit: float, seed: int = 0, workers: int = 1
+              ) -> tuple[StreamingSchedule, bool, list[SolveResult]]:
+    """Destructive lower bounding: is there a schedule of at most ``H`` cycles, for ``H`` from
+    the best bound up to the incumbent's cycles - 1? Each question is the full model with the
+    horizon ``H`` (tight issue windows, strong propagation). The first feasible ``H`` is optimal
+    (every smaller one was refuted); refuting every ``H`` proves the incumbent optimal.
+
+    Returns the best schedule, whether it is proven optimal at ``ii``, and the results.
+    """
+    deadline = time.perf_counter() + time_limit
+    low = max(cycle_bound(problem, ii), math.ceil(result.bound or 0))
+    results: list[SolveResult] = []
+    for horizon in range(low, incumbent.cycles):
+        left = deadline - time.perf_counter()
+        if left < 0.1:
+            return incumbent, False, results
+        model, cp = build_cp_model(problem, ii, horizon)
+        variables = {v.name: v for v in cp.tile + cp.tau}
+        found = solve_cp_model(model, time_limit=left, seed=seed, workers=workers,
+                               variables=variables, name=f"{model.name}_h{horizon}")
+        results.append(found)
+        if found.status is SolveStatus.INFEASIBLE:
+            continue
+        if not found.has_solution:
+            return incumbent, False, results
+        tile = [int(found.values[cp.tile[i].name]) for i in range(problem.n)]
+        tau = [int(found.values[cp.tau[i].name]) for i in range(problem.n)]
+        return schedule_from_lists(problem, ii, tile, tau), True, results
+    return incumbent, True, results
+
+
+def _timing_for_layout(problem: StreamingProblem, ii: int, tiles: list[int], time_limit: float,
+                       seed: int) -> tuple[StreamingSchedule | None, float]:
+    """Solution first: the full model with the layout relaxation's tiles fixed (slots and
+    issue cycles only, fast); its schedule warm-starts the full model. Returns it (None if the
+    layout admits no timing in time) and the seconds spent."""
+    started = time.perf_counter()
+    model, cp = build_cp_model(problem, ii)
+    low, high = min(tiles), max(tiles)
+    tiles = [t - low for t in tiles]
+    if 2 * tiles[0] > high - low:
+        tiles = [high - low - t for t in tiles]
+    for i, t in enumerate(tiles):
+        model.add(cp.tile[i] == t)
+    variables = {v.name: v for v in cp.tile + cp.tau}
+    result = solve_cp_model(model, time_limit=time_limit, seed=seed, variables=variables)
+    spent = time.perf_counter() - started
+    if not result.has_solution:
+        return None, spent
+    tau = [int(result.values[cp.tau[i].name]) for i in range(problem.n)]
+    sched = schedule_from_lists(problem, ii, tiles, tau, method="layout + timing")
+    return sched, spent
+
+
 def solve_at_ii(problem: StreamingProblem, ii: int, time_limit: float = 10.0, seed: int = 0,
                 workers: int = 1, warm: StreamingSchedule | None = None,
-                export_dir: str | None = None) -> tuple[SolveResult, StreamingSchedule | None]:
+                export_dir: str | None = None, tile_hint: list[int] | None = None
+                ) -> tuple[SolveResult, StreamingSchedule | None]:
     """Solve the CP-SAT model at one II; the result and the decoded schedule (None if none).
 
     The horizon is generous (so INFEASIBLE is a proof), or the warm start's cycle count when it
-    has this II (a better schedule lies inside it).
+    has this II (a better schedule lies inside it). ``tile_hint`` (a tile per instruction,
+    e.g. from the layout relaxation) is a partial hint when no warm start has this II.
     """
     horizon = _horizon(problem, ii)
     if warm is not None and warm.ii == ii:
         horizon = min(horizon, warm.cycles)
-    return _solve_once(problem, ii, horizon, time_limit, seed, workers, warm, export_dir)
+    return _solve_once(problem, ii, horizon, time_limit, seed, workers, warm, export_dir,
+                       tile_hint)
 
 
 def _solve_once(problem: StreamingProblem, ii: int, horizon: int, time_limit: float, seed: int,
-                workers: int, warm: StreamingSchedule | None, export_dir: str | None
+                workers: int, warm: StreamingSchedule | None, export_dir: str | None,
+                tile_hint: list[int] | None = None
                 ) -> tuple[SolveResult, StreamingSchedule | None]:
     model, cp = build_cp_model(problem, ii, horizon)
     if export_dir:
         export_cp_model(model, f"{export_dir}/streaming_{problem.name.replace('/', '_')}"
                                f"_ii{ii}.pb.txt")
     variables = {v.name: v for v in cp.tile + cp.slot + cp.tau}
+    hint = _hint(problem, cp, warm, ii) or _tile_hint(problem, cp, tile_hint)
     result = solve_cp_model(model, time_limit=time_limit, seed=seed, workers=workers,
-                            hint=_hint(problem, cp, warm, ii), variables=variables)
+                            hint=hint, variables=variables)
     if not result.has_solution:
         return result, None
     tile = [int(result.values[cp.tile[i].name]) for i in range(problem.n)]
@@ -636,11 +794,12 @@ def _solve_once(problem: StreamingProblem, ii: int, horizon: int, time_limit: fl
 def solve_streaming(graph: Graph, spec: StreamingEngineSpec, time_limit: float = 10.0,
                     seed: int = 0, workers: int = 1, warm: StreamingSchedule | None = None,
                     export_dir: str | None = None,
-                    progress: Callable[[str], None] | None = None) -> StreamingSchedule:
+                    progress: Callable[[str], None] | None = None,
+                    explain_failure: bool = True) -> StreamingSchedule:
     """Smallest II, then fewest cycles: sweep II from the lower bound with one CP-SAT model each.
 
     ``time_limit`` is per II. Raises :class:`StreamingInfeasible` (with :func:`explain`'s
-    reasons) when no II up to ``max_ii`` admits a mapping.
+    reasons unless ``explain_failure`` is False) when no II up to ``max_ii`` admits a mapping.
 
     Examples
     --------
@@ -662,11 +821,34 @@ def solve_streaming(graph: Graph, spec: StreamingEngineSpec, time_limit: float =
     results: list[SolveResult] = []
     all_proven = True
     for ii in range(bounds["ii"], problem.max_ii + 1):
-        result, sched = solve_at_ii(problem, ii, time_limit, seed, workers, warm, export_dir)
+        refuted, tiles, budget = _layout_first(problem, ii, time_limit, seed, warm)
+        if refuted is not None:
+            results.append(refuted)
+            say(f"II {ii}: infeasible by the layout relaxation ({refuted.wall_time:.2f} s)")
+            continue
+        start = warm
+        if tiles is not None and (warm is None or warm.ii != ii):
+            found = _timing_for_layout(problem, ii, tiles, budget * FIXED_SHARE, seed)
+            budget -= found[1]
+            start = found[0] or warm
+        ii_started = time.perf_counter()
+        share = SOLVE_SHARE if start is not None and start.ii == ii else 1.0  # a proof needs time
+        result, sched = solve_at_ii(problem, ii, max(0.5, budget * share), seed, workers,
+                                    start, export_dir, tile_hint=tiles)
         results.append(result)
         say(f"II {ii}: {result.status.value} ({result.wall_time:.2f} s)")
+        if sched is None and start is not None and start.ii == ii:
+            sched = start  # the model found nothing better in its share of the time
+        optimal_at_ii = result.status is SolveStatus.OPTIMAL
+        if sched is not None and not optimal_at_ii:
+            left = budget - (time.perf_counter() - ii_started)
+            sched, optimal_at_ii, extra = close_gap(problem, ii, sched, result, left, seed,
+                                                    workers)
+            results += extra
+            say(f"II {ii}: {'optimal' if optimal_at_ii else 'feasible'} after lower-bounding "
+                f"({len(extra)} models), {sched.cycles} cycles")
         if sched is not None:
-            optimal = result.status is SolveStatus.OPTIMAL and all_proven
+            optimal = optimal_at_ii and all_proven
             sched.method, sched.results = "cp-sat", results
             sched.status = "optimal" if optimal else "feasible"
             sched.proven_ii = all_proven
@@ -684,6 +866,9 @@ def solve_streaming(graph: Graph, spec: StreamingEngineSpec, time_limit: float =
         raise StreamingInfeasible([f"T0 time limit: no mapping found within {time_limit:g} s per "
                                    f"II and none proven impossible at II {open_ii} (raise "
                                    f"--time-limit)"])
+    if not explain_failure:
+        raise StreamingInfeasible([f"no II <= {problem.max_ii} admits a mapping (proven, "
+                                   f"not explained further)"])
     raise StreamingInfeasible(explain(problem, time_limit=min(time_limit, 5.0), seed=seed))
 
 

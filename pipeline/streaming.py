@@ -1,15 +1,21 @@
 """The Streaming Engine pass (source 004): order, warm start, CP-SAT modulo placement, check.
 
-:func:`map_streaming` maps a graph on a ``streaming-engine`` spec as one synchronous data-flow
-(SDF): topological order, the greedy placement of the paper's sequential process as the warm
-start (:mod:`formulations.streaming_env`), the II sweep of the CP-SAT model (or the MILP on a
-linear ``--backend``; :mod:`formulations.streaming`), then the independent simulator
+:func:`map_streaming` maps a graph on a ``streaming-engine`` spec: topological order, the
+greedy placement of the paper's sequential process as the warm start
+(:mod:`formulations.streaming_env`), the II sweep of the CP-SAT model (or the MILP on a linear
+``--backend``; :mod:`formulations.streaming`), then the independent simulator
 (:mod:`sim.streaming`) judges the answer before it is returned. :func:`draw_streaming` draws
 tiles x slots; :func:`report_lines` is the markdown fragment of the report.
 
-Caveats: a graph that does not fit one SDF (more than 16 x 6 instructions, or a rule the
-pre-check refutes) is reported as not mappable with the rule; splitting it into several SDFs
-joined over the asynchronous fabric is not implemented. The ``sdf`` of every placement is 0.
+A kernel that does not fit one synchronous data-flow (SDF) is transformed
+(:mod:`formulations.streaming_split`): a value feeding too many consumers (``R1 reach``,
+``S1 siblings``) gets a tree of pass instructions; a kernel with more than ``tiles x max_ii``
+instructions (``A4 slots``), more SDF starts than tiles (``B1 starts``), or one the one-SDF model
+cannot map, is split into several SDFs that run as phases on the same tiles, joined over the
+asynchronous fabric (AF). ``mapping.json`` then lists the SDFs in ``sections`` (II, start cycle,
+cycles), ``placement[n]["sdf"]``, and the AF edges in ``routes`` (``"via": "af"``). Rules no
+transformation can fix (``O1 operands``, ``R2 recurrence``, ``G0 graph``, ``M1``/``M2`` memory)
+are reported as not mappable with the reason.
 """
 
 from __future__ import annotations
@@ -19,16 +25,18 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from formulations.streaming import (SPLIT_PROOF_RULES, StreamingInfeasible, StreamingSchedule, build_milp,
+from formulations.streaming import (StreamingInfeasible, StreamingSchedule, build_milp,
                                     lower_bounds, precheck, problem_from_graph, solve_milp,
                                     solve_streaming)
 from formulations.streaming_env import greedy_schedule, random_schedule
+from formulations.streaming_split import (AF_LATENCY, SplitSchedule, relieve_fan_out,
+                                          repair_of, solve_split)
 from hardware import StreamingEngineSpec
 from model.graph import Graph
 from model.mapping import Mapping
 from pipeline.flow import CheckerRejected, MappingFailed, RunOptions
 from pipeline.section_pass import stage_record
-from sim.streaming import check_streaming
+from sim.streaming import check_split, check_streaming
 
 __all__ = ["map_streaming", "draw_streaming", "report_lines", "spoke_entries", "CP_WORKERS"]
 
@@ -37,7 +45,8 @@ CP_WORKERS = 1
 
 
 def map_streaming(graph: Graph, spec: StreamingEngineSpec, options: RunOptions | None = None,
-                  progress: Callable[[str], None] | None = None) -> Mapping:
+                  progress: Callable[[str], None] | None = None,
+                  af_latency: int = AF_LATENCY) -> Mapping:
     """Map ``graph`` on a Streaming Engine; raises MappingFailed with a rule-based diagnosis.
 
     Examples
@@ -52,7 +61,7 @@ def map_streaming(graph: Graph, spec: StreamingEngineSpec, options: RunOptions |
     say = progress or (lambda line: None)
     started = time.perf_counter()
     mapping = Mapping(graph=graph.name, hardware=spec.name)
-    mapping.order = graph.topological_order()
+    mapping.order = graph.topological_order() if _acyclic(graph) else graph.node_ids
     mapping.stages.append(stage_record("order", 0, "topological order", started))
     mapping.metrics = {"nodes": len(graph.nodes), "edges": len(graph.edges)}
     try:
@@ -62,16 +71,37 @@ def map_streaming(graph: Graph, spec: StreamingEngineSpec, options: RunOptions |
     bounds = lower_bounds(problem)
     mapping.metrics = _base_metrics(graph, bounds)
     reasons = precheck(problem)
-    if reasons:
+    if any(repair_of(r) is None for r in reasons):
         _fail(mapping, reasons, started)
-    warm = _warm_start(graph, spec, mapping, say)
-    sched = _solve(graph, spec, options, warm, mapping, say, started)
-    report = check_streaming(graph, spec, _placement(sched), sched.ii, sched.delays)
-    if not report.ok:
-        raise CheckerRejected(0, report.violations)
-    _record(mapping, graph, spec, sched, report, bounds, started)
-    say(f"II {sched.ii}, {sched.cycles} cycles ({sched.status})")
+    work, passes = graph, []
+    if any(repair_of(r) == "pass tree" for r in reasons):
+        work, passes = relieve_fan_out(graph, spec)
+        mapping.stages.append(stage_record("pass tree", 0, "relieve fan-out", started,
+                                           objective=len(passes)))
+        say(f"pass tree: {len(passes)} pass instructions")
+    single_error = None
+    if not precheck(problem_from_graph(work, spec)):
+        try:
+            sched = _solve(work, spec, options, _warm_start(work, spec, mapping, say), mapping,
+                           say)
+            _record_single(mapping, graph, work, spec, sched, bounds, passes, started)
+            return mapping
+        except StreamingInfeasible as exc:
+            if any(repair_of(r) is None for r in exc.reasons):
+                _fail(mapping, exc.reasons, started)
+            single_error = exc.reasons
+            say(f"one SDF does not map ({exc.reasons[0][:60]}); splitting")
+    split = _solve_split(work, spec, options, mapping, say, started, af_latency, single_error)
+    _record_split(mapping, graph, work, spec, split, bounds, passes, started)
     return mapping
+
+
+def _acyclic(graph: Graph) -> bool:
+    try:
+        graph.topological_order()
+        return True
+    except Exception:  # noqa: BLE001 - a cycle is diagnosed by problem_from_graph (G0)
+        return False
 
 
 def _base_metrics(graph: Graph, bounds: dict) -> dict:
@@ -82,12 +112,16 @@ def _base_metrics(graph: Graph, bounds: dict) -> dict:
 
 def _fail(mapping: Mapping, reasons: list[str], started: float) -> None:
     mapping.status = "failed"
-    proof = sorted({r.split(":")[0] for r in reasons if r.split(":")[0] in SPLIT_PROOF_RULES})
+    proof = sorted({r.split(":")[0] for r in reasons
+                    if repair_of(r) is None and not r.startswith("split:")})
     if proof:
-        tail = (f" -- not mappable: splitting into several SDFs cannot fix {', '.join(proof)} "
-                f"(instruction form / a recurrence only gets slower over the asynchronous fabric)")
+        tail = (f" -- not mappable: neither pass instructions nor splitting into several SDFs "
+                f"over the asynchronous fabric can fix {', '.join(proof)} (a recurrence only "
+                f"gets slower over the AF; a 4-operand instruction would need its operation "
+                f"decomposed; a variable's users must share one tile)")
     else:
-        tail = " -- splitting into several SDFs over the asynchronous fabric is not implemented"
+        tail = (" -- not mapped: pass trees and splits into several SDFs over the asynchronous "
+                "fabric were tried; none mapped every part within the time limit")
     mapping.diagnosis = "; ".join(reasons) + tail
     mapping.metrics["rules"] = sorted({r.split(":")[0] for r in reasons})
     mapping.metrics["seconds"] = round(time.perf_counter() - started, 3)
@@ -95,7 +129,7 @@ def _fail(mapping: Mapping, reasons: list[str], started: float) -> None:
 
 
 def _warm_start(graph: Graph, spec: StreamingEngineSpec, mapping: Mapping,
-                say: Callable[[str], None]) -> StreamingSchedule | None:
+                say: Callable[[str], None], section: int = 0) -> StreamingSchedule | None:
     found = []
     for name, run in (("greedy", lambda: greedy_schedule(graph, spec)),
                       ("random", lambda: random_schedule(graph, spec, seed=0, tries=20))):
@@ -103,11 +137,12 @@ def _warm_start(graph: Graph, spec: StreamingEngineSpec, mapping: Mapping,
         try:
             sched = run()
         except StreamingInfeasible as exc:
-            mapping.stages.append(stage_record("warm start", 0, f"{name} sequential placement",
-                                               started, status="FAILED", note=str(exc)))
+            mapping.stages.append(stage_record("warm start", section,
+                                               f"{name} sequential placement", started,
+                                               status="FAILED", note=str(exc)))
             continue
         found.append(sched)
-        mapping.stages.append(stage_record("warm start", 0, f"{name} sequential placement",
+        mapping.stages.append(stage_record("warm start", section, f"{name} sequential placement",
                                            started, objective=sched.cycles, ii=sched.ii))
         say(f"{name}: II {sched.ii}, {sched.cycles} cycles")
     return min(found, key=lambda s: (s.ii, s.cycles)) if found else None
@@ -115,28 +150,47 @@ def _warm_start(graph: Graph, spec: StreamingEngineSpec, mapping: Mapping,
 
 def _solve(graph: Graph, spec: StreamingEngineSpec, options: RunOptions,
            warm: StreamingSchedule | None, mapping: Mapping, say: Callable[[str], None],
-           run_started: float) -> StreamingSchedule:
+           section: int = 0, explain_failure: bool = True) -> StreamingSchedule:
+    """One SDF: the II sweep (raises StreamingInfeasible) with a stage record per model."""
     started = time.perf_counter()
     try:
         if options.backend in ("cp-sat", "cpsat", None):
             sched = solve_streaming(graph, spec, time_limit=options.time_limit, seed=options.seed,
                                     workers=CP_WORKERS, warm=warm, export_dir=options.export_dir,
-                                    progress=say)
+                                    progress=say, explain_failure=explain_failure)
         else:
             sched = _milp_sweep(graph, spec, options, warm)
-    except StreamingInfeasible as exc:
-        mapping.stages.append(stage_record("modulo placement", 0, "II sweep", started,
+    except StreamingInfeasible:
+        mapping.stages.append(stage_record("modulo placement", section, "II sweep", started,
                                            status="INFEASIBLE"))
-        _fail(mapping, exc.reasons, run_started)
+        raise
     for r in sched.results:
         mapping.stages.append(stage_record(
-            "modulo placement", 0, f"{r.model_name}", started, objective=r.objective,
+            "modulo placement", section, f"{r.model_name}", started, objective=r.objective,
             bound=r.bound, status=r.status.name, backend=r.backend, hint=r.hint_status,
             time_solver=round(r.wall_time, 4)))
     if sched.method != "cp-sat" and not sched.method.startswith("milp"):
-        mapping.stages.append(stage_record("modulo placement", 0, "kept the warm start",
+        mapping.stages.append(stage_record("modulo placement", section, "kept the warm start",
                                            started, objective=sched.cycles))
     return sched
+
+
+def _solve_split(work: Graph, spec: StreamingEngineSpec, options: RunOptions, mapping: Mapping,
+                 say: Callable[[str], None], started: float, af_latency: int,
+                 single_error: list[str] | None) -> SplitSchedule:
+    parts_tried = [0]
+
+    def solve_one(part: Graph) -> StreamingSchedule:
+        parts_tried[0] += 1
+        warm = _warm_start(part, spec, mapping, say, section=parts_tried[0])
+        return _solve(part, spec, options, warm, mapping, say, section=parts_tried[0],
+                      explain_failure=False)
+
+    first = max(2, -(-len(work.nodes) // (spec.tiles * spec.max_ii)))
+    try:
+        return solve_split(work, spec, solve_one, first=first, af_latency=af_latency, say=say)
+    except StreamingInfeasible as exc:
+        _fail(mapping, (single_error or []) + exc.reasons, started)
 
 
 def _milp_sweep(graph: Graph, spec: StreamingEngineSpec, options: RunOptions,
@@ -163,16 +217,32 @@ def _placement(sched: StreamingSchedule) -> dict:
             for n in sched.tile}
 
 
-def _record(mapping: Mapping, graph: Graph, spec: StreamingEngineSpec, sched: StreamingSchedule,
-            report, bounds: dict, started: float) -> None:
+def _check_single(graph: Graph, work: Graph, spec: StreamingEngineSpec,
+                  sched: StreamingSchedule, passes: list[str]):
+    placement = _placement(sched)
+    if not passes:
+        report = check_streaming(work, spec, placement, sched.ii, sched.delays)
+    else:
+        sdf = {"id": 0, "nodes": work.node_ids, "ii": sched.ii, "start": 0}
+        report = check_split(work, spec, placement, [sdf], AF_LATENCY, 1, original=graph)
+    if not report.ok:
+        raise CheckerRejected(0, report.violations)
+    return report
+
+
+def _record_single(mapping: Mapping, graph: Graph, work: Graph, spec: StreamingEngineSpec,
+                   sched: StreamingSchedule, bounds: dict, passes: list[str],
+                   started: float) -> None:
+    report = _check_single(graph, work, spec, sched, passes)
     mapping.status = "mapped"
     mapping.ii = sched.ii
+    mapping.order = work.topological_order()
     mapping.placement = {n: p | {"sdf": 0} for n, p in _placement(sched).items()}
-    mapping.tiles = spoke_entries(graph, spec, sched)
-    mapping.memory = _memory(graph, sched, spec)
-    mapping.sections = [{"id": 0, "kind": "sdf", "nodes": graph.node_ids, "ii": sched.ii,
+    mapping.tiles = spoke_entries(work, spec, sched)
+    mapping.memory = _memory(work, sched, spec)
+    mapping.sections = [{"id": 0, "kind": "sdf", "nodes": work.node_ids, "ii": sched.ii,
                          "cycles": sched.cycles}]
-    mapping.routes = _routes(graph, spec, sched)
+    mapping.routes = _routes(work, spec, sched)
     mapping.stages.append(stage_record("check", 0, "sim.streaming cycle-by-cycle", started,
                                        status="OK", objective=report.cycles,
                                        fired=report.fired))
@@ -181,7 +251,54 @@ def _record(mapping: Mapping, graph: Graph, spec: StreamingEngineSpec, sched: St
         "total_cycles_3_iterations": report.total_cycles, "status": sched.status,
         "proven_ii": sched.proven_ii, "method": sched.method,
         "delay_entries": sum(sched.delays.values()),
-        "tiles_used": len(set(sched.tile.values())),
+        "tiles_used": len(set(sched.tile.values())), "sdfs": 1, "af_edges": 0,
+        "pass_instructions": len(passes), "seconds": round(time.perf_counter() - started, 3)}
+
+
+def _split_sections(split: SplitSchedule) -> list[dict]:
+    return [{"id": part.index, "kind": "sdf", "nodes": part.nodes, "ii": sched.ii,
+             "cycles": sched.cycles, "start": start, "status": sched.status}
+            for part, sched, start in zip(split.plan.parts, split.schedules, split.starts)]
+
+
+def _record_split(mapping: Mapping, graph: Graph, work: Graph, spec: StreamingEngineSpec,
+                  split: SplitSchedule, bounds: dict, passes: list[str], started: float) -> None:
+    sections = _split_sections(split)
+    placement = {n: p | {"sdf": part.index} for part, sched in zip(split.plan.parts,
+                                                                    split.schedules)
+                 for n, p in _placement(sched).items()}
+    report = check_split(work, spec, placement, sections, split.af_latency, split.batch,
+                         original=graph if passes else None)
+    if not report.ok:
+        raise CheckerRejected(0, report.violations)
+    mapping.status = "mapped"
+    mapping.ii = max(s.ii for s in split.schedules)
+    mapping.order = work.topological_order()
+    mapping.placement = placement
+    mapping.sections = sections
+    mapping.tiles, mapping.memory, mapping.routes = [], {}, []
+    for part, sched in zip(split.plan.parts, split.schedules):
+        sub = work.subgraph(part.nodes)
+        mapping.tiles += [t | {"sdf": part.index} for t in spoke_entries(part.graph, spec, sched)]
+        mapping.memory |= {v: p | {"sdf": part.index}
+                           for v, p in _memory(part.graph, sched, spec).items()}
+        mapping.routes += [r | {"section": part.index} for r in _routes(sub, spec, sched)]
+    mapping.routes += [{"src": e.src, "dst": e.dst, "via": "af", "latency": split.af_latency,
+                        "src_sdf": e.src_sdf, "dst_sdf": e.dst_sdf, "distance": e.distance,
+                        "variable": e.variable} for e in split.plan.af_edges]
+    mapping.stages.append(stage_record("check", None, "sim.streaming phases + AF edges",
+                                       started, status="OK", objective=report.cycles,
+                                       fired=report.fired))
+    proven = all(s.status == "optimal" for s in split.schedules)
+    mapping.metrics |= {
+        "ii": mapping.ii, "sdf_ii": [s.ii for s in split.schedules],
+        "cycles": split.latency, "batch": split.batch, "batch_cycles": split.batch_cycles,
+        "cycles_sim": report.cycles, "effective_ii": round(split.effective_ii, 3),
+        "status": "split, every SDF optimal" if proven else "split",
+        "proven_ii": False, "method": "cp-sat per SDF",
+        "delay_entries": sum(sum(s.delays.values()) for s in split.schedules),
+        "sdfs": len(split.schedules), "af_edges": len(split.plan.af_edges),
+        "af_latency": split.af_latency, "pass_instructions": len(passes),
         "seconds": round(time.perf_counter() - started, 3)}
 
 
@@ -300,9 +417,32 @@ def draw_streaming(mapping: Mapping, spec: StreamingEngineSpec, path: str | os.P
     import matplotlib.pyplot as plt
 
     ii = mapping.ii or 1
-    fig, ax = plt.subplots(figsize=(max(6, spec.tiles * 0.8), 1.5 + ii * 0.7))
+    sdfs = sorted({t.get("sdf", 0) for t in mapping.tiles or []}) or [0]
+    fig, axes = plt.subplots(len(sdfs), 1, squeeze=False,
+                             figsize=(max(6, spec.tiles * 0.8), (1.5 + ii * 0.7) * len(sdfs)))
+    for ax, sdf in zip(axes[:, 0], sdfs):
+        tiles = [t for t in mapping.tiles or [] if t.get("sdf", 0) == sdf]
+        _draw_sdf(ax, tiles, spec, max((t["ii"] for t in tiles), default=ii))
+        title = f"{mapping.graph} on {spec.name}: II {mapping.ii}, " \
+                f"{mapping.metrics.get('cycles')} cycles"
+        if len(sdfs) > 1:
+            title = f"{mapping.graph}, SDF {sdf} of {len(sdfs)} (phase; II " \
+                    f"{tiles[0]['ii'] if tiles else '?'})"
+        ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    path = Path(path)
+    tmp = path.with_name(path.stem + ".tmp" + path.suffix)
+    fig.savefig(tmp)
+    plt.close(fig)
+    os.replace(tmp, path)
+
+
+def _draw_sdf(ax, tiles: list[dict], spec: StreamingEngineSpec, ii: int) -> None:
+    """One SDF's tiles x slots on ``ax``."""
+    import matplotlib.pyplot as plt
+
     colours = {"instruction": "#4c72b0", "delay": "#dd8452", "idle": "white"}
-    for tile in mapping.tiles or []:
+    for tile in tiles:
         for entry in tile["entries"]:
             x, y = tile["tile"], entry["slot"]
             ax.add_patch(plt.Rectangle((x, y), 0.95, 0.9, facecolor=colours[entry["kind"]],
@@ -316,14 +456,6 @@ def draw_streaming(mapping: Mapping, spec: StreamingEngineSpec, path: str | os.P
     ax.set_xticks([t + 0.47 for t in range(spec.tiles)], [f"T{t}" for t in range(spec.tiles)],
                   fontsize=7)
     ax.set_yticks([s + 0.45 for s in range(ii)], [f"slot {s}" for s in range(ii)], fontsize=7)
-    ax.set_title(f"{mapping.graph} on {spec.name}: II {mapping.ii}, "
-                 f"{mapping.metrics.get('cycles')} cycles", fontsize=9)
-    fig.tight_layout()
-    path = Path(path)
-    tmp = path.with_name(path.stem + ".tmp" + path.suffix)
-    fig.savefig(tmp)
-    plt.close(fig)
-    os.replace(tmp, path)
 
 
 def report_lines(mapping: Mapping) -> list[str]:
@@ -339,6 +471,8 @@ def report_lines(mapping: Mapping) -> list[str]:
     lines = ["## Streaming Engine mapping", ""]
     if mapping.status != "mapped":
         return lines + [f"Not mapped: {mapping.diagnosis}", ""]
+    if m.get("sdfs", 1) > 1:
+        lines += _split_lines(mapping)
     lines += [f"- II **{mapping.ii}** (lower bound {m.get('ii_lower_bound')}: resource "
               f"{m.get('res_ii')}, memory {m.get('mem_ii')}, recurrence {m.get('rec_ii')}); "
               f"proven smallest: {m.get('proven_ii')}",
@@ -346,7 +480,8 @@ def report_lines(mapping: Mapping) -> list[str]:
               f"status {m.get('status')} by {m.get('method')}; checked by the simulator "
               f"({m.get('cycles_sim')} cycles)",
               f"- {m.get('nodes')} instructions, {m.get('edges')} edges, "
-              f"{m.get('tiles_used')} tiles used, {m.get('delay_entries')} delay entries, "
+              f"{m.get('tiles_used', '-')} tiles used, {m.get('delay_entries')} delay entries, "
+              f"{m.get('pass_instructions', 0)} pass instructions (fan-out relief), "
               f"{m.get('seconds')} s", "",
               "| tile | slot | entry | instruction | master input | SF outputs |",
               "|---|---|---|---|---|---|"]
@@ -355,10 +490,24 @@ def report_lines(mapping: Mapping) -> list[str]:
             if e["kind"] == "idle":
                 continue
             what = e.get("instruction") or e.get("holds")
-            lines.append(f"| T{tile['tile']} | {e['slot']} | {e['kind']} | {what} | "
+            where = f"S{tile['sdf']}/T{tile['tile']}" if "sdf" in tile else f"T{tile['tile']}"
+            lines.append(f"| {where} | {e['slot']} | {e['kind']} | {what} | "
                          f"{e.get('master_input')} | {', '.join(e.get('sf_outputs', []))} |")
     if mapping.memory:
         lines += ["", "| variable | tile | bank | users |", "|---|---|---|---|"]
         for var, p in sorted(mapping.memory.items()):
             lines.append(f"| {var} | T{p['tile']} | {p['bank']} | {', '.join(p['users'])} |")
     return lines + [""]
+
+
+def _split_lines(mapping: Mapping) -> list[str]:
+    """Summary lines of a kernel split into several SDFs (phases joined over the AF)."""
+    m = mapping.metrics
+    lines = [f"- split into **{m['sdfs']} SDFs** run as phases on the same tiles, "
+             f"{m['af_edges']} AF edges ({m['af_latency']} cycles each, assumed), batch "
+             f"{m['batch']} iterations per phase, effective II {m['effective_ii']}, "
+             f"{m['cycles']} cycles for one iteration through every phase"]
+    for s in mapping.sections:
+        lines.append(f"- SDF {s['id']}: {len(s['nodes'])} instructions, II {s['ii']}, "
+                     f"{s['cycles']} cycles, phase starts at cycle {s['start']} ({s['status']})")
+    return lines

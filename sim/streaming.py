@@ -43,7 +43,8 @@ from typing import Any, Mapping
 from hardware import StreamingEngineSpec
 from model.graph import Edge, Graph, Node
 
-__all__ = ["StreamingReport", "check_streaming", "distance_graph", "DISTANCE_PLACEMENT",
+__all__ = ["StreamingReport", "check_streaming", "check_split", "distance_graph",
+           "DISTANCE_PLACEMENT",
            "required_delays"]
 
 
@@ -283,3 +284,148 @@ DISTANCE_PLACEMENT = {
     "5": {"tile": 0, "slot": 2, "cycle": 11},
     "6": {"tile": 1, "slot": 0, "cycle": 15},
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# split kernels: several SDFs run as phases, joined over the asynchronous fabric
+# ---------------------------------------------------------------------------------------------
+#: The op of a pass (copy) instruction inserted to relieve a fan-out.
+PASS_OP = "pass"
+
+
+def check_split(graph: Graph, spec: StreamingEngineSpec, placement: Mapping[str, Any],
+                sdfs: list[Mapping[str, Any]], af_latency: int, batch: int,
+                original: Graph | None = None, iterations: int = 3) -> StreamingReport:
+    """Check a kernel split into SDFs that share the tiles in time (phases).
+
+    Each SDF (``{"id", "nodes", "ii", "start"}``, in phase order) is executed by
+    :func:`check_streaming` on the instructions it holds; an edge between two SDFs is carried by
+    the asynchronous fabric: its producer's SDF must run in an earlier phase (``AF order``), and
+    for every iteration ``j`` of the batch the value of iteration ``j - distance`` must land
+    (ready + ``af_latency``) by the time its consumer issues (``AF timing``). Phases must not
+    overlap (``AF phases``), and each AF value is buffered for the batch (plus its distance) in
+    the consumer tile's memories next to its other variables (``AF buffer``). With
+    ``original``, every original edge must be carried by ``graph`` directly or through a chain
+    of single-input ``pass`` instructions (``P1 pass tree``).
+
+    Returns
+    -------
+    StreamingReport
+        ``cycles`` is the cycle of the last result of the batch.
+    """
+    report = StreamingReport(iterations=iterations)
+    sdf_of = _sdf_membership(graph, sdfs, report)
+    if not report.ok:
+        return report
+    if original is not None:
+        _check_pass_tree(original, graph, report)
+    for k, sdf in enumerate(sdfs):
+        part = graph.subgraph(sdf["nodes"], f"{graph.name}#sdf{k}")
+        sub = check_streaming(part, spec, {n: placement[n] for n in sdf["nodes"]}, sdf["ii"],
+                              iterations=iterations)
+        for v in sub.violations:
+            report.add(v.split(":")[0], f"SDF {k}: {v.split(': ', 1)[-1]}")
+        report.fired += sub.fired
+    _check_phases(spec, placement, sdfs, batch, report)
+    _check_af_edges(graph, spec, placement, sdfs, sdf_of, af_latency, batch, report)
+    _check_af_buffers(graph, spec, placement, sdf_of, batch, report)
+    last = sdfs[-1]
+    report.cycles = last["start"] + max(placement[n]["cycle"] for n in last["nodes"]) \
+        + spec.instruction_latency + (batch - 1) * last["ii"]
+    report.total_cycles = report.cycles
+    return report
+
+
+def _sdf_membership(graph: Graph, sdfs: list[Mapping[str, Any]], report: StreamingReport
+                    ) -> dict[str, int]:
+    sdf_of: dict[str, int] = {}
+    for k, sdf in enumerate(sdfs):
+        for n in sdf["nodes"]:
+            if n in sdf_of:
+                report.add("P0 placement", f"{n} is in SDF {sdf_of[n]} and SDF {k}")
+            sdf_of[n] = k
+    missing = [n for n in graph.node_ids if n not in sdf_of]
+    if missing:
+        report.add("P0 placement", f"not in any SDF: {', '.join(missing[:5])}")
+    return sdf_of
+
+
+def _phase_end(placement: Mapping[str, Any], sdf: Mapping[str, Any], batch: int,
+               latency: int) -> int:
+    last_issue = max(placement[n]["cycle"] for n in sdf["nodes"])
+    return sdf["start"] + last_issue + latency + (batch - 1) * sdf["ii"]
+
+
+def _check_phases(spec: StreamingEngineSpec, placement: Mapping[str, Any],
+                  sdfs: list[Mapping[str, Any]], batch: int, report: StreamingReport) -> None:
+    for k in range(1, len(sdfs)):
+        end = _phase_end(placement, sdfs[k - 1], batch, spec.instruction_latency)
+        if sdfs[k]["start"] < end:
+            report.add("AF phases", f"SDF {k} starts at cycle {sdfs[k]['start']} but SDF {k - 1}"
+                                    f" holds the tiles until cycle {end}")
+
+
+def _check_af_edges(graph: Graph, spec: StreamingEngineSpec, placement: Mapping[str, Any],
+                    sdfs: list[Mapping[str, Any]], sdf_of: dict[str, int], af_latency: int,
+                    batch: int, report: StreamingReport) -> None:
+    for u, v, d in _edges(graph):
+        p, q = sdf_of[u], sdf_of[v]
+        if p == q:
+            continue
+        if p > q:
+            report.add("AF order", f"{u} (SDF {p}) feeds {v} (SDF {q}), an earlier phase")
+            continue
+        for j in range(d, batch):
+            arrival = (sdfs[p]["start"] + placement[u]["cycle"] + (j - d) * sdfs[p]["ii"]
+                       + spec.instruction_latency + af_latency)
+            issue = sdfs[q]["start"] + placement[v]["cycle"] + j * sdfs[q]["ii"]
+            if arrival > issue:
+                report.add("AF timing", f"{v} (SDF {q}) issues iteration {j} at cycle {issue} "
+                                        f"but the value of {u} (SDF {p}) lands at {arrival}")
+                break
+
+
+def _check_af_buffers(graph: Graph, spec: StreamingEngineSpec, placement: Mapping[str, Any],
+                      sdf_of: dict[str, int], batch: int, report: StreamingReport) -> None:
+    used: dict[tuple[int, int], int] = defaultdict(int)  # (sdf, tile) -> memory entries
+    for node in graph.nodes:
+        for _ in node.mem_vars:
+            used[(sdf_of[node.id], placement[node.id]["tile"])] += 1
+    for u, v, d in _edges(graph):
+        if sdf_of[u] != sdf_of[v]:
+            used[(sdf_of[v], placement[v]["tile"])] += batch + d
+    capacity = spec.memories_per_tile * spec.memory_depth
+    for (k, t), count in sorted(used.items()):
+        if count > capacity:
+            report.add("AF buffer", f"SDF {k} tile {t} needs {count} memory entries (batch "
+                                    f"{batch}) but holds {capacity}")
+
+
+def _check_pass_tree(original: Graph, graph: Graph, report: StreamingReport) -> None:
+    """Every original edge is a path through single-input pass instructions; nothing else new."""
+    ops = {n.id: n.op for n in graph.nodes}
+    added = set(graph.node_ids) - set(original.node_ids)
+    for n in sorted(added):
+        if ops[n] != PASS_OP or len(graph.in_edges(n)) != 1:
+            report.add("P1 pass tree", f"{n} is new but not a single-input pass instruction")
+    carried = defaultdict(int)
+    for e in graph.edges:
+        if e.src in original and e.dst in original:
+            carried[(e.src, e.dst, e.distance)] += 1
+        elif e.src in original and e.dst in added:
+            for dst, dist in _through_passes(graph, e.dst, added):
+                carried[(e.src, dst, e.distance + dist)] += 1
+    for u, v, d in _edges(original):
+        if not carried.get((u, v, d)):
+            report.add("P1 pass tree", f"edge {u} -> {v} (distance {d}) is not carried")
+
+
+def _through_passes(graph: Graph, start: str, added: set[str]) -> list[tuple[str, int]]:
+    out = []
+    for i in graph.out_edges(start):
+        e = graph.edges[i]
+        if e.dst in added:
+            out += [(dst, e.distance + d) for dst, d in _through_passes(graph, e.dst, added)]
+        else:
+            out.append((e.dst, e.distance))
+    return out

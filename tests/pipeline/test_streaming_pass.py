@@ -3,11 +3,12 @@
 import pytest
 
 from hardware import load_hardware
-from model.graph import Graph, Node
+from model.graph import Edge, Graph, Node
+from model.mapping import read_mapping, write_mapping
 from model.importers import load_graph
 from pipeline.flow import MappingFailed, RunOptions
 from pipeline.streaming import draw_streaming, map_streaming, report_lines
-from sim.streaming import check_streaming, distance_graph
+from sim.streaming import check_split, check_streaming, distance_graph
 from tests.conftest import real_graph
 
 SE = load_hardware("se16")
@@ -33,12 +34,55 @@ def test_distance_maps_and_passes_the_simulator(tmp_path):
 
 
 def test_failure_is_diagnosed_by_rule():
-    g = Graph("s17", [Node(f"s{i}") for i in range(17)], [])
+    g = Graph("ops", [Node(f"s{i}") for i in range(4)] + [Node("x")],
+              [Edge(f"s{i}", "x") for i in range(4)])
     with pytest.raises(MappingFailed) as err:
         map_streaming(g, SE, RunOptions(time_limit=2))
     m = err.value.mapping
-    assert m.status == "failed" and "17 instructions start a data-flow" in m.diagnosis
+    assert m.status == "failed" and "x has 4 operands" in m.diagnosis
+    assert "not mappable" in m.diagnosis and "decomposed" in m.diagnosis
     assert report_lines(m)[2].startswith("Not mapped")
+    loop = Graph("loop", [Node("a"), Node("b"), Node("c")],
+                 [Edge("a", "b"), Edge("b", "c"), Edge("c", "a", distance=1)])
+    with pytest.raises(MappingFailed) as err:
+        map_streaming(loop, SE, RunOptions(time_limit=2))
+    assert "R2 recurrence" in err.value.mapping.diagnosis
+    assert "slower over the AF" in err.value.mapping.diagnosis
+
+
+def test_seventeen_starts_split_into_two_sdfs(tmp_path):
+    g = Graph("s17", [Node(f"s{i}") for i in range(17)], [])
+    m = map_streaming(g, SE, RunOptions(time_limit=2))
+    assert m.status == "mapped" and m.metrics["sdfs"] == 2 and m.metrics["af_edges"] == 0
+    assert sorted(s["id"] for s in m.sections) == [0, 1]
+    assert {p["sdf"] for p in m.placement.values()} == {0, 1}
+    assert m.sections[1]["start"] >= m.sections[0]["cycles"]
+    write_mapping(m, tmp_path / "mapping.json")
+    assert read_mapping(tmp_path / "mapping.json").sections == m.sections
+    draw_streaming(m, SE, tmp_path / "se.png")
+
+
+def test_split_kernel_records_af_edges_and_passes_the_simulator():
+    g = Graph("chain100", [Node(f"a{i}") for i in range(100)],
+              [Edge(f"a{i}", f"a{i + 1}") for i in range(99)])
+    m = map_streaming(g, SE, RunOptions(time_limit=3))
+    assert m.metrics["sdfs"] >= 2 and m.metrics["af_edges"] >= 1
+    af = [r for r in m.routes if r.get("via") == "af"]
+    assert len(af) == m.metrics["af_edges"]
+    assert all(r["src_sdf"] < r["dst_sdf"] and r["variable"].startswith("af:") for r in af)
+    sections = [{"id": s["id"], "nodes": s["nodes"], "ii": s["ii"], "start": s["start"]}
+                for s in m.sections]
+    assert check_split(g, SE, m.placement, sections, m.metrics["af_latency"],
+                       m.metrics["batch"]).ok
+    assert any(line.startswith("- SDF") for line in report_lines(m))
+
+
+def test_fan_out_gets_a_pass_tree():
+    g = Graph("fan9", [Node("p")] + [Node(f"c{i}") for i in range(9)],
+              [Edge("p", f"c{i}") for i in range(9)])
+    m = map_streaming(g, SE, RunOptions(time_limit=3))
+    assert m.status == "mapped" and m.metrics["pass_instructions"] == 1
+    assert "pass.p.0" in m.placement and m.metrics["sdfs"] == 1
 
 
 def test_milp_backend(tmp_path):

@@ -1,0 +1,503 @@
+"""Kernels too big for one synchronous data-flow: pass trees and SDFs joined over the AF.
+
+Scope
+-----
+Two graph transformations that keep a kernel's meaning and make it fit the Streaming Engine
+(source 004), each followed by the ordinary one-SDF model (:mod:`formulations.streaming`) per part:
+
+* :func:`relieve_fan_out` -- **pass trees** for ``R1 reach`` / ``S1 siblings``. A value feeding
+  more consumers than fit within reach (``2 * reach + 1 = 5`` distinct tiles on se16), or feeding
+  two siblings that share a tile-memory variable, is re-sent by ``pass`` instructions: the
+  producer keeps ``fan_out - 1`` consumers and feeds one pass instruction, which takes the rest
+  (recursively). A pass instruction is modelled like any other (it takes a slot and adds 3
+  cycles: DESIGN.md, routing through tiles "if modelled the same way").
+* :func:`split_into_sdfs` -- **several SDFs joined over the asynchronous fabric (AF)** for
+  ``A4 slots`` (more than ``tiles x max_ii`` instructions), ``B1 starts`` (more than ``tiles``
+  SDF starts) or a part the one-SDF model cannot map. The partition is a sound heuristic: units
+  are the strongly connected components of the graph *with* its loop-carried edges (a
+  recurrence never crosses the AF) merged with the tile-memory components (a variable lives on
+  one tile), contracted again until the quotient is acyclic; units are packed in topological
+  order into parts of at most ``capacity`` instructions (balanced), at most ``tiles`` SDF starts
+  and at most ``2 * reach + 1`` in-part consumers per producer. An edge between parts is an
+  **AF edge**: the producer's result is written over the AF into a tile memory of the consumer's
+  SDF (digest §2.4: "a data transfer from another synchronous domain"), where the consumer reads
+  it as a tile-memory variable ``af:<src>><dst>:<distance>`` (one per edge, so that no two
+  consumers are forced onto one tile).
+
+Execution model of a split kernel (our decision; the paper has none): the SDFs **share the 16
+tiles in time**. They run one after another as phases, each over a batch of ``B`` iterations at
+its own II; phase ``p + 1`` starts when phase ``p`` has finished and its AF writes have landed
+(``af_latency`` cycles, a configurable assumption, digest §9). Splitting the tiles in space
+instead would not relieve ``A4 slots`` (the parts would still share 96 slots). The batch is
+limited by the consumer tiles' memories (``B`` values per AF variable). Because every AF edge
+goes from an earlier phase to a later one, a loop-carried AF edge reads a value of an earlier
+iteration that is already in memory. Recurrences stay inside one SDF: splitting one would put
+the AF latency inside the loop and only lengthen it.
+
+Not fixable by either transformation (reported with the reason): ``R2 recurrence`` (see above),
+``O1 operands`` (a 4-operand instruction would need its operation decomposed, which changes the
+instruction set semantics), ``G0 graph``, ``M1 memory`` / ``M2 capacity`` (a variable's users
+must share one tile in every SDF) and two SDF starts sharing a variable.
+
+Examples
+--------
+>>> from hardware import load_hardware
+>>> from model.graph import Graph, Node, Edge
+>>> g = Graph("fan8", [Node("p")] + [Node(f"c{i}") for i in range(8)],
+...           [Edge("p", f"c{i}") for i in range(8)])
+>>> g2, passes = relieve_fan_out(g, load_hardware("se16"))
+>>> passes, sorted(g2.successors("p"))
+(['pass.p.0'], ['c0', 'c1', 'c2', 'c3', 'pass.p.0'])
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from hardware import StreamingEngineSpec
+from model.graph import Edge, Graph, Node
+
+__all__ = ["AF_LATENCY", "PASS_OP", "AfEdge", "SdfPart", "SplitPlan", "SplitSchedule",
+           "relieve_fan_out", "solve_split", "repair_of", "phase_starts", "batch_size",
+           "part_graph",
+           "split_into_sdfs", "af_variable", "max_fan_out"]
+
+#: Cycles of one AF data transfer (assumed: the AF's latency is non-deterministic, digest §9).
+AF_LATENCY = 16
+#: The op of an inserted pass (copy) instruction.
+PASS_OP = "pass"
+
+
+@dataclass
+class AfEdge:
+    """An edge between two SDFs, carried by the asynchronous fabric."""
+
+    src: str
+    dst: str
+    distance: int
+    src_sdf: int
+    dst_sdf: int
+
+    @property
+    def variable(self) -> str:
+        return af_variable(self.src, self.dst, self.distance)
+
+
+@dataclass
+class SdfPart:
+    """One SDF: its instructions and the graph the one-SDF model maps (AF inputs as variables)."""
+
+    index: int
+    nodes: list[str]
+    graph: Graph
+
+
+@dataclass
+class SplitPlan:
+    """The parts in phase order, the AF edges between them and the graph they come from."""
+
+    graph: Graph
+    parts: list[SdfPart]
+    af_edges: list[AfEdge] = field(default_factory=list)
+
+
+def af_variable(src: str, dst: str, distance: int) -> str:
+    """Name of the tile-memory variable an AF edge writes.
+
+    >>> af_variable("a", "b", 0)
+    'af:a>b:0'
+    """
+    return f"af:{src}>{dst}:{distance}"
+
+
+def max_fan_out(spec: StreamingEngineSpec) -> int:
+    """Most consumers one value can feed on the synchronous fabric: distinct tiles within reach.
+
+    >>> from hardware import load_hardware
+    >>> max_fan_out(load_hardware("se16"))
+    5
+    """
+    reach = max(offset for offset, _ in spec.links)
+    return min(spec.tiles, 2 * reach + 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# pass trees (R1 reach, S1 siblings)
+# ---------------------------------------------------------------------------------------------
+def relieve_fan_out(graph: Graph, spec: StreamingEngineSpec) -> tuple[Graph, list[str]]:
+    """Insert pass instructions so that no value feeds more than :func:`max_fan_out`
+    consumers and no two siblings share a tile-memory variable; returns the graph and the
+    names of the pass instructions (none: the graph itself)."""
+    limit = max_fan_out(spec)
+    nodes = list(graph.nodes)
+    edges = list(graph.edges)
+    var_users = _var_users(graph)
+    inserted: list[str] = []
+    for producer in graph.node_ids:
+        out = [e for e in edges if e.src == producer and e.dst != producer]
+        keep, moved = _choose_moved(out, limit, var_users)
+        if not moved:
+            continue
+        edges = [e for e in edges if not (e.src == producer and e in moved)]
+        tree_nodes, tree_edges = _pass_tree(producer, moved, limit, var_users)
+        nodes += tree_nodes
+        edges += tree_edges
+        inserted += [n.id for n in tree_nodes]
+    if not inserted:
+        return graph, []
+    return Graph(graph.name, nodes, edges, dict(graph.attrs) | {"pass_instructions": len(inserted)}
+                 ), inserted
+
+
+def _var_users(graph: Graph) -> dict[str, set[str]]:
+    """Instruction -> the instructions it shares a tile-memory component with (itself too)."""
+    g = nx.Graph()
+    g.add_nodes_from(graph.node_ids)
+    for node in graph.nodes:
+        for var in node.mem_vars:
+            g.add_edge(node.id, ("var", var))
+    out = {}
+    for comp in nx.connected_components(g):
+        names = {c for c in comp if isinstance(c, str)}
+        for n in names:
+            out[n] = names
+    return out
+
+
+def _choose_moved(out: list[Edge], limit: int, var_users: dict[str, set[str]]
+                  ) -> tuple[list[Edge], list[Edge]]:
+    """Edges kept on the producer and edges moved behind a pass instruction."""
+    keep, moved, taken = [], [], set()
+    for e in out:
+        clash = e.dst in taken or bool(var_users[e.dst] & taken - {e.dst})
+        if clash or len(keep) >= limit:
+            moved.append(e)
+        else:
+            keep.append(e)
+            taken |= var_users[e.dst]
+    if moved and len(keep) >= limit:  # the pass instruction takes one of the producer's places
+        moved.insert(0, keep.pop())
+    return keep, moved
+
+
+def _pass_tree(producer: str, moved: list[Edge], limit: int, var_users: dict[str, set[str]],
+               depth: int = 0) -> tuple[list[Node], list[Edge]]:
+    """One pass instruction fed by ``producer`` taking ``moved``; recursive when needed."""
+    name = f"pass.{producer}.{depth}"
+    nodes = [Node(name, PASS_OP, attrs={"pass_of": producer})]
+    edges = [Edge(producer, name)]
+    redirected = [Edge(name, e.dst, e.bandwidth, e.bytes, None, e.virtual_channel, e.depth,
+                       e.distance, dict(e.attrs)) for e in moved]
+    keep, rest = _choose_moved(redirected, limit, var_users)
+    edges += keep
+    if rest:
+        sub_nodes, sub_edges = _pass_tree(producer, rest, limit, var_users, depth + 1)
+        sub_edges[0] = Edge(name, sub_nodes[0].id)
+        nodes += sub_nodes
+        edges += sub_edges
+    return nodes, edges
+
+
+# ---------------------------------------------------------------------------------------------
+# several SDFs over the asynchronous fabric
+# ---------------------------------------------------------------------------------------------
+def split_into_sdfs(graph: Graph, spec: StreamingEngineSpec, parts: int | None = None,
+                    capacity: int | None = None) -> SplitPlan:
+    """Partition ``graph`` into SDFs (see the module): consecutive runs of units, each a legal
+    SDF by the pre-checks (at most ``capacity`` instructions, by default ``tiles x max_ii``, or
+    ``ceil(n / parts)`` when ``parts`` is given; at most ``tiles`` starts, no two starts sharing a
+    variable, bounded fan-out), as few as possible, then as balanced as possible (dynamic
+    programming over the cut positions).
+
+    Raises ``ValueError`` when no such partition exists (e.g. one recurrence with its
+    memory-sharing instructions is larger than an SDF).
+
+    Examples
+    --------
+    >>> from hardware import load_hardware
+    >>> from model.graph import Graph, Node, Edge
+    >>> g = Graph("chain", [Node(f"n{i}") for i in range(6)],
+    ...           [Edge(f"n{i}", f"n{i + 1}") for i in range(5)])
+    >>> plan = split_into_sdfs(g, load_hardware("se16"), parts=2)
+    >>> [p.nodes for p in plan.parts], [(e.src, e.dst) for e in plan.af_edges]
+    ([['n0', 'n1', 'n2'], ['n3', 'n4', 'n5']], [('n2', 'n3')])
+    >>> plan.parts[1].graph.node("n3").mem_vars
+    ('af:n2>n3:0',)
+    """
+    limit = spec.tiles * spec.max_ii
+    capacity = min(limit, capacity or limit)
+    if parts:
+        capacity = min(capacity, max(1, math.ceil(len(graph.nodes) / parts)))
+    units = _units(graph)
+    groups = _best_cuts(graph, units, capacity, spec)
+    if groups is None:
+        raise ValueError(f"no partition into SDFs of at most {capacity} instructions keeps every "
+                         f"SDF legal (starts, shared variables, fan-out, recurrences)")
+    return _plan(graph, groups)
+
+
+def _units(graph: Graph) -> list[list[str]]:
+    """Recurrences merged with memory components, contracted until the quotient is acyclic;
+    in a deterministic topological order."""
+    position = {n: i for i, n in enumerate(graph.node_ids)}
+    g = nx.DiGraph()
+    g.add_nodes_from(graph.node_ids)
+    g.add_edges_from((e.src, e.dst) for e in graph.edges if e.src != e.dst)
+    users: dict[str, list[str]] = defaultdict(list)
+    for node in graph.nodes:
+        for var in node.mem_vars:
+            users[var].append(node.id)
+    for names in users.values():  # memory sharers: both directions, so they condense together
+        for a, b in zip(names, names[1:]):
+            g.add_edge(a, b)
+            g.add_edge(b, a)
+    quotient = nx.condensation(g)
+    members = {c: sorted(quotient.nodes[c]["members"], key=position.get) for c in quotient}
+    order = nx.lexicographical_topological_sort(quotient, key=lambda c: position[members[c][0]])
+    return [members[c] for c in order]
+
+
+def _best_cuts(graph: Graph, units: list[list[str]], capacity: int, spec: StreamingEngineSpec
+               ) -> list[list[str]] | None:
+    """Fewest legal consecutive parts, then the smallest largest part (dynamic programming)."""
+    check = _PartCheck(graph, spec)
+    sizes = [0]
+    for unit in units:
+        sizes.append(sizes[-1] + len(unit))
+    best: list[tuple[int, int, int] | None] = [None] * (len(units) + 1)
+    best[0] = (0, 0, -1)
+    for j in range(1, len(units) + 1):
+        for i in range(j - 1, -1, -1):
+            size = sizes[j] - sizes[i]
+            if size > capacity:
+                break
+            if best[i] is None or not check.legal([n for u in units[i:j] for n in u]):
+                continue
+            cand = (best[i][0] + 1, max(best[i][1], size), i)
+            if best[j] is None or cand[:2] < best[j][:2]:
+                best[j] = cand
+    if best[-1] is None:
+        return None
+    groups, j = [], len(units)
+    while j > 0:
+        i = best[j][2]
+        groups.append([n for u in units[i:j] for n in u])
+        j = i
+    return groups[::-1]
+
+
+class _PartCheck:
+    """Pre-checks of one candidate SDF (a set of instructions of the graph)."""
+
+    def __init__(self, graph: Graph, spec: StreamingEngineSpec):
+        self.spec = spec
+        self.preds: dict[str, set[str]] = defaultdict(set)
+        self.kids: dict[str, set[str]] = defaultdict(set)
+        for e in graph.edges:
+            if e.src != e.dst:
+                self.kids[e.src].add(e.dst)
+                if e.distance == 0:
+                    self.preds[e.dst].add(e.src)
+        self.flagged = {n.id for n in graph.nodes if n.starts_sdf}
+        self.vars = {n.id: set(n.mem_vars) for n in graph.nodes}
+
+    def legal(self, nodes: list[str]) -> bool:
+        inside = set(nodes)
+        if inside & self.flagged:
+            starts = [n for n in nodes if n in self.flagged]
+        else:
+            starts = [n for n in nodes if not self.preds[n] & inside]
+        if len(starts) > self.spec.tiles:
+            return False
+        seen: set[str] = set()
+        for n in starts:
+            if self.vars[n] & seen:
+                return False  # two starts sharing a variable would need one tile (B1 vs M1)
+            seen |= self.vars[n]
+        return all(len(self.kids[n] & inside) <= max_fan_out(self.spec) for n in nodes)
+
+
+def _plan(graph: Graph, groups: list[list[str]]) -> SplitPlan:
+    sdf_of = {n: i for i, group in enumerate(groups) for n in group}
+    af_edges = [AfEdge(e.src, e.dst, e.distance, sdf_of[e.src], sdf_of[e.dst])
+                for e in graph.edges if sdf_of[e.src] != sdf_of[e.dst]]
+    parts = [SdfPart(i, group, part_graph(graph, group, af_edges, i))
+             for i, group in enumerate(groups)]
+    return SplitPlan(graph, parts, af_edges)
+
+
+def part_graph(graph: Graph, nodes: list[str], af_edges: list[AfEdge], index: int) -> Graph:
+    """The graph of one SDF: its instructions, the edges inside, AF inputs as variables."""
+    keep = set(nodes)
+    extra: dict[str, list[str]] = defaultdict(list)
+    for e in af_edges:
+        if e.dst_sdf == index:
+            extra[e.dst].append(e.variable)
+    part_nodes = [Node(n.id, n.op, n.unit, n.pcu, n.pmu, n.latency, n.category,
+                       tuple(n.mem_vars) + tuple(extra.get(n.id, ())), n.starts_sdf,
+                       dict(n.attrs), dict(n.extra))
+                  for n in graph.nodes if n.id in keep]
+    part_edges = [e for e in graph.edges if e.src in keep and e.dst in keep]
+    return Graph(f"{graph.name}#sdf{index}", part_nodes, part_edges, dict(graph.attrs))
+
+
+# ---------------------------------------------------------------------------------------------
+# mapping every part and timing the phases
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class SplitSchedule:
+    """A split mapping: the plan, one schedule per SDF (phase order), the batch of iterations
+    each phase runs, the phase start cycles for that batch and the AF latency assumed."""
+
+    plan: SplitPlan
+    schedules: list
+    batch: int
+    starts: list[int]
+    af_latency: int
+
+    @property
+    def latency(self) -> int:
+        """Cycles from the first issue to the last result of one iteration (batch of 1)."""
+        starts = phase_starts(self.plan, self.schedules, 1, self.af_latency)
+        return starts[-1] + self.schedules[-1].cycles
+
+    @property
+    def batch_cycles(self) -> int:
+        """Cycles to run one batch through every phase."""
+        last = self.schedules[-1]
+        return self.starts[-1] + last.cycles + (self.batch - 1) * last.ii
+
+    @property
+    def effective_ii(self) -> float:
+        """Cycles per iteration in steady state (batch cycles / batch)."""
+        return self.batch_cycles / self.batch
+
+
+def phase_end(schedule, start: int, batch: int) -> int:
+    """Cycle at which a phase's last result of the batch is ready."""
+    return start + schedule.cycles + (batch - 1) * schedule.ii
+
+
+def phase_starts(plan: SplitPlan, schedules: list, batch: int, af_latency: int) -> list[int]:
+    """Start cycle of each phase: after the previous phase ends and after every AF value of the
+    batch it reads has landed (ready + ``af_latency``) by the time its consumer issues."""
+    starts: list[int] = []
+    for p, sched in enumerate(schedules):
+        start = 0 if p == 0 else phase_end(schedules[p - 1], starts[-1], batch)
+        for e in plan.af_edges:
+            if e.dst_sdf != p:
+                continue
+            src = schedules[e.src_sdf]
+            for j in sorted({e.distance, batch - 1}):  # the worst case is an end of the batch
+                if j < e.distance or j >= batch:
+                    continue  # earlier iterations' values come from the previous batch
+                arrival = (starts[e.src_sdf] + src.cycle[e.src] + (j - e.distance) * src.ii
+                           + 3 + af_latency)
+                start = max(start, arrival - sched.cycle[e.dst] - j * sched.ii)
+        starts.append(start)
+    return starts
+
+
+def batch_size(plan: SplitPlan, schedules: list, spec: StreamingEngineSpec) -> int:
+    """Iterations per phase: each AF variable buffers a batch (plus its distance) in the
+    consumer tile's memories, next to the tile's other variables; at most ``memory_depth``."""
+    capacity = spec.memories_per_tile * spec.memory_depth
+    best = spec.memory_depth
+    for part, sched in zip(plan.parts, schedules):
+        fixed: dict[int, int] = defaultdict(int)
+        af_vars: dict[int, int] = defaultdict(int)
+        for node in part.graph.nodes:
+            t = sched.tile[node.id]
+            for var in node.mem_vars:
+                if var.startswith("af:"):
+                    af_vars[t] += 1
+                    fixed[t] += int(var.rsplit(":", 1)[1])
+                else:
+                    fixed[t] += 1
+        for t, count in af_vars.items():
+            best = min(best, (capacity - fixed[t]) // count)
+    return max(best, 0)
+
+
+def solve_split(graph: Graph, spec: StreamingEngineSpec, solve_one, first: int = 2,
+                most: int = 8, af_latency: int = AF_LATENCY,
+                say=lambda line: None) -> SplitSchedule:
+    """Split into ``first``, ``first + 1``, ... parts until every part maps.
+
+    ``solve_one(part_graph) -> StreamingSchedule`` maps one SDF (raising
+    :class:`~formulations.streaming.StreamingInfeasible`); a part whose reasons no split can
+    fix stops the search. Raises ``StreamingInfeasible`` when ``most`` parts do not map.
+    """
+    from formulations.streaming import SPLIT_PROOF_RULES, StreamingInfeasible
+
+    solved: dict[tuple, object] = {}
+    last: list[str] = []
+    tried: set[tuple] = set()
+    for count in range(max(first, 1), most + 1):
+        try:
+            plan = split_into_sdfs(graph, spec, parts=count)
+        except ValueError as exc:
+            last = [f"A4 slots: {exc}"]
+            continue
+        key = tuple(tuple(p.nodes) for p in plan.parts)
+        if key in tried:
+            continue  # a smaller cap gave the same partition
+        tried.add(key)
+        schedules = _solve_parts(plan, solve_one, solved, say)
+        if isinstance(schedules, StreamingInfeasible):
+            last = schedules.reasons
+            if any(r.split(":")[0] in SPLIT_PROOF_RULES for r in last):
+                raise schedules
+            continue
+        batch = batch_size(plan, schedules, spec)
+        if batch < 1:
+            last = ["M2 capacity: the AF buffers of one iteration do not fit a tile's memories"]
+            continue
+        return SplitSchedule(plan, schedules, batch,
+                             phase_starts(plan, schedules, batch, af_latency), af_latency)
+    raise StreamingInfeasible([f"split: no partition into {first}..{most} SDFs maps every part"]
+                              + last)
+
+
+def _solve_parts(plan: SplitPlan, solve_one, solved: dict, say):
+    from formulations.streaming import StreamingInfeasible
+
+    schedules = []
+    for part in plan.parts:
+        key = tuple(sorted(part.graph.node_ids)) + tuple(sorted(
+            v for n in part.graph.nodes for v in n.mem_vars))
+        if key not in solved:
+            try:
+                solved[key] = solve_one(part.graph)
+                say(f"SDF {part.index} ({len(part.nodes)} instructions): II "
+                    f"{solved[key].ii}, {solved[key].cycles} cycles")
+            except StreamingInfeasible as exc:
+                solved[key] = exc
+        if isinstance(solved[key], StreamingInfeasible):
+            return solved[key]
+        schedules.append(solved[key])
+    return schedules
+
+
+def repair_of(reason: str) -> str | None:
+    """Which transformation can fix a pre-check reason: ``"pass tree"``, ``"split"`` or None.
+
+    >>> repair_of("A4 slots: 105 instructions but 16 tiles x 6 slots = 96")
+    'split'
+    >>> repair_of("R1 reach: x feeds 10 instructions, ..."), repair_of("R2 recurrence: ...")
+    ('pass tree', None)
+    """
+    rule = reason.split(":")[0]
+    if "without it a mapping exists" in reason:
+        return "split"  # the one-SDF search failed on a conflict: smaller SDFs may map
+    if rule in ("R1 reach", "S1 siblings"):
+        return "pass tree"
+    if rule == "A4 slots" or (rule == "B1 starts" and "start a data-flow but" in reason):
+        return "split"
+    if rule in ("T0 time limit", "H1 hold", "T2 timing") or reason.startswith("no II"):
+        return "split"  # the one-SDF search failed: smaller SDFs may map
+    return None

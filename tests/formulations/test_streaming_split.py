@@ -1,0 +1,123 @@
+"""Pass trees and several SDFs over the asynchronous fabric, each answer judged by the sim."""
+
+import copy
+
+import networkx as nx
+import pytest
+
+from benchmarks.se_generators import ifft_graph
+from formulations.streaming import precheck, problem_from_graph, solve_streaming
+from formulations.streaming_env import greedy_or_none
+from formulations.streaming_split import (AF_LATENCY, relieve_fan_out, repair_of, solve_split,
+                                          split_into_sdfs)
+from hardware import load_hardware
+from model.graph import Edge, Graph, Node
+from sim.streaming import check_split
+
+SE = load_hardware("se16")
+
+
+def _fan(k, shared=False):
+    kids = [Node(f"c{i}", mem_vars=("v",) if shared and i < 2 else ()) for i in range(k)]
+    return Graph(f"fan{k}", [Node("p")] + kids, [Edge("p", f"c{i}") for i in range(k)])
+
+
+def test_pass_tree_relieves_reach_and_keeps_every_edge():
+    g = _fan(12)
+    assert precheck(problem_from_graph(g, SE))[0].startswith("R1 reach: p feeds 12")
+    g2, passes = relieve_fan_out(g, SE)
+    assert passes == ["pass.p.0", "pass.p.1"] and not precheck(problem_from_graph(g2, SE))
+    s = solve_streaming(g2, SE, time_limit=5)
+    sdf = {"id": 0, "nodes": g2.node_ids, "ii": s.ii, "start": 0}
+    placement = {n: {"tile": s.tile[n], "slot": s.slot[n], "cycle": s.cycle[n]} for n in s.tile}
+    assert check_split(g2, SE, placement, [sdf], AF_LATENCY, 1, original=g).ok
+    broken = Graph(g2.name, g2.nodes, [e for e in g2.edges if e.dst != "c11"])
+    report = check_split(broken, SE, {n: placement[n] for n in broken.node_ids}, [sdf],
+                         AF_LATENCY, 1, original=g)
+    assert "P1 pass tree" in report.rules_broken
+
+
+def test_pass_separates_siblings_sharing_a_variable():
+    g = _fan(2, shared=True)
+    assert repair_of(precheck(problem_from_graph(g, SE))[0]) == "pass tree"
+    g2, passes = relieve_fan_out(g, SE)
+    assert len(passes) == 1 and not precheck(problem_from_graph(g2, SE))
+
+
+def test_unfixable_rules_are_named():
+    assert repair_of("R2 recurrence: a loop-carried cycle needs II >= 9") is None
+    assert repair_of("O1 operands: x has 4 operands, at most 3") is None
+    assert repair_of("M1 memory: 7 instructions share variables v") is None
+    assert repair_of("A4 slots: 97 instructions but 16 tiles x 6 slots = 96") == "split"
+
+
+def _loop_chain(n):
+    """A chain with a 2-instruction recurrence in the middle and a shared variable."""
+    nodes = [Node(f"n{i}", mem_vars=("w",) if i in (1, 3) else ()) for i in range(n)]
+    edges = [Edge(f"n{i}", f"n{i + 1}") for i in range(n - 1)]
+    edges.append(Edge(f"n{n // 2 + 1}", f"n{n // 2}", distance=2))
+    return Graph(f"loop{n}", nodes, edges)
+
+
+def test_partition_keeps_recurrences_and_variables_and_goes_forward():
+    g = _loop_chain(12)
+    plan = split_into_sdfs(g, SE, parts=3)
+    sdf_of = {n: p.index for p in plan.parts for n in p.nodes}
+    assert sdf_of["n6"] == sdf_of["n7"] and sdf_of["n1"] == sdf_of["n2"] == sdf_of["n3"]
+    assert len(plan.parts) == 3
+    assert all(e.src_sdf < e.dst_sdf for e in plan.af_edges)
+    quotient = nx.DiGraph((sdf_of[e.src], sdf_of[e.dst]) for e in g.edges
+                          if sdf_of[e.src] != sdf_of[e.dst])
+    assert nx.is_directed_acyclic_graph(quotient)
+
+
+def _solve_one(graph):
+    warm = greedy_or_none(graph, SE)
+    return solve_streaming(graph, SE, time_limit=3, warm=warm, explain_failure=False)
+
+
+def _split_inputs(split):
+    sections = [{"id": p.index, "nodes": p.nodes, "ii": s.ii, "start": start}
+                for p, s, start in zip(split.plan.parts, split.schedules, split.starts)]
+    placement = {n: {"tile": s.tile[n], "slot": s.slot[n], "cycle": s.cycle[n]}
+                 for s in split.schedules for n in s.tile}
+    return sections, placement
+
+
+def test_split_mapping_passes_the_simulator_and_breaks_when_tampered():
+    g = ifft_graph(4)
+    split = solve_split(g, SE, _solve_one, first=2)
+    sections, placement = _split_inputs(split)
+    report = check_split(g, SE, placement, sections, split.af_latency, split.batch)
+    assert report.ok, report.violations
+    assert len(sections) >= 2 and split.plan.af_edges and split.batch >= 1
+    early = copy.deepcopy(sections)
+    early[1]["start"] = 0
+    rules = check_split(g, SE, placement, early, split.af_latency, split.batch).rules_broken
+    assert "AF phases" in rules and "AF timing" in rules
+    swapped = [dict(sections[1], start=sections[0]["start"]), dict(sections[0],
+                                                                    start=sections[1]["start"])]
+    swapped += sections[2:]
+    assert "AF order" in check_split(g, SE, placement, swapped, split.af_latency,
+                                     split.batch).rules_broken
+    assert "AF buffer" in check_split(g, SE, placement, sections, split.af_latency,
+                                      10 ** 6).rules_broken
+
+
+def test_more_than_96_instructions_map_as_several_sdfs():
+    g = Graph("chains", [Node(f"a{i}_{j}") for i in range(10) for j in range(10)],
+              [Edge(f"a{i}_{j}", f"a{i}_{j + 1}") for i in range(10) for j in range(9)])
+    assert repair_of(precheck(problem_from_graph(g, SE))[0]) == "split"
+    split = solve_split(g, SE, _solve_one, first=2)
+    sections, placement = _split_inputs(split)
+    assert len(sections) >= 2
+    assert check_split(g, SE, placement, sections, split.af_latency, split.batch).ok
+    assert split.latency >= max(s.cycles for s in split.schedules)
+    assert split.effective_ii >= max(s.ii for s in split.schedules)
+
+
+def test_too_big_recurrence_cannot_be_split():
+    ring = Graph("ring", [Node(f"r{i}") for i in range(100)],
+                 [Edge(f"r{i}", f"r{(i + 1) % 100}", distance=int(i == 99)) for i in range(100)])
+    with pytest.raises(ValueError, match="no partition into SDFs"):
+        split_into_sdfs(ring, SE)
