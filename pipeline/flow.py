@@ -42,6 +42,7 @@ class RunOptions:
     section_time_limit: float | None = None   # the section model's budget (default time_limit)
     max_iterations: int = 30                  # feedback rounds before giving up
     tile_pmus: int | None = None              # PMUs per tensor before tiling (default: hardware)
+    af_latency: int | None = None             # SE: cycles of an AF transfer between SDFs
 
     def solver_options(self) -> dict:
         """The keyword options every model-based pass takes."""
@@ -82,7 +83,8 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
     mapping = Mapping(graph=graph.name, hardware=spec.name)
     if spec.kind == "streaming-engine":
         from pipeline.streaming import map_streaming   # imports this module: import late
-        return map_streaming(graph, spec, options, progress)
+        return map_streaming(graph, spec, options, progress,
+                             **({"af_latency": options.af_latency} if options.af_latency else {}))
     if spec.kind != "rdu":
         return _fail(mapping, f"{spec.kind} targets are not supported by this version: "
                               "RDU grids and the Streaming Engine map end to end; choose "

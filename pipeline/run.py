@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tile-pmus", type=int, default=None,
                         help="PMUs one tensor may occupy before it is tiled (default: 1/16 of "
                              "the chip's PMUs)")
+    parser.add_argument("--af-latency", type=int, default=None,
+                        help="Streaming Engine: cycles of a transfer between synchronous "
+                             "data-flows over the asynchronous fabric (default 16, assumed)")
     parser.add_argument("--picture-format", choices=("svg", "png"), default="svg",
                         help="file format of the placement pictures")
     parser.add_argument("--no-pictures", action="store_true", help="skip drawing pictures")
@@ -99,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"on {spec.name}")
     options = RunOptions(backend=args.backend, time_limit=args.time_limit, seed=args.seed,
                          placer=args.placer, router=args.router, export_dir=args.export_models,
-                         depth_per_pmu=args.depth_per_pmu, tile_pmus=args.tile_pmus)
+                         depth_per_pmu=args.depth_per_pmu, tile_pmus=args.tile_pmus,
+                         af_latency=args.af_latency)
     started = time.perf_counter()
     code = EXIT_MAPPED
     try:
@@ -136,6 +140,9 @@ def _check_options(args) -> None:
     if args.depth_per_pmu is not None and args.depth_per_pmu < 1:
         raise InputError("command line", "--depth-per-pmu", "must be at least 1",
                          "give a whole number >= 1")
+    if args.af_latency is not None and args.af_latency < 1:
+        raise InputError("command line", "--af-latency", "must be at least 1",
+                         "give a whole number of cycles >= 1")
     if args.tile_pmus is not None and args.tile_pmus < 1:
         raise InputError("command line", "--tile-pmus", "must be at least 1",
                          "give a whole number >= 1")

@@ -104,9 +104,10 @@ def test_unknown_backend(tmp_path, capsys):
     assert code == 2 and "--backend" in err and "cp-sat" in err
 
 
-def test_bad_tile_pmus(tmp_path, capsys):
-    code, _, err = run([EXAMPLE, "--tile-pmus", "0", "--out", tmp_path], capsys)
-    assert code == 2 and "--tile-pmus" in err and "Traceback" not in err
+@pytest.mark.parametrize("option", ["--tile-pmus", "--af-latency"])
+def test_bad_counts_exit_2(tmp_path, capsys, option):
+    code, _, err = run([EXAMPLE, option, "0", "--out", tmp_path], capsys)
+    assert code == 2 and option in err and "Traceback" not in err
 
 
 def test_could_not_map_exits_3_with_diagnosis(tmp_path, capsys):
@@ -128,6 +129,21 @@ def test_streaming_engine_run_writes_tiles(tmp_path, capsys):
     assert mapping["status"] == "mapped" and 1 <= mapping["ii"] <= 6
     assert all({"tile", "slot"} <= set(p) for p in mapping["placement"].values())
     assert "tiles.svg" in (tmp_path / "report.md").read_text()
+
+
+def test_kernel_over_96_instructions_splits_with_the_given_af_latency(tmp_path, capsys):
+    n = 100                                    # more instructions than 16 tiles x 6 slots
+    graph = {"version": 1, "nodes": [{"id": f"n{i}"} for i in range(n)],
+             "edges": [{"src": f"n{i}", "dst": f"n{i + 1}"} for i in range(n - 1)]}
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps(graph))
+    code, _, err = run([path, "--hardware", "se16", "--af-latency", "20", "--time-limit", "2",
+                        "--out", tmp_path / "o", "--no-pictures"], capsys)
+    assert code == 0, err
+    mapping = json.loads((tmp_path / "o" / "mapping.json").read_text())
+    af = [r for r in mapping["routes"] if r.get("via") == "af"]
+    assert af and all(r["latency"] == 20 for r in af)
+    assert len({p["sdf"] for p in mapping["placement"].values()}) >= 2
 
 
 def test_unsupported_target_kind_is_diagnosed(tmp_path, capsys):
