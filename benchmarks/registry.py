@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 __all__ = ["Column", "Entry", "Suite", "SUITE_MODULES", "suites", "get_suite"]
@@ -80,6 +81,9 @@ class Suite:
     columns: tuple[Column, ...]
     entries: Callable[[bool], list[Entry]]
     notes: str = ""
+    #: Called with the results' base path (no suffix) after the tables are written,
+    #: to append a summary against the suite's targets; None for none.
+    summary: Callable[[Path], None] | None = None
 
 
 def suites() -> dict[str, Suite]:

@@ -119,6 +119,8 @@ def run_suite(suite: Suite, *, quick: bool = False, out_dir: str | os.PathLike =
     stem = f"{suite.name}-quick" if quick else suite.name
     csv_path, md_path, markdown = write_tables(out_dir, stem, suite.title, suite.columns, rows,
                                                _notes(suite, rows, entries, quick))
+    if suite.summary is not None:
+        suite.summary(md_path.with_suffix(""))
     if stream is not None:
         print(markdown, file=stream, flush=True)
     say(f"wrote {csv_path} and {md_path}")

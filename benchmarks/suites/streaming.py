@@ -27,7 +27,6 @@ Run ``python -m benchmarks.suites.streaming`` after the harness to append the su
 from __future__ import annotations
 
 import csv
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -326,8 +325,5 @@ SUITE = Suite(
            "and over the sibling-latency bound at the cp II (one-SDF rows without pass "
            "instructions only). Every answer is re-checked by sim.streaming. 'not mappable' "
            "rows name the rule no transformation can fix."),
+    summary=append_summary,
 )
-
-
-if __name__ == "__main__":  # pragma: no cover - command-line helper
-    append_summary(sys.argv[1] if len(sys.argv) > 1 else "benchmarks/results/streaming")
