@@ -163,7 +163,7 @@ def test_module_entry_point_runs(tmp_path):
 
 def test_real_resnet50_operator_graph_maps(tmp_path, capsys):
     path = real_graph("msr-dnn/OperatorGraphs/resnet50_inference.json")
-    code, _, err = run([path, "--out", tmp_path, "--no-pictures"], capsys)
+    code, _, err = run([path, "--out", tmp_path, "--no-pictures", "--time-limit", "10"], capsys)
     assert code == 0, err
     mapping = recheck(tmp_path / "mapping.json", load_graph(path))
     assert mapping.metrics["sections"] >= 5        # 604 nodes on 128 sites
