@@ -1,4 +1,4 @@
-"""Shared fixtures: where the real graphs live (skipped cleanly when absent)."""
+"""Shared fixtures: where the real graphs live (skipped cleanly when absent), fabrics."""
 
 from pathlib import Path
 
@@ -14,3 +14,17 @@ def real_graph(relative: str) -> Path:
     if not path.exists():
         pytest.skip(f"real graphs not available ({path} is absent; CI has them)")
     return path
+
+
+@pytest.fixture(scope="session")
+def tiny():
+    """The ``tiny`` preset's fabric (built once)."""
+    from hardware import build_fabric, load_hardware
+    return build_fabric(load_hardware("tiny"))
+
+
+@pytest.fixture(scope="session")
+def plasticine():
+    """The ``plasticine`` preset's fabric (built once)."""
+    from hardware import build_fabric, load_hardware
+    return build_fabric(load_hardware("plasticine"))

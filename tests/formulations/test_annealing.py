@@ -4,20 +4,9 @@ import pytest
 
 from formulations.annealing import anneal, place_annealing
 from formulations.placement import greedy_place, placement_problem, problem_cost
-from hardware import build_fabric, load_hardware
 from model.graph import Edge, Graph, Node
 from sim.check import check_placement
 from tests.formulations.test_placement_model import exhaustive_optimum, random_section, star_graph
-
-
-@pytest.fixture(scope="module")
-def tiny():
-    return build_fabric(load_hardware("tiny"))
-
-
-@pytest.fixture(scope="module")
-def plasticine():
-    return build_fabric(load_hardware("plasticine"))
 
 
 def test_annealing_is_legal_and_not_worse_than_greedy(plasticine):

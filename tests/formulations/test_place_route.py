@@ -9,11 +9,6 @@ from model.graph import Edge, Graph, Node
 from sim.check import check_section
 
 
-@pytest.fixture(scope="module")
-def tiny():
-    return build_fabric(load_hardware("tiny"))
-
-
 def chain(n, unit="pcu"):
     return Graph("chain", [Node(f"n{i}", unit=unit) for i in range(n)],
                  [Edge(f"n{i}", f"n{i+1}") for i in range(n - 1)])

@@ -13,19 +13,8 @@ from formulations.placement import (WEIGHT_SCALE, build_placement_model, cost_te
 from formulations.placement_bound import star_bound
 from formulations.placement_congestion import cut_demand, mesh_cuts
 from formulations.solver import solve_model_file
-from hardware import build_fabric, load_hardware
 from model.graph import Edge, Graph, Node
 from sim.check import check_placement
-
-
-@pytest.fixture(scope="module")
-def tiny():
-    return build_fabric(load_hardware("tiny"))
-
-
-@pytest.fixture(scope="module")
-def plasticine():
-    return build_fabric(load_hardware("plasticine"))
 
 
 def hub_graph():

@@ -8,19 +8,8 @@ from formulations.placement import (PLACERS, PlacementError, build_placement_mod
                                     place_cpsat, place_milp, place_model, placement_problem,
                                     problem_cost)
 from formulations.solver import solve_model_file
-from hardware import build_fabric, load_hardware
 from model.graph import Edge, Graph, Node
 from sim.check import check_placement
-
-
-@pytest.fixture(scope="module")
-def tiny():
-    return build_fabric(load_hardware("tiny"))
-
-
-@pytest.fixture(scope="module")
-def plasticine():
-    return build_fabric(load_hardware("plasticine"))
 
 
 def star_graph():

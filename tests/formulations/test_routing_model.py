@@ -12,11 +12,6 @@ from pipeline.section_pass import map_section
 from sim.check import check_section
 
 
-@pytest.fixture(scope="module")
-def tiny():
-    return build_fabric(load_hardware("tiny"))
-
-
 def fanout_graph(sinks, separate_nets=False):
     nodes = [Node("d", unit="pcu")] + [Node(f"s{i}", unit="any") for i in range(sinks)]
     edges = [Edge("d", f"s{i}", net=f"n{i}" if separate_nets else None) for i in range(sinks)]

@@ -7,11 +7,6 @@ from model.graph import Edge, Graph, Node
 from sim.check import check_placement, check_routes, check_section
 
 
-@pytest.fixture(scope="module")
-def tiny():
-    return build_fabric(load_hardware("tiny"))
-
-
 @pytest.fixture
 def graph():
     return Graph("g", [Node("a", unit="pcu"), Node("b", unit="pmu"), Node("c", unit="pcu")],
