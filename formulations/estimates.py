@@ -92,10 +92,12 @@ def estimate_units(graph: Graph, spec, max_pmus: int | None = None) -> Graph:
 def materialize_banks(graph: Graph) -> Graph:
     """Add the units each node needs beyond its own site as nodes of the section.
 
-    A node of unit ``pmu`` with ``pmu = k`` gets ``k - 1`` PMU banks, each
-    streaming its slice into the node; a node of unit ``pcu`` with ``pcu = k``
-    gets ``k - 1`` PCU lanes fed by the node (likewise PMUs of a PCU node and
-    PCUs of a PMU node). Each link carries the node's widest out-edge, so
+    A node of unit ``pmu`` with ``pmu = k`` gets ``k - 1`` PMU banks that
+    stream their slices into the node along a chain (bank 2 -> bank 1 ->
+    node); a node of unit ``pcu`` with ``pcu = k`` gets ``k - 1`` PCU lanes fed
+    along a chain from the node (likewise PMUs of a PCU node and PCUs of a PMU
+    node). A chain gives every unit one link in and one out, where a star would
+    crowd the node's switches. Each link carries the node's widest out-edge, so
     placement keeps banks and lanes close.
 
     Examples
@@ -104,18 +106,20 @@ def materialize_banks(graph: Graph) -> Graph:
     ...           [Edge("w", "op", bandwidth=0.5)])
     >>> new = materialize_banks(g)
     >>> [n.id for n in new.nodes], [(e.src, e.dst) for e in new.edges]
-    (['w', 'op', 'w#pmu1', 'w#pmu2'], [('w', 'op'), ('w#pmu1', 'w'), ('w#pmu2', 'w')])
+    (['w', 'op', 'w#pmu1', 'w#pmu2'], [('w', 'op'), ('w#pmu1', 'w'), ('w#pmu2', 'w#pmu1')])
     """
     nodes, edges = list(graph.nodes), list(graph.edges)
     for node in graph.nodes:
         own = _own_kind(node)
         for kind in ("pcu", "pmu"):
             wanted = math.ceil(getattr(node, kind) or 0) - (own == kind)
+            previous = node.id
             for k in range(1, wanted + 1):
                 extra = Node(f"{node.id}#{kind}{k}", op="pmu bank" if kind == "pmu" else "pcu lane",
                              unit=kind, category=node.category, attrs={"unit_of": node.id})
                 nodes.append(extra)
-                edges.append(_bank_edge(graph, node, extra))
+                edges.append(_bank_edge(graph, node, previous, extra))
+                previous = extra.id
     if len(nodes) == len(graph.nodes):
         return graph
     return Graph(graph.name, nodes, edges, dict(graph.attrs), dict(graph.extra))
@@ -128,9 +132,10 @@ def _own_kind(node: Node) -> str | None:
     return "pcu" if (node.pcu or 0) >= (node.pmu or 0) else "pmu"
 
 
-def _bank_edge(graph: Graph, node: Node, extra: Node) -> Edge:
+def _bank_edge(graph: Graph, node: Node, previous: str, extra: Node) -> Edge:
+    """The chain link between ``previous`` and ``extra``: banks feed toward the node."""
     widest = max((graph.edges[i] for i in graph.out_edges(node.id)),
                  key=lambda e: e.bandwidth, default=Edge(node.id, node.id))
-    src, dst = (extra.id, node.id) if extra.unit == "pmu" else (node.id, extra.id)
+    src, dst = (extra.id, previous) if extra.unit == "pmu" else (previous, extra.id)
     return Edge(src, dst, bandwidth=widest.bandwidth, bytes=widest.bytes,
                 attrs={"unit_of": node.id})
