@@ -15,6 +15,7 @@ from formulations.placement_congestion import cut_demand, mesh_cuts
 from formulations.solver import solve_model_file
 from model.graph import Edge, Graph, Node
 from sim.check import check_placement
+from tests.formulations.test_placement_model import random_section
 
 
 def hub_graph():
@@ -92,15 +93,6 @@ def test_mesh_cuts_count_switch_links_both_ways(tiny):
     # 5 x 5 switches: 4 row lines and 4 column lines, each crossed by 5 links x 2 ways x 2
     assert len(cuts) == 8 and set(cuts[:, 2]) == {20}
     assert set(mesh_cuts(tiny, cut_share=0.5)[:, 2]) == {10}
-
-
-def random_section(n, seed=1):
-    rng = random.Random(seed)
-    nodes = [Node(f"n{i}", unit=rng.choice(["pcu", "pmu"])) for i in range(n)]
-    edges = [Edge(f"n{rng.randrange(i)}", f"n{i}", bandwidth=rng.choice([1.0, 0.5, 0.25]))
-             for i in range(1, n)]
-    edges += [Edge(f"n{rng.randrange(n)}", f"n{rng.randrange(n)}") for _ in range(n // 3)]
-    return Graph("random", nodes, [e for e in edges if e.src != e.dst])
 
 
 def test_annealing_moves_price_congestion_exactly(plasticine):
