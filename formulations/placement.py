@@ -173,6 +173,9 @@ def place_greedy(graph: Graph, fabric, order: list[str], **_options) -> Placemen
 WEIGHT_SCALE = 10**6
 #: A section whose full model has more assignment variables than this is improved by LNS.
 MAX_EXACT_VARS = 800
+#: A slow anneal of the warm start makes inner_num this share of (its seconds / the seconds
+#: of one fast anneal), so that it cools within its time.
+SLOW_COOLING = 0.5
 #: LNS stops after this many rounds without a 0.1 % improvement (unless ``patience=None``).
 PATIENCE = 20
 
@@ -483,7 +486,7 @@ def _export(model, export_dir, name: str) -> None:
 def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sat",
                 time_limit: float = 10.0, seed: int = 0, export_dir: str | None = None,
                 site_penalty: dict[str, float] | None = None, start: dict[str, str] | None = None,
-                window: int = 8, anneal_share: float = 0.3, patience: int | None = PATIENCE,
+                window: int = 8, anneal_share: float = 0.5, patience: int | None = PATIENCE,
                 cut_share: float = 1.0, **_options) -> PlacementOutcome:
     """Exact placement model, warm-started by the greedy; LNS when too big to prove.
 
@@ -504,8 +507,9 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
         when better) and go on until ``time_limit``.
     anneal_share : about this share of ``time_limit`` (up to twice as much while the first
         anneal cools) is spent annealing the greedy placement (VPR runs, congestion-blind:
-        a faster surrogate) before the model starts from the better of the two; 0 =
-        straight from the greedy.
+        a faster surrogate; a fast anneal, then one cooling slowly enough to fill the
+        rest of the share) before the model starts from the best of them; 0 = straight
+        from the greedy.
 
     Returns
     -------
@@ -569,9 +573,12 @@ def _annealed(problem, fabric, start: dict[str, str], seconds: float, seed: int
 
     The first anneal may run until it freezes or ``2 * seconds`` (a section of a hundred
     nodes needs a few seconds to cool); restarts from its best placement follow while
-    less than ``seconds`` have passed. The anneals see the wirelength and penalty only
-    (a faster surrogate: the congestion term is 0 at good placements; the model and its
-    LNS see it); the caller gets whichever of ``start`` and the result costs less.
+    less than ``seconds`` have passed, or, when the rest is more than two such runs, one
+    anneal from ``start`` with :data:`SLOW_COOLING` times as many moves per temperature as
+    fit (slow cooling finds deeper minima than restarts on large sections). The anneals
+    see the wirelength and penalty only (a faster surrogate: the congestion term is 0 at
+    good placements; the model and its LNS see it); the caller gets whichever of
+    ``start`` and the results costs least.
     """
     import time as _time
     from dataclasses import replace
@@ -581,7 +588,11 @@ def _annealed(problem, fabric, start: dict[str, str], seconds: float, seed: int
     best, _, _ = anneal(light, fabric, start, time_limit=2 * seconds, seed=seed)
     one_run = _time.perf_counter() - started
     left = seconds - one_run
-    if left > 0.1:
+    if left > 2 * one_run:
+        slow, _, _ = anneal(light, fabric, start, time_limit=left, seed=seed + 1,
+                            inner_num=SLOW_COOLING * left / one_run)
+        best = min(best, slow, key=lambda p: problem_cost(light, p))
+    elif left > 0.1:
         best, _, _ = anneal_with_restarts(light, fabric, best, time_limit=left, seed=seed + 1)
     better = problem_cost(problem, best) < problem_cost(problem, start)
     return (best if better else start), one_run

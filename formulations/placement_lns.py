@@ -23,7 +23,11 @@ The window size adapts: it grows when windows are solved to optimality quickly a
 shrinks when they time out. After ``patience`` rounds without progress the search
 stops; with ``patience=None`` it runs to the deadline, sharing the time between LNS
 rounds and VPR anneals from the best placement by their recent rate of improvement.
-A window's answer is kept only when its true cost is lower.
+A window's answer is kept only when its true cost is lower. Without patience the time
+goes, slice by slice, to the fastest improver of three moves: LNS rounds, independent-set
+matching rounds (windows without inner pairs, where the model is a linear assignment
+solved exactly in about a millisecond: :mod:`formulations.placement_matching`) and
+anneals.
 
 Caveats
 -------
@@ -52,6 +56,10 @@ MIN_WINDOW, MAX_WINDOW = 4, 20
 #: KICK_TEMPERATURE standard deviations of a random move), whichever improved faster;
 #: every EXPLORE_EVERY-th slice goes to the other one.
 SLICE_SECONDS, KICK_TEMPERATURE, EXPLORE_EVERY = 1.5, 20.0, 4
+#: The moves of the time-sliced portfolio: LNS rounds, matching rounds, anneals.
+MODES = ("lns", "match", "anneal")
+#: Nodes per matching window (:mod:`formulations.placement_matching`).
+MATCH_WINDOW = 32
 #: A round improves "significantly" when the cost drops by this share.
 MIN_IMPROVEMENT = 1e-3
 
@@ -62,14 +70,13 @@ def lns(problem, fabric, index: dict[str, int], cost: float, *, backend: str,
     """Improve ``index`` (node -> site index, cost ``cost``) until ``deadline``.
 
     With a ``patience`` the search stops after that many rounds without a significant
-    improvement. Without (``None``) it runs to the deadline as a portfolio of two moves
-    in time slices of :data:`SLICE_SECONDS`: LNS rounds, or VPR anneals restarted from
-    the best placement (kept only when better; such a slice lasts at least 1.25 times
-    ``anneal_seconds``, the time one anneal took, so that it can cool down); after one
-    slice of each, every slice
-    goes to the move with the better recent improvement per second, and every
-    :data:`EXPLORE_EVERY`-th slice to the other one, so a stalled LNS hands the time to
-    annealing and back.
+    improvement. Without (``None``) it runs to the deadline as a portfolio of the
+    :data:`MODES` in time slices of :data:`SLICE_SECONDS`: LNS rounds, matching rounds, or
+    VPR anneals restarted from the best placement (kept only when better; such a slice
+    lasts at least 1.25 times ``anneal_seconds``, the time one anneal took, so that it can
+    cool down); after one slice of each, every slice goes to the move with the best recent
+    improvement per second, and every :data:`EXPLORE_EVERY`-th slice to one of the others,
+    so a stalled move hands the time on.
 
     Returns
     -------
@@ -93,6 +100,8 @@ def lns(problem, fabric, index: dict[str, int], cost: float, *, backend: str,
         end = min(deadline, started + length)
         if mode == "anneal":
             search.anneal(fabric, end)
+        elif mode == "match":
+            search.match(end)
         else:
             while time.perf_counter() < end - 0.05 and search.cost > 0:
                 search.round(end)
@@ -104,15 +113,15 @@ def lns(problem, fabric, index: dict[str, int], cost: float, *, backend: str,
 
 
 def _next_mode(rates: dict[str, float], slices: int) -> str:
-    """LNS first, then one anneal slice, then the faster improver (and now and then
-    the other one)."""
-    if "lns" not in rates:
-        return "lns"
-    if "anneal" not in rates:
-        return "anneal"
-    best = "lns" if rates["lns"] >= rates["anneal"] else "anneal"
-    other = "anneal" if best == "lns" else "lns"
-    return other if slices % EXPLORE_EVERY == 0 else best
+    """Each move once (in :data:`MODES` order), then the fastest improver, and every
+    :data:`EXPLORE_EVERY`-th slice the others in turn."""
+    for mode in MODES:
+        if mode not in rates:
+            return mode
+    ranked = sorted(MODES, key=lambda m: -rates[m])
+    if slices % EXPLORE_EVERY:
+        return ranked[0]
+    return ranked[1 + (slices // EXPLORE_EVERY) % (len(ranked) - 1)]
 
 
 class _Search:
@@ -124,7 +133,8 @@ class _Search:
         self.rng = np.random.default_rng(seed)
         self.adjacency = _adjacency(problem)
         self.stale = 0
-        self.stats = {"lns_rounds": 0, "lns_improved": 0, "annealing_kicks": 0}
+        self.stats = {"lns_rounds": 0, "lns_improved": 0, "annealing_kicks": 0,
+                      "match_rounds": 0, "match_improved": 0}
         self.stats |= {f"improved_{k}": 0 for k in NEIGHBOURHOODS}
 
     def round(self, deadline: float) -> None:
@@ -150,6 +160,24 @@ class _Search:
             stats["last_improvement"] = time.perf_counter()
         else:
             self.stale += 1
+
+    def match(self, deadline: float) -> None:
+        """Independent-set matching rounds until ``deadline``, each kept when better."""
+        from formulations.placement import _names, problem_cost
+        from formulations.placement_matching import match_window, solve_matching
+        while time.perf_counter() < deadline - 0.01 and self.cost > 0:
+            self.stats["match_rounds"] += 1
+            seed_node = _seed_node(self.problem, self.index, self.adjacency, self.rng)
+            window = match_window(self.problem, self.index, self.adjacency, seed_node,
+                                  MATCH_WINDOW)
+            new_index = solve_matching(self.problem, self.index, self.adjacency, window)
+            if new_index is None:
+                continue
+            new_cost = problem_cost(self.problem, _names(self.problem, new_index))
+            if new_cost < self.cost - 1e-12 * max(1.0, self.cost):
+                self.index, self.cost, self.stale = new_index, new_cost, 0
+                self.stats["match_improved"] += 1
+                self.stats["last_improvement"] = time.perf_counter()
 
     def anneal(self, fabric, deadline: float) -> None:
         """VPR anneals from the incumbent until ``deadline``; kept only when better."""
