@@ -24,8 +24,11 @@ impossible when its model is INFEASIBLE), then the fewest cycles (makespan = las
 to ``.mps``) for a fixed II. Per II, :func:`solve_streaming` first tries to refute the II with
 the tile layout relaxation (:mod:`formulations.streaming_layout`), then times the layout's
 tiles (a warm start), solves the full model (issue windows and the sibling-latency cycle bound
-of :mod:`formulations.streaming_bounds`, redundant Boolean layout rules), and closes the gap by
-destructive lower bounding (:func:`close_gap`). :func:`explain` names the rule that makes an
+of :mod:`formulations.streaming_bounds`; it refutes a small II fastest), then the hold
+relaxation (:func:`relax_holds`: the model without H1, a cycle bound often equal to the
+optimum), and closes the gap by destructive lower bounding from that bound
+(:func:`close_gap`). Every CP-SAT model runs without its LP relaxation (:data:`CP_PARAMS`,
+measured). :func:`explain` names the rule that makes an
 instance unmappable, in the user's terms, before any search (pre-checks) or by relaxing rule
 families one at a time.
 
@@ -61,18 +64,18 @@ from typing import Any, Callable, Iterable
 import networkx as nx
 from ortools.sat.python import cp_model
 
-from formulations.solver import LinearModel, SolveResult, SolveStatus, quicksum, solve_cp_model
-from formulations.solver.cp import export_cp_model
+from formulations.solver import LinearModel, SolveResult, SolveStatus, quicksum
+from formulations.solver.cp import export_cp_model, solve_cp_model
 from formulations.streaming_bounds import cycle_bound, issue_windows
-from formulations.streaming_layout import add_layout_rules, solve_layout
+from formulations.streaming_layout import solve_layout
 from hardware import StreamingEngineSpec
 from model.graph import Graph
 
 __all__ = [
     "StreamingProblem", "StreamingSchedule", "StreamingInfeasible", "RULES", "SPLIT_PROOF_RULES",
     "problem_from_graph", "lower_bounds", "precheck", "delays_needed", "schedule_cycles",
-    "build_cp_model", "solve_at_ii", "solve_streaming", "close_gap", "build_milp", "solve_milp",
-    "explain",
+    "build_cp_model", "solve_model", "solve_at_ii", "solve_streaming", "relax_holds", "holds_fit",
+    "close_gap", "build_milp", "solve_milp", "explain",
 ]
 
 #: The rule families, in the order they are explained.
@@ -93,7 +96,8 @@ RULES = {
 }
 
 #: Families the issue windows and the cycle bound rely on (all kept: the windows are valid).
-WINDOW_FAMILIES = frozenset({"T2 timing", "H1 hold", "R1 reach", "S1 siblings", "A3 slot"})
+#: Without ``H1 hold`` (the hold relaxation) the earliest issue and the cycle bound still hold.
+WINDOW_FAMILIES = frozenset({"T2 timing", "R1 reach", "S1 siblings", "A3 slot"})
 
 #: Rules no split into several SDFs can fix (the instruction form; a recurrence only gets
 #: slower over the asynchronous fabric).
@@ -424,6 +428,23 @@ def schedule_from_lists(problem: StreamingProblem, ii: int, tile: list[int], tau
 # ---------------------------------------------------------------------------------------------
 # the CP-SAT model for one II
 # ---------------------------------------------------------------------------------------------
+#: CP-SAT parameters of the streaming models: no linear relaxation. The models are disjunctive
+#: (tiles, slots, holds); their LP only gives the critical path and costs time. Measured at 1
+#: worker on random DAGs of 20-40 nodes: the same proofs 1.2-8x faster (e.g. the hold
+#: relaxation of se-random-30-s0 at II 4 in 3.7 s instead of 24 s).
+CP_PARAMS = {"linearization_level": 0}
+
+
+def solve_model(model: cp_model.CpModel, time_limit: float, seed: int = 0, workers: int = 1,
+                hint: dict | None = None, variables: dict | None = None,
+                name: str | None = None) -> SolveResult:
+    """:func:`~formulations.solver.solve_cp_model` with :data:`CP_PARAMS`; ``variables`` maps
+    names to the variables to report (default none)."""
+    return solve_cp_model(model, time_limit=time_limit, seed=seed, workers=workers,
+                          hint=hint or None, variables=variables or {}, name=name,
+                          params=CP_PARAMS)
+
+
 @dataclass
 class _CpVars:
     tile: list[Any]
@@ -445,9 +466,12 @@ def build_cp_model(problem: StreamingProblem, ii: int, horizon: int | None = Non
     ``families`` keeps only those rule families (for :func:`explain`); default all.
     """
     keep = set(RULES) if families is None else set(families)
+    holds = "H1 hold" in keep
+    if not holds:
+        horizon = horizon or _horizon(problem, ii)
     windows = None
     if WINDOW_FAMILIES <= keep:
-        windows = issue_windows(problem, ii, horizon)
+        windows = issue_windows(problem, ii, horizon, holds)
     horizon = horizon or _horizon(problem, ii)
     asap, tail = _asap_and_tail(problem)
     lo = asap if "T2 timing" in keep else [0] * problem.n
@@ -472,10 +496,6 @@ def build_cp_model(problem: StreamingProblem, ii: int, horizon: int | None = Non
     _anchor(model, problem, ii, tau)
     if "R1 reach" in keep:  # the symmetry holds for the full rule set (explain relaxes some)
         _canonical_tiles(model, problem, tile)
-    on = None
-    if WINDOW_FAMILIES | {"M1 memory", "B1 starts"} <= keep:  # redundant Boolean layout
-        on = _layout_literals(model, problem, comp_tile)
-        add_layout_rules(model, problem, on, ii)
     # -- constraints, by family
     if "A3 slot" in keep:
         model.add_all_different([tile[i] * ii + slot[i] for i in range(problem.n)]
@@ -486,7 +506,7 @@ def build_cp_model(problem: StreamingProblem, ii: int, horizon: int | None = Non
         for p, kids in enumerate(problem.children):
             if len(kids) > 1:
                 model.add_all_different([tile[c] for c in kids]).with_name(f"S1_siblings_{p}")
-    _add_edges(model, problem, ii, tile, tau, keep, horizon, on)
+    _add_edges(model, problem, ii, tile, tau, keep, horizon)
     if "M2 capacity" in keep:
         _add_var_capacity(model, problem, comp_tile)
     # -- objective: fewest cycles (never below the sibling-latency bound when it applies)
@@ -543,20 +563,8 @@ def canonical_schedule(schedule: "StreamingSchedule", tiles: int) -> "StreamingS
                              status=schedule.status)
 
 
-def _layout_literals(model: cp_model.CpModel, problem: StreamingProblem, comp_tile: list
-                     ) -> list[list]:
-    """``on[c][t]`` <=> memory component ``c`` on tile ``t`` (channelled to its tile)."""
-    on = []
-    for c, var in enumerate(comp_tile):
-        row = [model.new_bool_var(f"on{c}_{t}") for t in range(problem.tiles)]
-        model.add_exactly_one(row)
-        model.add(var == sum(t * b for t, b in enumerate(row)))
-        on.append(row)
-    return on
-
-
 def _add_edges(model: cp_model.CpModel, problem: StreamingProblem, ii: int, tile: list,
-               tau: list, keep: set[str], horizon: int, on: list | None = None) -> None:
+               tau: list, keep: set[str], horizon: int) -> None:
     """R1 reach + link latency, T2 timing, H1 hold with delay entries counted per tile."""
     table = sorted(problem.latency.items())
     reach = problem.reach if "R1 reach" in keep else problem.tiles
@@ -589,7 +597,7 @@ def _add_edges(model: cp_model.CpModel, problem: StreamingProblem, ii: int, tile
     if "S1 siblings" in keep:
         _add_sibling_latency_sums(model, problem, fan_out)
     if delay_load and "H1 hold" in keep and ii > 1:
-        _add_slot_capacity(model, problem, ii, tile, delay_load, max_delays, on)
+        _add_slot_capacity(model, problem, ii, tile, delay_load, max_delays)
 
 
 def _add_sibling_latency_sums(model: cp_model.CpModel, problem: StreamingProblem,
@@ -603,14 +611,10 @@ def _add_sibling_latency_sums(model: cp_model.CpModel, problem: StreamingProblem
 
 
 def _add_slot_capacity(model: cp_model.CpModel, problem: StreamingProblem, ii: int, tile: list,
-                       delay_load: dict[int, list], max_delays: int,
-                       comp_on: list | None = None) -> None:
+                       delay_load: dict[int, list], max_delays: int) -> None:
     """Per tile: instructions + delay entries of the edges into it <= II."""
     on = {}
     for i in range(problem.n):
-        if comp_on is not None:
-            on[i] = comp_on[problem.component[i]]
-            continue
         row = [model.new_bool_var(f"on{i}_{t}") for t in range(problem.tiles)]
         model.add_exactly_one(row)
         model.add(tile[i] == sum(t * b for t, b in enumerate(row)))
@@ -661,6 +665,47 @@ def _hint(problem: StreamingProblem, cp: _CpVars, warm: StreamingSchedule | None
 
 #: Share of the per-II time limit the layout relaxation may use before the full model.
 LAYOUT_SHARE = 0.5
+#: Shares of the time left at one II: the full model first (``COLD_SHARE`` without a warm
+#: start: a first schedule, or the II's refutation, is worth most), then the hold relaxation
+#: (the rest closes the gap, :func:`close_gap`).
+FULL_SHARE = 0.4
+COLD_SHARE = 0.8
+RELAX_SHARE = 0.5
+
+
+def relax_holds(problem: StreamingProblem, ii: int, time_limit: float, seed: int = 0,
+                workers: int = 1, warm: StreamingSchedule | None = None
+                ) -> tuple[SolveResult, StreamingSchedule | None]:
+    """The hold relaxation: the full model without H1 (a value may wait any time, no delay
+    entries). It sees tiles, slots, reach and timing together, so its bound is a lower bound on
+    the cycle count at ``ii`` far above :func:`cycle_bound` at small II, and INFEASIBLE proves
+    ``ii`` impossible. Without the delay-entry slot counts CP-SAT solves it in a fraction of the
+    full model's time. Returns the result and its schedule (which may break H1: see
+    :func:`holds_fit`). ``warm`` (at ``ii``) is the hint; the layout's tiles are not (measured:
+    they slow the proof down up to 2x).
+    """
+    horizon = warm.cycles if warm is not None and warm.ii == ii else None
+    model, cp = build_cp_model(problem, ii, horizon, families=set(RULES) - {"H1 hold"})
+    variables = {v.name: v for v in cp.tile + cp.tau}
+    result = solve_model(model, time_limit=time_limit, seed=seed, workers=workers,
+                         hint=_hint(problem, cp, warm, ii), variables=variables,
+                         name=f"{model.name}_holds_relaxed")
+    if not result.has_solution:
+        return result, None
+    tile = [int(result.values[cp.tile[i].name]) for i in range(problem.n)]
+    tau = [int(result.values[cp.tau[i].name]) for i in range(problem.n)]
+    return result, schedule_from_lists(problem, ii, tile, tau, method="hold relaxation")
+
+
+def holds_fit(problem: StreamingProblem, schedule: StreamingSchedule) -> bool:
+    """H1 on a schedule: every tile's instructions plus the delay entries of the values held
+    into them fit its II slots."""
+    load = defaultdict(int)
+    for nid, t in schedule.tile.items():
+        load[t] += 1
+    for (_, v, _), count in schedule.delays.items():
+        load[schedule.tile[v]] += count
+    return max(load.values(), default=0) <= schedule.ii
 
 
 def _layout_first(problem: StreamingProblem, ii: int, time_limit: float, seed: int,
@@ -669,7 +714,7 @@ def _layout_first(problem: StreamingProblem, ii: int, time_limit: float, seed: i
     """Decomposition: the tile layout relaxation first (:mod:`formulations.streaming_layout`).
 
     Returns its result when it proves ``ii`` INFEASIBLE (else None), its tiles (a hint for
-    the full model) and the time left for the full model.
+    the full model) and the time left for the rest of the II.
     """
     if warm is not None and warm.ii == ii:
         return None, None, time_limit  # a mapping exists: nothing to refute
@@ -695,23 +740,21 @@ def _tile_hint(problem: StreamingProblem, cp: _CpVars, tiles: list[int] | None) 
 
 #: Share of the remaining time for the timing model with the layout's tiles fixed.
 FIXED_SHARE = 0.3
-#: Share of the remaining time for the full model when a schedule at that II is already known;
-#: the rest closes the gap (:func:`close_gap`). Without one, the full model gets it all.
-SOLVE_SHARE = 0.5
 
 
 def close_gap(problem: StreamingProblem, ii: int, incumbent: StreamingSchedule,
-              result: SolveResult, time_limit: float, seed: int = 0, workers: int = 1
-              ) -> tuple[StreamingSchedule, bool, list[SolveResult]]:
+              result: SolveResult | None, time_limit: float, seed: int = 0, workers: int = 1,
+              low: int = 0) -> tuple[StreamingSchedule, bool, list[SolveResult]]:
     """Destructive lower bounding: is there a schedule of at most ``H`` cycles, for ``H`` from
     the best bound up to the incumbent's cycles - 1? Each question is the full model with the
     horizon ``H`` (tight issue windows, strong propagation). The first feasible ``H`` is optimal
     (every smaller one was refuted); refuting every ``H`` proves the incumbent optimal.
 
-    Returns the best schedule, whether it is proven optimal at ``ii``, and the results.
+    ``low`` is a known lower bound (e.g. the hold relaxation's). Returns the best schedule,
+    whether it is proven optimal at ``ii``, and the results.
     """
     deadline = time.perf_counter() + time_limit
-    low = max(cycle_bound(problem, ii), math.ceil(result.bound or 0))
+    low = _floor(problem, ii, result, low)
     results: list[SolveResult] = []
     for horizon in range(low, incumbent.cycles):
         left = deadline - time.perf_counter()
@@ -719,8 +762,8 @@ def close_gap(problem: StreamingProblem, ii: int, incumbent: StreamingSchedule,
             return incumbent, False, results
         model, cp = build_cp_model(problem, ii, horizon)
         variables = {v.name: v for v in cp.tile + cp.tau}
-        found = solve_cp_model(model, time_limit=left, seed=seed, workers=workers,
-                               variables=variables, name=f"{model.name}_h{horizon}")
+        found = solve_model(model, time_limit=left, seed=seed, workers=workers,
+                            variables=variables, name=f"{model.name}_h{horizon}")
         results.append(found)
         if found.status is SolveStatus.INFEASIBLE:
             continue
@@ -746,7 +789,7 @@ def _timing_for_layout(problem: StreamingProblem, ii: int, tiles: list[int], tim
     for i, t in enumerate(tiles):
         model.add(cp.tile[i] == t)
     variables = {v.name: v for v in cp.tile + cp.tau}
-    result = solve_cp_model(model, time_limit=time_limit, seed=seed, variables=variables)
+    result = solve_model(model, time_limit=time_limit, seed=seed, variables=variables)
     spent = time.perf_counter() - started
     if not result.has_solution:
         return None, spent
@@ -777,18 +820,94 @@ def _solve_once(problem: StreamingProblem, ii: int, horizon: int, time_limit: fl
                 tile_hint: list[int] | None = None
                 ) -> tuple[SolveResult, StreamingSchedule | None]:
     model, cp = build_cp_model(problem, ii, horizon)
-    if export_dir:
-        export_cp_model(model, f"{export_dir}/streaming_{problem.name.replace('/', '_')}"
-                               f"_ii{ii}.pb.txt")
+    _export(problem, ii, export_dir, model)
     variables = {v.name: v for v in cp.tile + cp.slot + cp.tau}
     hint = _hint(problem, cp, warm, ii) or _tile_hint(problem, cp, tile_hint)
-    result = solve_cp_model(model, time_limit=time_limit, seed=seed, workers=workers,
-                            hint=hint, variables=variables)
+    result = solve_model(model, time_limit=time_limit, seed=seed, workers=workers,
+                         hint=hint, variables=variables)
     if not result.has_solution:
         return result, None
     tile = [int(result.values[cp.tile[i].name]) for i in range(problem.n)]
     tau = [int(result.values[cp.tau[i].name]) for i in range(problem.n)]
     return result, schedule_from_lists(problem, ii, tile, tau)
+
+
+def _better(a: StreamingSchedule | None, b: StreamingSchedule | None, ii: int
+            ) -> StreamingSchedule | None:
+    """The schedule with fewer cycles among those at ``ii`` (None if neither is)."""
+    at_ii = [s for s in (a, b) if s is not None and s.ii == ii]
+    return min(at_ii, key=lambda s: s.cycles) if at_ii else None
+
+
+def _solve_ii(problem: StreamingProblem, ii: int, deadline: float, seed: int, workers: int,
+              warm: StreamingSchedule | None, tiles: list[int] | None,
+              results: list[SolveResult], export_dir: str | None, say: Callable[[str], None]
+              ) -> tuple[StreamingSchedule | None, bool, int, bool]:
+    """At one II: the full model first (warm-started by the timing of the layout's tiles; it
+    refutes a small II fastest), then the hold relaxation for a cycle bound (its tiles timed
+    when its schedule breaks H1), then destructive lower bounding from that bound.
+
+    Appends its results; returns the best schedule (None if none), whether it is proven optimal
+    at ``ii``, the cycle bound proven, and whether the II is proven impossible.
+    """
+    start = _better(warm, None, ii)
+    if start is None and tiles is not None:
+        start = _timed(problem, ii, tiles, deadline, seed, say)
+    share = FULL_SHARE if start is not None else COLD_SHARE
+    result, sched = solve_at_ii(problem, ii, max(0.5, _left(deadline) * share), seed,
+                                workers, start, export_dir, tile_hint=tiles)
+    results.append(result)
+    say(f"II {ii}: {result.status.value} ({result.wall_time:.2f} s)")
+    sched = _better(sched, start, ii)
+    if result.status is SolveStatus.INFEASIBLE:
+        return None, False, 0, True
+    if sched is not None and result.status is SolveStatus.OPTIMAL:
+        return sched, True, sched.cycles, False
+    relaxed, loose = relax_holds(problem, ii, _left(deadline) * RELAX_SHARE, seed, workers, sched)
+    results.append(relaxed)
+    say(f"II {ii}: hold relaxation {relaxed.status.value}, bound {relaxed.bound} "
+        f"({relaxed.wall_time:.2f} s)")
+    low = math.ceil(relaxed.bound or 0) if relaxed.has_solution else 0
+    if loose is not None and holds_fit(problem, loose):
+        sched = _better(sched, loose, ii)
+    elif loose is not None and (sched is None or sched.cycles > low):
+        sched = _better(sched, _timed(problem, ii, [loose.tile[n] for n in problem.names],
+                                      deadline, seed, say), ii)
+    if sched is None:
+        return None, False, 0, relaxed.status is SolveStatus.INFEASIBLE
+    sched, proven, extra = close_gap(problem, ii, sched, result, _left(deadline), seed, workers,
+                                     low=low)
+    results += extra
+    say(f"II {ii}: {'optimal' if proven else 'feasible'} after lower-bounding "
+        f"({len(extra)} models), {sched.cycles} cycles")
+    refuted = sum(r.status is SolveStatus.INFEASIBLE for r in extra)  # horizons low, low + 1..
+    bound = sched.cycles if proven else _floor(problem, ii, result, low) + refuted
+    return sched, proven, bound, False
+
+
+def _timed(problem: StreamingProblem, ii: int, tiles: list[int], deadline: float, seed: int,
+           say: Callable[[str], None]) -> StreamingSchedule | None:
+    """The timing model on fixed tiles (a warm start), in a share of the time left."""
+    timed, seconds = _timing_for_layout(problem, ii, tiles, _left(deadline) * FIXED_SHARE, seed)
+    say(f"II {ii}: timing of fixed tiles: {timed.cycles if timed else 'none'} ({seconds:.2f} s)")
+    return timed
+
+
+def _floor(problem: StreamingProblem, ii: int, result: SolveResult | None, low: int = 0) -> int:
+    """The best cycle bound at ``ii``: ``low``, the sibling-latency bound, the model's bound."""
+    return max(low, cycle_bound(problem, ii), math.ceil(getattr(result, "bound", 0) or 0))
+
+
+def _export(problem: StreamingProblem, ii: int, export_dir: str | None,
+            model: cp_model.CpModel | None = None) -> None:
+    """Write the full model at ``ii`` (built unless given) when ``export_dir`` is set."""
+    if export_dir:
+        export_cp_model(model or build_cp_model(problem, ii)[0],
+                        f"{export_dir}/streaming_{problem.name.replace('/', '_')}_ii{ii}.pb.txt")
+
+
+def _left(deadline: float) -> float:
+    return max(0.0, deadline - time.perf_counter())
 
 
 def solve_streaming(graph: Graph, spec: StreamingEngineSpec, time_limit: float = 10.0,
@@ -798,7 +917,9 @@ def solve_streaming(graph: Graph, spec: StreamingEngineSpec, time_limit: float =
                     explain_failure: bool = True) -> StreamingSchedule:
     """Smallest II, then fewest cycles: sweep II from the lower bound with one CP-SAT model each.
 
-    ``time_limit`` is per II. Raises :class:`StreamingInfeasible` (with :func:`explain`'s
+    ``time_limit`` is per II; time an II leaves unused carries over to the next. Per II: the
+    layout relaxation (refutes the II), then :func:`_solve_ii` (full model, hold relaxation,
+    destructive lower bounding). Raises :class:`StreamingInfeasible` (with :func:`explain`'s
     reasons unless ``explain_failure`` is False) when no II up to ``max_ii`` admits a mapping.
 
     Examples
@@ -820,49 +941,34 @@ def solve_streaming(graph: Graph, spec: StreamingEngineSpec, time_limit: float =
     bounds = lower_bounds(problem)
     results: list[SolveResult] = []
     all_proven = True
+    open_ii: list[int] = []
     for ii in range(bounds["ii"], problem.max_ii + 1):
-        refuted, tiles, budget = _layout_first(problem, ii, time_limit, seed, warm)
-        if refuted is not None:
-            results.append(refuted)
-            say(f"II {ii}: infeasible by the layout relaxation ({refuted.wall_time:.2f} s)")
+        spent = time.perf_counter() - started  # time an II leaves unused carries over
+        allowed = max(0.5, time_limit * (ii - bounds["ii"] + 1) - spent)
+        proof, tiles, budget = _layout_first(problem, ii, allowed, seed, warm)
+        if proof is not None:
+            results.append(proof)
+            say(f"II {ii}: infeasible by the layout relaxation ({proof.wall_time:.2f} s)")
             continue
-        start = warm
-        if tiles is not None and (warm is None or warm.ii != ii):
-            found = _timing_for_layout(problem, ii, tiles, budget * FIXED_SHARE, seed)
-            budget -= found[1]
-            start = found[0] or warm
-        ii_started = time.perf_counter()
-        share = SOLVE_SHARE if start is not None and start.ii == ii else 1.0  # a proof needs time
-        result, sched = solve_at_ii(problem, ii, max(0.5, budget * share), seed, workers,
-                                    start, export_dir, tile_hint=tiles)
-        results.append(result)
-        say(f"II {ii}: {result.status.value} ({result.wall_time:.2f} s)")
-        if sched is None and start is not None and start.ii == ii:
-            sched = start  # the model found nothing better in its share of the time
-        optimal_at_ii = result.status is SolveStatus.OPTIMAL
-        if sched is not None and not optimal_at_ii:
-            left = budget - (time.perf_counter() - ii_started)
-            sched, optimal_at_ii, extra = close_gap(problem, ii, sched, result, left, seed,
-                                                    workers)
-            results += extra
-            say(f"II {ii}: {'optimal' if optimal_at_ii else 'feasible'} after lower-bounding "
-                f"({len(extra)} models), {sched.cycles} cycles")
+        sched, optimal_at_ii, bound, refuted = _solve_ii(
+            problem, ii, time.perf_counter() + budget, seed, workers, warm, tiles, results,
+            export_dir, say)
         if sched is not None:
             optimal = optimal_at_ii and all_proven
             sched.method, sched.results = "cp-sat", results
             sched.status = "optimal" if optimal else "feasible"
             sched.proven_ii = all_proven
-            sched.bound = int(round(result.bound)) if result.bound is not None else None
+            sched.bound = bound
             sched.seconds = time.perf_counter() - started
             if warm is not None and warm.ii < ii:  # the warm start beat an unproven sweep
                 return warm
             return sched
-        all_proven &= result.status is SolveStatus.INFEASIBLE
+        all_proven &= refuted
+        if not refuted:
+            open_ii.append(ii)
     if warm is not None:
         return warm
     if not all_proven:
-        open_ii = [ii for ii, r in zip(range(bounds["ii"], problem.max_ii + 1), results)
-                   if r.status is not SolveStatus.INFEASIBLE]
         raise StreamingInfeasible([f"T0 time limit: no mapping found within {time_limit:g} s per "
                                    f"II and none proven impossible at II {open_ii} (raise "
                                    f"--time-limit)"])
@@ -895,7 +1001,7 @@ def explain(problem: StreamingProblem, time_limit: float = 5.0, seed: int = 0) -
     for family in relaxable:
         keep = [f for f in RULES if f != family]
         model, _ = build_cp_model(problem, ii, families=keep)
-        result = solve_cp_model(model, time_limit=time_limit, seed=seed)
+        result = solve_model(model, time_limit=time_limit, seed=seed)
         if result.has_solution:
             culprits.append(f"{family}: without it a mapping exists at II {ii} "
                             f"({RULES[family]})")

@@ -117,12 +117,13 @@ def max_wait(ii: int) -> int:
     return ii * ii - 1
 
 
-def issue_windows(problem: "StreamingProblem", ii: int, horizon: int | None = None
-                  ) -> tuple[list[int], list[int]] | None:
+def issue_windows(problem: "StreamingProblem", ii: int, horizon: int | None = None,
+                  holds: bool = True) -> tuple[list[int], list[int]] | None:
     """Earliest and latest issue cycle per instruction at ``ii``; None if ``ii`` is infeasible.
 
     ``horizon`` (optional) caps the cycle count (e.g. a known schedule's), so that
-    ``tau[v] <= horizon - tail[v]``.
+    ``tau[v] <= horizon - tail[v]``. ``holds=False`` drops H1 (a value may wait any time,
+    the hold relaxation): only the earliest issue and the horizon remain (``horizon`` needed).
 
     >>> from hardware import load_hardware
     >>> from model.graph import Graph, Node, Edge
@@ -144,7 +145,8 @@ def issue_windows(problem: "StreamingProblem", ii: int, horizon: int | None = No
                 return None
             continue
         lo_gap, hi_gap = low_cost - d * ii, high - d * ii
-        dist[u, v] = min(dist[u, v], hi_gap)     # tau_v <= tau_u + hi_gap
+        if holds:
+            dist[u, v] = min(dist[u, v], hi_gap)     # tau_v <= tau_u + hi_gap
         dist[v, u] = min(dist[v, u], -lo_gap)    # tau_u <= tau_v - lo_gap
     for k in range(n):
         dist = np.minimum(dist, dist[:, k:k + 1] + dist[k:k + 1, :])
@@ -154,9 +156,10 @@ def issue_windows(problem: "StreamingProblem", ii: int, horizon: int | None = No
     lo, hi = [0] * n, [0] * n
     for x in range(n):
         part = np.isfinite(dist[:, x]) & np.isfinite(dist[x, :])
-        lo[x] = int(max(0.0, np.max(-dist[x, part])))      # tau_x >= tau_y - D[x][y], tau_y >= 0
-        hi[x] = int(ii - 1 + np.max(dist[part, x]))       # some y of the part issues before II
-        if horizon is not None:
+        before = np.isfinite(dist[x, :])
+        lo[x] = int(max(0.0, np.max(-dist[x, before])))    # tau_x >= tau_y - D[x][y], tau_y >= 0
+        hi[x] = int(ii - 1 + np.max(dist[part, x])) if holds else horizon  # some y of the part
+        if horizon is not None:                                            # issues before II
             hi[x] = min(hi[x], horizon - tail[x])
     if any(lo[x] > hi[x] for x in range(n)):
         return None

@@ -249,7 +249,7 @@ def _record_single(mapping: Mapping, graph: Graph, work: Graph, spec: StreamingE
     mapping.metrics |= {
         "ii": sched.ii, "cycles": sched.cycles, "cycles_sim": report.cycles,
         "total_cycles_3_iterations": report.total_cycles, "status": sched.status,
-        "proven_ii": sched.proven_ii, "method": sched.method,
+        "proven_ii": sched.proven_ii, "method": sched.method, "cycles_bound": sched.bound,
         "delay_entries": sum(sched.delays.values()),
         "tiles_used": len(set(sched.tile.values())), "sdfs": 1, "af_edges": 0,
         "pass_instructions": len(passes), "seconds": round(time.perf_counter() - started, 3)}

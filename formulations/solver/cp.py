@@ -46,7 +46,8 @@ def solve_cp_model(model: cp_model.CpModel, time_limit: float = 10.0, seed: int 
                    workers: int = 1, hint: Mapping[Any, int] | None = None,
                    variables: Iterable[Any] | Mapping[str, Any] | None = None,
                    mip_gap: float | None = None, verbose: bool = False,
-                   name: str | None = None) -> SolveResult:
+                   name: str | None = None,
+                   params: Mapping[str, Any] | None = None) -> SolveResult:
     """Solve a CP-SAT model into a :class:`SolveResult`.
 
     Parameters
@@ -69,6 +70,8 @@ def solve_cp_model(model: cp_model.CpModel, time_limit: float = 10.0, seed: int 
         Log the search.
     name : str, optional
         Model name for the result (default the model's name).
+    params : mapping of str to value, optional
+        Further CP-SAT parameters by field name (e.g. ``{"linearization_level": 0}``).
 
     Returns
     -------
@@ -95,7 +98,7 @@ def solve_cp_model(model: cp_model.CpModel, time_limit: float = 10.0, seed: int 
             work.proto.solution_hint.vars.extend(_index(v) for v in hint)
             work.proto.solution_hint.values.extend(int(val) for val in hint.values())
         check = check_cp_hint(work, time_limit=min(1.0, time_limit))
-        out = run_cp_sat(work, time_limit, seed, workers, mip_gap, verbose, variables)
+        out = run_cp_sat(work, time_limit, seed, workers, mip_gap, verbose, variables, params)
     except Exception as exc:  # noqa: BLE001 - a failed solve is a result, not a crash
         check = HintCheck("none")
         out = {"status": SolveStatus.ERROR, "message": f"cp-sat: {type(exc).__name__}: {exc}"}
@@ -103,22 +106,25 @@ def solve_cp_model(model: cp_model.CpModel, time_limit: float = 10.0, seed: int 
 
 
 def run_cp_sat(model: cp_model.CpModel, time_limit: float, seed: int, workers: int,
-               mip_gap: float | None, verbose: bool, variables: Any = None) -> dict:
+               mip_gap: float | None, verbose: bool, variables: Any = None,
+               params: Mapping[str, Any] | None = None) -> dict:
     """Solve with CP-SAT; returns the raw outcome (status, objective, bound, values, message).
 
     ``values`` is a dict by name when ``variables`` is given or None (all named variables), or
     the full solution list (by variable index) when ``variables == "all"``.
     """
     solver = cp_model.CpSolver()
-    params = solver.parameters
-    params.max_time_in_seconds = float(time_limit)
-    params.random_seed = int(seed)
-    params.num_workers = int(workers)
+    settings = solver.parameters
+    settings.max_time_in_seconds = float(time_limit)
+    settings.random_seed = int(seed)
+    settings.num_workers = int(workers)
     if workers > 1:
-        params.interleave_search = True
+        settings.interleave_search = True
     if mip_gap is not None:
-        params.relative_gap_limit = float(mip_gap)
-    params.log_search_progress = bool(verbose)
+        settings.relative_gap_limit = float(mip_gap)
+    settings.log_search_progress = bool(verbose)
+    for key, value in (params or {}).items():
+        setattr(settings, key, value)
     code = solver.solve(model)
     status = _CP_STATUS.get(code, SolveStatus.ERROR)
     out: dict = {"status": status, "message": f"CP-SAT: {solver.status_name(code)}"}

@@ -3,8 +3,8 @@
 import pytest
 
 from benchmarks.se_generators import se_random_dag
-from formulations.streaming import (lower_bounds, problem_from_graph, solve_at_ii,
-                                    solve_streaming)
+from formulations.streaming import (holds_fit, lower_bounds, problem_from_graph, relax_holds,
+                                    solve_at_ii, solve_streaming)
 from formulations.streaming_bounds import cycle_bound, issue_windows, sibling_costs, tail_bound
 from formulations.streaming_env import exhaustive_schedule
 from formulations.streaming_layout import layout_refutes, solve_layout
@@ -51,6 +51,37 @@ def test_bound_is_valid_against_the_oracle(graph):
     for i, name in enumerate(p.names):
         assert lo[i] <= oracle.cycle[name] - shift <= hi[i] + oracle.ii
     assert not layout_refutes(p, oracle.ii)
+
+
+@pytest.mark.parametrize("graph", ORACLE_GRAPHS, ids=lambda g: g.name)
+def test_hold_relaxation_is_valid_against_the_oracle(graph):
+    p = problem_from_graph(graph, SE)
+    oracle = exhaustive_schedule(graph, SE)
+    assert holds_fit(p, oracle)
+    for ii in range(oracle.ii, oracle.ii + 2):
+        result, relaxed = relax_holds(p, ii, time_limit=10)
+        assert result.status.name == "OPTIMAL"
+        assert cycle_bound(p, ii) <= result.bound
+        if ii == oracle.ii:
+            assert result.bound <= oracle.cycles
+
+
+def test_hold_relaxation_drops_only_the_holds():
+    from formulations.streaming import schedule_from_lists
+
+    g = Graph("v", [Node("a"), Node("b"), Node("c"), Node("d")],
+              [Edge("a", "b"), Edge("b", "c"), Edge("a", "d"), Edge("c", "d")])
+    p = problem_from_graph(g, SE)
+    # a -> d waits 3 + 3 cycles at II 2: three delay entries on d's tile, which has 2 slots
+    held = schedule_from_lists(p, 2, [0, 0, 0, 1], [0, 3, 6, 10])
+    assert sum(held.delays.values()) >= 2 and not holds_fit(p, held)
+    result, relaxed = relax_holds(p, 2, time_limit=10)
+    full, sched = solve_at_ii(p, 2, time_limit=10)
+    assert relaxed is not None and not holds_fit(p, relaxed)   # a waits >= 4 cycles for d
+    assert full.status.name == "INFEASIBLE"
+    result, relaxed = relax_holds(p, 3, time_limit=10)
+    full, sched = solve_at_ii(p, 3, time_limit=10)
+    assert result.bound <= full.objective
 
 
 def test_windows_refute_a_recurrence_and_hold_a_solution():
