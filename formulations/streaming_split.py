@@ -34,7 +34,9 @@ goes from an earlier phase to a later one, a loop-carried AF edge reads a value 
 iteration that is already in memory. Recurrences stay inside one SDF: splitting one would put
 the AF latency inside the loop and only lengthen it.
 
-Not fixable by either transformation (reported with the reason): ``R2 recurrence`` (see above),
+Not fixable by either transformation (reported with the reason): ``R2 recurrence`` (see above;
+:func:`stuck_recurrences` also proves a recurrence within the II bound unmappable when its
+instructions alone have no mapping),
 ``O1 operands`` (a 4-operand instruction would need its operation decomposed, which changes the
 instruction set semantics), ``G0 graph``, ``M1 memory`` / ``M2 capacity`` (a variable's users
 must share one tile in every SDF) and two SDF starts sharing a variable.
@@ -63,7 +65,7 @@ from model.graph import Edge, Graph, Node
 
 __all__ = ["AF_LATENCY", "PASS_OP", "AfEdge", "SdfPart", "SplitPlan", "SplitSchedule",
            "relieve_fan_out", "solve_split", "repair_of", "phase_starts", "batch_size",
-           "part_graph",
+           "part_graph", "stuck_recurrences",
            "split_into_sdfs", "af_variable", "max_fan_out"]
 
 #: Cycles of one AF data transfer (assumed: the AF's latency is non-deterministic, digest §9).
@@ -461,6 +463,61 @@ def solve_split(graph: Graph, spec: StreamingEngineSpec, solve_one, first: int =
                              phase_starts(plan, schedules, batch, af_latency), af_latency)
     raise StreamingInfeasible([f"split: no partition into {first}..{most} SDFs maps every part"]
                               + last)
+
+
+def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, time_limit: float = 5.0,
+                      seed: int = 0) -> list[str]:
+    """Recurrences no split can map: ``R2 recurrence`` reasons, one per such recurrence.
+
+    A recurrence (a strongly connected component with its loop-carried edges) stays inside
+    one SDF in every split (see the module). Its instructions alone, with ``B1 starts``
+    dropped, are a relaxation of any SDF that contains them: the other rules only lose
+    terms (fewer siblings, edges, variables, holds). So when the model proves that
+    relaxation INFEASIBLE at every II up to ``max_ii``, no split maps the kernel. Each reason
+    names the recurrence's instructions and the rules without which it would map (each
+    relaxation solved in at most ``time_limit`` seconds).
+    """
+    from formulations.streaming import RULES, lower_bounds, problem_from_graph
+
+    cycles = nx.DiGraph()
+    cycles.add_edges_from((e.src, e.dst) for e in graph.edges if e.src != e.dst)
+    position = {n: i for i, n in enumerate(graph.node_ids)}
+    reasons = []
+    for members in nx.strongly_connected_components(cycles):
+        if len(members) < 2:
+            continue
+        names = sorted(members, key=position.get)
+        problem = problem_from_graph(graph.subgraph(names), spec)
+        low = lower_bounds(problem)["ii"]
+        if low > problem.max_ii:
+            continue  # the pre-check already says so (R2 recurrence)
+        keep = set(RULES) - {"B1 starts"}
+        if any(_mappable(problem, ii, keep, time_limit, seed) is not False
+               for ii in range(low, problem.max_ii + 1)):
+            continue
+        culprits = [rule for rule in sorted(keep)
+                    if _mappable(problem, problem.max_ii, keep - {rule}, time_limit, seed)]
+        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        reasons.append(
+            f"R2 recurrence: the loop-carried cycle through {shown} needs II >= {low} and has "
+            f"no mapping at any II <= {problem.max_ii} even as an SDF of its own (proven by "
+            f"the model" + (f"; it maps only with {' or '.join(culprits)} relaxed" if culprits
+                            else "") + "); a recurrence cannot cross the asynchronous fabric")
+    return reasons
+
+
+def _mappable(problem, ii: int, families: set[str], time_limit: float, seed: int
+              ) -> bool | None:
+    """Whether the model with only ``families`` has a mapping at ``ii`` (None: unknown)."""
+    from formulations.streaming import build_cp_model, solve_model
+    from formulations.solver import SolveStatus
+
+    model, _ = build_cp_model(problem, ii, families=families)
+    model.clear_objective()
+    result = solve_model(model, time_limit=time_limit, seed=seed)
+    if result.status is SolveStatus.INFEASIBLE:
+        return False
+    return True if result.has_solution else None
 
 
 def _solve_parts(plan: SplitPlan, solve_one, solved: dict, say):

@@ -30,7 +30,7 @@ from formulations.streaming import (StreamingInfeasible, StreamingSchedule, buil
                                     solve_streaming)
 from formulations.streaming_env import greedy_schedule, random_schedule
 from formulations.streaming_split import (AF_LATENCY, SplitSchedule, relieve_fan_out,
-                                          repair_of, solve_split)
+                                          repair_of, solve_split, stuck_recurrences)
 from hardware import StreamingEngineSpec
 from model.graph import Graph
 from model.mapping import Mapping
@@ -186,6 +186,10 @@ def _solve_split(work: Graph, spec: StreamingEngineSpec, options: RunOptions, ma
         return _solve(part, spec, options, warm, mapping, say, section=parts_tried[0],
                       explain_failure=False)
 
+    stuck = stuck_recurrences(work, spec, time_limit=min(options.time_limit, 5.0),
+                              seed=options.seed)
+    if stuck:  # proven: no split can map it
+        _fail(mapping, stuck + (single_error or []), started)
     first = max(2, -(-len(work.nodes) // (spec.tiles * spec.max_ii)))
     try:
         return solve_split(work, spec, solve_one, first=first, af_latency=af_latency, say=say)

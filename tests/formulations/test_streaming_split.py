@@ -6,10 +6,11 @@ import networkx as nx
 import pytest
 
 from benchmarks.se_generators import ifft_graph
-from formulations.streaming import precheck, problem_from_graph, solve_streaming
+from formulations.streaming import (StreamingInfeasible, precheck, problem_from_graph,
+                                    solve_streaming)
 from formulations.streaming_env import greedy_or_none
 from formulations.streaming_split import (AF_LATENCY, relieve_fan_out, repair_of, solve_split,
-                                          split_into_sdfs)
+                                          split_into_sdfs, stuck_recurrences)
 from hardware import load_hardware
 from model.graph import Edge, Graph, Node
 from sim.streaming import check_split
@@ -121,3 +122,26 @@ def test_too_big_recurrence_cannot_be_split():
                  [Edge(f"r{i}", f"r{(i + 1) % 100}", distance=int(i == 99)) for i in range(100)])
     with pytest.raises(ValueError, match="no partition into SDFs"):
         split_into_sdfs(ring, SE)
+
+
+def tight_twin_loops(distance=1):
+    """``m`` feeds ``a`` and ``b`` back over ``distance`` iterations; both feed ``m``. At
+    distance 1 each loop needs II >= 6 with no slack: a, b and m share one tile and a and b
+    issue in the same cycle, so no II <= 6 maps them (the shape of jpeg_fdct's loops)."""
+    nodes = [Node("p"), Node("a"), Node("b"), Node("m"), Node("out")]
+    edges = [Edge("p", "a"), Edge("p", "b"), Edge("a", "m"), Edge("b", "m"), Edge("a", "out"),
+             Edge("m", "a", distance=distance), Edge("m", "b", distance=distance)]
+    return Graph(f"twin{distance}", nodes, edges)
+
+
+def test_a_recurrence_that_no_split_can_map_is_proven():
+    reasons = stuck_recurrences(tight_twin_loops(1), SE, time_limit=5)
+    assert len(reasons) == 1 and reasons[0].startswith("R2 recurrence")
+    assert "a, b, m" in reasons[0] and repair_of(reasons[0]) is None
+    with pytest.raises(StreamingInfeasible):  # and indeed the whole kernel has no mapping
+        solve_streaming(tight_twin_loops(1), SE, time_limit=5, explain_failure=False)
+
+
+def test_a_recurrence_with_slack_is_not_reported():
+    assert stuck_recurrences(tight_twin_loops(2), SE, time_limit=5) == []
+    assert solve_streaming(tight_twin_loops(2), SE, time_limit=5).ii >= 3
