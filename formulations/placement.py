@@ -508,8 +508,9 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
     anneal_share : about this share of ``time_limit`` (up to twice as much while the first
         anneal cools) is spent annealing the greedy placement (VPR runs, congestion-blind:
         a faster surrogate; a fast anneal, then one cooling slowly enough to fill the
-        rest of the share) before the model starts from the best of them; 0 = straight
-        from the greedy.
+        rest of the share) before the model starts from the best of them; a section
+        small enough for the exact model gets the fast anneal only; 0 = straight from
+        the greedy.
 
     Returns
     -------
@@ -543,9 +544,11 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
     n_vars = sum(len(c) for c in candidates.values())
     from formulations.placement_bound import star_bound
     extra["star_bound"] = star_bound(problem)
+    exact = n_vars <= MAX_EXACT_VARS
     if greedy_cost > extra["star_bound"] and anneal_share > 0:
         current, extra["anneal_run_time"] = _annealed(problem, fabric, current,
-                                                      anneal_share * time_limit, seed)
+                                                      anneal_share * time_limit, seed,
+                                                      fill=not exact)
     start_cost = problem_cost(problem, current)
     extra["best_found_time"] = round(_time.perf_counter() - started, 4)
     index = {n: problem.sites.index[s] for n, s in current.items()}
@@ -555,10 +558,10 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
         extra |= _terms(problem, index)
         return PlacementOutcome(current, "placement model (warm start meets the bound)",
                                 start_cost, start_cost, "OPTIMAL", backend, extra)
-    if n_vars <= MAX_EXACT_VARS or export_dir:
+    if exact or export_dir:
         model, x = build_placement_model(problem, problem.nodes, candidates, {})
         _export(model, export_dir, f"placement_{graph.name}")
-    if n_vars <= MAX_EXACT_VARS:
+    if exact:
         left = max(0.5, time_limit - (_time.perf_counter() - started))
         return _solve_exact(problem, model, x, index, start_cost, backend, left, seed,
                             started, extra)
@@ -566,8 +569,8 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
                 started, extra)
 
 
-def _annealed(problem, fabric, start: dict[str, str], seconds: float, seed: int
-              ) -> tuple[dict[str, str], float]:
+def _annealed(problem, fabric, start: dict[str, str], seconds: float, seed: int,
+              fill: bool = True) -> tuple[dict[str, str], float]:
     """A second warm start: VPR anneals from ``start``; returns it and the seconds one
     anneal took (the LNS gives its annealing slices at least that long).
 
@@ -578,7 +581,8 @@ def _annealed(problem, fabric, start: dict[str, str], seconds: float, seed: int
     fit (slow cooling finds deeper minima than restarts on large sections). The anneals
     see the wirelength and penalty only (a faster surrogate: the congestion term is 0 at
     good placements; the model and its LNS see it); the caller gets whichever of
-    ``start`` and the results costs least.
+    ``start`` and the results costs least. Without ``fill`` only the first anneal runs (a
+    section small enough for the exact model needs the time for the proof).
     """
     import time as _time
     from dataclasses import replace
@@ -587,7 +591,7 @@ def _annealed(problem, fabric, start: dict[str, str], seconds: float, seed: int
     light = replace(problem, congestion_weight=0.0)
     best, _, _ = anneal(light, fabric, start, time_limit=2 * seconds, seed=seed)
     one_run = _time.perf_counter() - started
-    left = seconds - one_run
+    left = seconds - one_run if fill else 0.0
     if left > 2 * one_run:
         slow, _, _ = anneal(light, fabric, start, time_limit=left, seed=seed + 1,
                             inner_num=SLOW_COOLING * left / one_run)
