@@ -487,7 +487,7 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
                 time_limit: float = 10.0, seed: int = 0, export_dir: str | None = None,
                 site_penalty: dict[str, float] | None = None, start: dict[str, str] | None = None,
                 window: int = 8, anneal_share: float = 0.5, patience: int | None = PATIENCE,
-                cut_share: float = 1.0, **_options) -> PlacementOutcome:
+                cut_share: float = 1.0, drop_idle: bool = True, **_options) -> PlacementOutcome:
     """Exact placement model, warm-started by the greedy; LNS when too big to prove.
 
     Parameters
@@ -505,6 +505,10 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
     patience : the LNS stops after this many rounds without a 0.1 % improvement;
         None = never stop early: anneal from the LNS's local optimum (keeping it only
         when better) and go on until ``time_limit``.
+    drop_idle : place the nodes without any pair (they cost nothing anywhere) last, on
+        the sites the others leave free (a bipartite matching), so that the search moves
+        fewer nodes among free sites instead of swapping through a full chip; when the
+        leftover sites cannot take them, the whole section is placed again with them.
     anneal_share : about this share of ``time_limit`` (up to twice as much while the first
         anneal cools) is spent annealing the greedy placement (VPR runs, congestion-blind:
         a faster surrogate; a fast anneal, then one cooling slowly enough to fill the
@@ -536,6 +540,21 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
     started = _time.perf_counter()
     problem = placement_problem(graph, fabric, site_penalty, cut_share)
     _check_capacity(problem)
+    idle = {n for n in problem.nodes if problem.degree[n] == 0}
+    if drop_idle and idle and len(idle) < len(problem.nodes):
+        options = dict(backend=backend, seed=seed, site_penalty=site_penalty, window=window,
+                       anneal_share=anneal_share, patience=patience, cut_share=cut_share)
+        busy = [n for n in graph.node_ids if n not in idle]
+        out = place_model(graph.subgraph(busy), fabric, [n for n in order if n not in idle],
+                          time_limit=time_limit, export_dir=export_dir, drop_idle=False,
+                          start={n: start[n] for n in busy} if start else None, **options)
+        completed = _fill_idle(problem, out.placement, sorted(idle))
+        if completed is not None:
+            out.placement, out.extra["idle_nodes"] = completed, len(idle)
+            return out
+        left = max(0.5, time_limit - (_time.perf_counter() - started))
+        return place_model(graph, fabric, order, time_limit=left, export_dir=export_dir,
+                           start=start, drop_idle=False, **options)
     current = start or greedy_place(graph, fabric, order)
     greedy_cost = problem_cost(problem, current)
     extra = {"greedy_cost": greedy_cost, "first_solution_time":
@@ -567,6 +586,23 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
                             started, extra)
     return _lns(problem, fabric, index, start_cost, backend, time_limit, seed, window, patience,
                 started, extra)
+
+
+def _fill_idle(problem: PlacementProblem, placement: dict[str, str], idle: list[str]
+               ) -> dict[str, str] | None:
+    """``placement`` completed with the ``idle`` nodes on free compatible sites (a maximum
+    bipartite matching); None when the free sites cannot take them all."""
+    import networkx as nx
+    used = {problem.sites.index[s] for s in placement.values()}
+    free = [k for k in range(len(problem.sites.ids)) if k not in used]
+    options = nx.Graph()
+    options.add_nodes_from(idle)
+    options.add_edges_from((n, ("site", k)) for n in idle for k in free
+                           if problem.hosts[problem.units[n]][k])
+    matching = nx.bipartite.hopcroft_karp_matching(options, top_nodes=idle)
+    if any(n not in matching for n in idle):
+        return None
+    return placement | {n: problem.sites.ids[matching[n][1]] for n in idle}
 
 
 def _annealed(problem, fabric, start: dict[str, str], seconds: float, seed: int,

@@ -501,8 +501,9 @@ def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, time_limit: float
         reasons.append(
             f"R2 recurrence: the loop-carried cycle through {shown} needs II >= {low} and has "
             f"no mapping at any II <= {problem.max_ii} even as an SDF of its own (proven by "
-            f"the model" + (f"; it maps only with {' or '.join(culprits)} relaxed" if culprits
-                            else "") + "); a recurrence cannot cross the asynchronous fabric")
+            f"the model" + (f", which maps it only with {' or '.join(culprits)} relaxed"
+                            if culprits else "")
+            + "), and a recurrence cannot cross the asynchronous fabric")  # no "; ": a list
     return reasons
 
 

@@ -112,3 +112,26 @@ def test_lns_without_patience_uses_the_budget_and_stays_legal(plasticine):
     assert check_placement(g, plasticine, out.placement).ok
     assert out.objective <= out.extra["warm_start_cost"] + 1e-9
     assert out.extra["final_time"] >= 2.0
+
+
+def test_nodes_without_pairs_are_placed_last_and_keep_the_optimum(tiny):
+    """A full chip: the star plus idle units; they cost nothing, so the optimum stays."""
+    star = star_graph()
+    idle = ([Node(f"idle_pcu{k}", unit="pcu") for k in range(5)]
+            + [Node(f"idle_pmu{k}", unit="pmu") for k in range(6)])
+    g = Graph("star+idle", star.nodes + idle, star.edges + [Edge("idle_pcu0", "idle_pmu0",
+                                                                   bandwidth=0.0)])
+    out = place_model(g, tiny, g.node_ids, time_limit=20, seed=0)
+    assert check_placement(g, tiny, out.placement).ok
+    assert out.extra["idle_nodes"] == 11 and out.status == "OPTIMAL"
+    assert out.objective == pytest.approx(exhaustive_optimum(star, tiny))
+
+
+def test_idle_nodes_that_do_not_fit_the_leftover_sites_are_refused(tiny):
+    from formulations.placement import _fill_idle
+    g = Graph("pmus", [Node(f"m{k}", unit="pmu") for k in range(9)], [])
+    problem = placement_problem(g, tiny)
+    taken = {f"m{k}": s.id for k, s in enumerate(tiny.sites_of("pmu"))}
+    assert _fill_idle(problem, taken, ["m8"]) is None
+    del taken["m7"]
+    assert _fill_idle(problem, taken, ["m7"])["m7"] == tiny.sites_of("pmu")[7].id
