@@ -701,7 +701,7 @@ def holds_fit(problem: StreamingProblem, schedule: StreamingSchedule) -> bool:
     """H1 on a schedule: every tile's instructions plus the delay entries of the values held
     into them fit its II slots."""
     load = defaultdict(int)
-    for nid, t in schedule.tile.items():
+    for t in schedule.tile.values():
         load[t] += 1
     for (_, v, _), count in schedule.delays.items():
         load[schedule.tile[v]] += count
