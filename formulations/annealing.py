@@ -11,9 +11,13 @@ of one node to a type-compatible site, accepted by the Metropolis rule, with
   0.8 below);
 * the *range limiter*: a move goes at most ``R`` sites away in each direction, and
   ``R`` follows the acceptance rate towards 44 %;
-* ``inner_num * nodes**(4/3)`` moves per temperature with ``inner_num = 1``
-  (VPR's fast setting; its default 10 does not cool within seconds in Python),
-  and restarts from the best placement while time remains;
+* ``inner_num * nodes**(4/3)`` moves per temperature: ``inner_num = 1`` (VPR's fast
+  setting) for a first anneal that measures how long a schedule takes, then one
+  anneal with ``inner_num`` chosen to use about half the time left (VPR fits
+  ``inner_num`` to the effort it may spend), then restarts from the best placement
+  while time remains (:func:`anneal_to_budget`);
+* a move's target is drawn from the range window clipped to the chip (VPR), so
+  proposals rarely fall off the grid;
 * the exit rule ``T < 0.005 * cost / pairs`` or the time limit.
 
 Caveats
@@ -43,7 +47,8 @@ from formulations.placement import (PlacementOutcome, PlacementProblem, _check_c
                                     problem_cost)
 from model.graph import Graph
 
-__all__ = ["anneal", "anneal_with_restarts", "place_annealing", "AnnealStats"]
+__all__ = ["anneal", "anneal_with_restarts", "anneal_to_budget", "place_annealing",
+           "AnnealStats"]
 
 
 class AnnealStats(dict):
@@ -72,6 +77,8 @@ class _State:
         self.xy = {s.id: (int(math.floor(s.x)), int(math.floor(s.y))) for s in fabric.sites}
         self.site_xy = np.array([self.xy[s] for s in problem.sites.ids])
         self.at_xy = {xy: k for k, xy in enumerate(map(tuple, self.site_xy))}
+        self.xy_low = self.site_xy.min(axis=0) if len(self.site_xy) else np.zeros(2, int)
+        self.xy_high = self.site_xy.max(axis=0) if len(self.site_xy) else np.zeros(2, int)
         self.agcu_sites = np.flatnonzero(problem.hosts["agcu"])
         self.cuts = _CutLoad(problem, self.pos) if problem.congestion_active else None
 
@@ -192,9 +199,10 @@ def _propose(state: _State, rng, limit: int) -> tuple[int, int] | None:
     if state.problem.units[state.nodes[a]] == "agcu":
         target = int(state.agcu_sites[rng.integers(len(state.agcu_sites))])
     else:
-        x, y = state.site_xy[state.pos[a]]
-        dx, dy = rng.integers(-limit, limit + 1, size=2)
-        target = state.at_xy.get((int(x + dx), int(y + dy)), -1)
+        here = state.site_xy[state.pos[a]]  # the range window, clipped to the chip (VPR)
+        x, y = rng.integers(np.maximum(here - limit, state.xy_low),
+                            np.minimum(here + limit, state.xy_high) + 1)
+        target = state.at_xy.get((int(x), int(y)), -1)
     if target < 0 or target == state.pos[a] or not state.hosts[a][target]:
         return None
     b = int(state.occupant[target])
@@ -204,12 +212,17 @@ def _propose(state: _State, rng, limit: int) -> tuple[int, int] | None:
 
 
 def _initial_temperature(state: _State, rng, limit: int, factor: float = 20.0) -> float:
-    """``factor`` times the standard deviation of the cost change of random moves."""
+    """``factor`` times the standard deviation of the cost change of random moves (as many
+    as there are nodes, at least 20; proposals that miss do not count, or a large chip's
+    first estimate could rest on a handful of moves, even none, and start the anneal cold)."""
     deltas = []
-    for _ in range(max(20, len(state.nodes))):
+    wanted = max(20, len(state.nodes))
+    for _ in range(50 * wanted):
         move = _propose(state, rng, limit)
         if move:
             deltas.append(state.delta(*move)[0])
+            if len(deltas) == wanted:
+                break
     return factor * float(np.std(deltas)) if deltas else 0.0
 
 
@@ -301,6 +314,42 @@ def anneal_with_restarts(problem: PlacementProblem, fabric, start: dict[str, str
     return best, cost, stats
 
 
+#: The slow anneal of :func:`anneal_to_budget` gets this share of the moves per temperature
+#: that would fill the time left (a schedule cut by the deadline while hot is wasted).
+SLOW_COOLING = 0.5
+
+
+def anneal_to_budget(problem: PlacementProblem, fabric, start: dict[str, str], *,
+                     time_limit: float, seed: int = 0, first_limit: float | None = None,
+                     fill: bool = True) -> tuple[dict[str, str], float, AnnealStats]:
+    """VPR's answer to a time budget: cool more slowly, rather than restart.
+
+    A first anneal (at most ``first_limit`` seconds, default ``time_limit``) measures how
+    long one schedule takes. When the time left holds more than two such runs, one anneal
+    from ``start`` with :data:`SLOW_COOLING` times as many moves per temperature as fit
+    (slow cooling finds deeper minima than restarts on large sections); then restarts from
+    the best placement until ``time_limit``. Without ``fill`` only the first anneal runs.
+    Returns the best placement, its cost and counters (``one_run``: the first anneal's
+    seconds).
+    """
+    started = time.perf_counter()
+    best, cost, stats = anneal(problem, fabric, start, time_limit=first_limit or time_limit,
+                               seed=seed)
+    one_run = time.perf_counter() - started
+    stats["one_run"] = one_run
+    left = time_limit - one_run if fill else 0.0
+    if left > 2 * one_run:
+        slow, slow_cost, _ = anneal(problem, fabric, start, time_limit=left, seed=seed + 1,
+                                    inner_num=SLOW_COOLING * left / one_run)
+        if slow_cost < cost:
+            best, cost = slow, slow_cost
+    left = time_limit - (time.perf_counter() - started) if fill else 0.0
+    if left > 0.1 and cost > 0:
+        best, cost, _ = anneal_with_restarts(problem, fabric, best, time_limit=left,
+                                             seed=seed + 2)
+    return best, cost, stats
+
+
 def place_annealing(graph: Graph, fabric, order: list[str], *, time_limit: float = 10.0,
                     seed: int = 0, site_penalty: dict[str, float] | None = None,
                     start: dict[str, str] | None = None, restarts: bool = True,
@@ -308,9 +357,9 @@ def place_annealing(graph: Graph, fabric, order: list[str], *, time_limit: float
                     **_options) -> PlacementOutcome:
     """The registry form: anneal from the greedy placement of ``order``.
 
-    With ``restarts`` the annealer starts again from its best placement (a new
-    seed, a fresh temperature) until ``time_limit``, so it gets the same time
-    budget as the model it is compared with. ``congestion=False`` anneals the
+    With ``restarts`` the annealer fills ``time_limit`` (:func:`anneal_to_budget`: a
+    fast anneal, a slow one, then restarts from the best placement), so it gets the
+    same time budget as the model it is compared with. ``congestion=False`` anneals the
     wirelength (and penalty) only -- a surrogate that moves faster while the
     placement is hot -- and reports the full cost of the result (the model's
     own warm start does this); the default anneals the full cost.
@@ -336,7 +385,7 @@ def place_annealing(graph: Graph, fabric, order: list[str], *, time_limit: float
     first_time = time.perf_counter() - started
     left = time_limit - (time.perf_counter() - started)
     if restarts:
-        best, _, stats = anneal_with_restarts(moves_on, fabric, first, time_limit=left, seed=seed)
+        best, _, stats = anneal_to_budget(moves_on, fabric, first, time_limit=left, seed=seed)
     else:
         best, _, stats = anneal(moves_on, fabric, first, time_limit=left, seed=seed)
     cost = problem_cost(problem, best)

@@ -173,9 +173,6 @@ def place_greedy(graph: Graph, fabric, order: list[str], **_options) -> Placemen
 WEIGHT_SCALE = 10**6
 #: A section whose full model has more assignment variables than this is improved by LNS.
 MAX_EXACT_VARS = 800
-#: A slow anneal of the warm start makes inner_num this share of (its seconds / the seconds
-#: of one fast anneal), so that it cools within its time.
-SLOW_COOLING = 0.5
 #: LNS stops after this many rounds without a 0.1 % improvement (unless ``patience=None``).
 PATIENCE = 20
 
@@ -607,35 +604,23 @@ def _fill_idle(problem: PlacementProblem, placement: dict[str, str], idle: list[
 
 def _annealed(problem, fabric, start: dict[str, str], seconds: float, seed: int,
               fill: bool = True) -> tuple[dict[str, str], float]:
-    """A second warm start: VPR anneals from ``start``; returns it and the seconds one
-    anneal took (the LNS gives its annealing slices at least that long).
+    """A second warm start: :func:`~formulations.annealing.anneal_to_budget` from ``start``
+    for about ``seconds`` (its first anneal may run until it freezes or ``2 * seconds``: a
+    section of a hundred nodes needs a few seconds to cool); returns the result and the
+    seconds one anneal took (the LNS gives its annealing slices at least that long).
 
-    The first anneal may run until it freezes or ``2 * seconds`` (a section of a hundred
-    nodes needs a few seconds to cool); restarts from its best placement follow while
-    less than ``seconds`` have passed, or, when the rest is more than two such runs, one
-    anneal from ``start`` with :data:`SLOW_COOLING` times as many moves per temperature as
-    fit (slow cooling finds deeper minima than restarts on large sections). The anneals
-    see the wirelength and penalty only (a faster surrogate: the congestion term is 0 at
-    good placements; the model and its LNS see it); the caller gets whichever of
-    ``start`` and the results costs least. Without ``fill`` only the first anneal runs (a
-    section small enough for the exact model needs the time for the proof).
+    The anneals see the wirelength and penalty only (a faster surrogate: the congestion
+    term is 0 at good placements; the model and its LNS see it); the caller gets whichever
+    of ``start`` and the result costs least. Without ``fill`` only the first anneal runs
+    (a section small enough for the exact model needs the time for the proof).
     """
-    import time as _time
     from dataclasses import replace
-    from formulations.annealing import anneal, anneal_with_restarts
-    started = _time.perf_counter()
+    from formulations.annealing import anneal_to_budget
     light = replace(problem, congestion_weight=0.0)
-    best, _, _ = anneal(light, fabric, start, time_limit=2 * seconds, seed=seed)
-    one_run = _time.perf_counter() - started
-    left = seconds - one_run if fill else 0.0
-    if left > 2 * one_run:
-        slow, _, _ = anneal(light, fabric, start, time_limit=left, seed=seed + 1,
-                            inner_num=SLOW_COOLING * left / one_run)
-        best = min(best, slow, key=lambda p: problem_cost(light, p))
-    elif left > 0.1:
-        best, _, _ = anneal_with_restarts(light, fabric, best, time_limit=left, seed=seed + 1)
+    best, _, stats = anneal_to_budget(light, fabric, start, time_limit=seconds, seed=seed,
+                                      first_limit=2 * seconds, fill=fill)
     better = problem_cost(problem, best) < problem_cost(problem, start)
-    return (best if better else start), one_run
+    return (best if better else start), stats["one_run"]
 
 
 def _solve_exact(problem, model, x, index, start_cost, backend, time_limit, seed, started,
