@@ -18,7 +18,9 @@ of one node to a type-compatible site, accepted by the Metropolis rule, with
   while time remains (:func:`anneal_to_budget`);
 * a move's target is drawn from the range window clipped to the chip (VPR), so
   proposals rarely fall off the grid;
-* the exit rule ``T < 0.005 * cost / pairs`` or the time limit.
+* the exit rule ``T < 0.005 * cost / pairs`` or the time limit; when the temperatures
+  still to go would not fit before the time limit, each gets fewer moves (at least one
+  per node), so that a run cools within its budget rather than being cut off hot.
 
 Caveats
 -------
@@ -236,6 +238,27 @@ def _cooling(rate: float) -> float:
     return 0.8
 
 
+#: Exit temperature per unit of cost per pair (VPR's ``0.005 * cost / nets``).
+EXIT_FACTOR = 0.005
+#: Fewest moves per temperature a time-fitted schedule keeps, per node.
+MIN_MOVES_PER_NODE = 1
+
+
+def _fitted(moves_per_t: int, seconds_per_move: float, temperature: float,
+            cost_per_pair: float, deadline: float) -> int:
+    """Moves at this temperature: VPR's ``moves_per_t``, fewer when the temperatures still
+    to go would not all get them before ``deadline`` (VPR fits ``inner_num`` to the effort
+    it may spend; a schedule cut off while hot is wasted). The temperatures to go are
+    counted at the slowest cooling factor, 0.95, as the middle of a schedule cools."""
+    exit_temperature = EXIT_FACTOR * max(cost_per_pair, 1e-12)
+    if seconds_per_move <= 0 or temperature <= exit_temperature:
+        return moves_per_t
+    to_go = math.log(exit_temperature / temperature) / math.log(0.95) + 1
+    affordable = (deadline - time.perf_counter()) / (seconds_per_move * to_go)
+    floor = MIN_MOVES_PER_NODE * moves_per_t ** 0.75  # moves_per_t ~ nodes ** (4/3)
+    return int(min(moves_per_t, max(floor, affordable)))
+
+
 def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_limit: float = 10.0,
            seed: int = 0, inner_num: float = 1.0, temperature_factor: float = 20.0
            ) -> tuple[dict[str, str], float, AnnealStats]:
@@ -267,9 +290,11 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
     moves_per_t = max(10, int(inner_num * len(state.nodes) ** (4 / 3)))
     stats = AnnealStats(temperatures=0, moves=0, accepted=0)
     pairs = max(1, len(problem.pairs))
+    steps = 0
     while time.perf_counter() < deadline and best_cost > 0:
         accepted = tried = 0
-        for _ in range(moves_per_t):
+        step_started = time.perf_counter()
+        for _ in range(_fitted(moves_per_t, steps, temperature, cost / pairs, deadline)):
             move = _propose(state, rng, limit)
             if move is None:
                 continue
@@ -282,14 +307,17 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
                 if cost < best_cost - 1e-12:
                     best_cost, best = cost, state.placement()
         rate = accepted / tried if tried else 0.0
+        steps = (time.perf_counter() - step_started) / max(1, tried + 1)
         stats["temperatures"] += 1
         stats["moves"] += tried
         stats["accepted"] += accepted
         temperature *= _cooling(rate)
         limit = int(min(max_limit, max(1, round(limit * (1 - 0.44 + rate)))))
-        if temperature < 0.005 * max(cost, 1e-12) / pairs:
+        if temperature < EXIT_FACTOR * max(cost, 1e-12) / pairs:
             break
     stats["range_limit"] = limit
+    stats["final_cost"] = cost
+    stats["final_temperature"] = temperature
     return best, problem_cost(problem, best), stats
 
 

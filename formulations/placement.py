@@ -605,9 +605,9 @@ def _fill_idle(problem: PlacementProblem, placement: dict[str, str], idle: list[
 def _annealed(problem, fabric, start: dict[str, str], seconds: float, seed: int,
               fill: bool = True) -> tuple[dict[str, str], float]:
     """A second warm start: :func:`~formulations.annealing.anneal_to_budget` from ``start``
-    for about ``seconds`` (its first anneal may run until it freezes or ``2 * seconds``: a
-    section of a hundred nodes needs a few seconds to cool); returns the result and the
-    seconds one anneal took (the LNS gives its annealing slices at least that long).
+    for about ``seconds`` (its first anneal cools within them: a large section gets fewer
+    moves per temperature); returns the result and the seconds one anneal took (the LNS
+    gives its annealing slices at least that long).
 
     The anneals see the wirelength and penalty only (a faster surrogate: the congestion
     term is 0 at good placements; the model and its LNS see it); the caller gets whichever
@@ -618,7 +618,7 @@ def _annealed(problem, fabric, start: dict[str, str], seconds: float, seed: int,
     from formulations.annealing import anneal_to_budget
     light = replace(problem, congestion_weight=0.0)
     best, _, stats = anneal_to_budget(light, fabric, start, time_limit=seconds, seed=seed,
-                                      first_limit=2 * seconds, fill=fill)
+                                      fill=fill)
     better = problem_cost(problem, best) < problem_cost(problem, start)
     return (best if better else start), stats["one_run"]
 
