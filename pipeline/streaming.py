@@ -79,6 +79,10 @@ def map_streaming(graph: Graph, spec: StreamingEngineSpec, options: RunOptions |
         mapping.stages.append(stage_record("pass tree", 0, "relieve fan-out", started,
                                            objective=len(passes)))
         say(f"pass tree: {len(passes)} pass instructions")
+    stuck = stuck_recurrences(work, spec, time_limit=min(options.time_limit, 5.0),
+                              seed=options.seed)
+    if stuck:  # proven: neither one SDF nor any split maps it
+        _fail(mapping, stuck, started)
     single_error = None
     if not precheck(problem_from_graph(work, spec)):
         try:
@@ -186,10 +190,6 @@ def _solve_split(work: Graph, spec: StreamingEngineSpec, options: RunOptions, ma
         return _solve(part, spec, options, warm, mapping, say, section=parts_tried[0],
                       explain_failure=False)
 
-    stuck = stuck_recurrences(work, spec, time_limit=min(options.time_limit, 5.0),
-                              seed=options.seed)
-    if stuck:  # proven: no split can map it
-        _fail(mapping, stuck + (single_error or []), started)
     first = max(2, -(-len(work.nodes) // (spec.tiles * spec.max_ii)))
     try:
         return solve_split(work, spec, solve_one, first=first, af_latency=af_latency, say=say)

@@ -50,13 +50,14 @@ def test_failure_is_diagnosed_by_rule():
     assert "slower over the AF" in err.value.mapping.diagnosis
 
 
-def test_a_recurrence_no_split_can_map_is_diagnosed_before_splitting():
+def test_a_recurrence_no_split_can_map_is_diagnosed_before_any_search():
     from tests.formulations.test_streaming_split import tight_twin_loops
     with pytest.raises(MappingFailed) as err:
         map_streaming(tight_twin_loops(1), SE, RunOptions(time_limit=3))
-    diagnosis = err.value.mapping.diagnosis
-    assert diagnosis.startswith("R2 recurrence: the loop-carried cycle through a, b, m")
-    assert "not mappable" in diagnosis and "sdfs" not in err.value.mapping.metrics
+    mapping = err.value.mapping
+    assert mapping.diagnosis.startswith("R2 recurrence: the loop-carried cycle through a, b, m")
+    assert "not mappable" in mapping.diagnosis and "sdfs" not in mapping.metrics
+    assert not any(s["stage"] in ("warm start", "modulo placement") for s in mapping.stages)
 
 
 def test_seventeen_starts_split_into_two_sdfs(tmp_path):
