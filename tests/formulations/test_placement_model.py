@@ -135,3 +135,16 @@ def test_idle_nodes_that_do_not_fit_the_leftover_sites_are_refused(tiny):
     assert _fill_idle(problem, taken, ["m8"]) is None
     del taken["m7"]
     assert _fill_idle(problem, taken, ["m7"])["m7"] == tiny.sites_of("pmu")[7].id
+
+
+def test_annealing_gets_more_of_the_budget_when_pair_weights_share_one_scale(plasticine):
+    from formulations.placement import ONE_SCALE_SHARE, SPREAD_SHARE, anneal_share_for
+    chain = [Node(f"n{i}", unit="pcu") for i in range(6)]
+
+    def share(bandwidths):
+        edges = [Edge(f"n{i}", f"n{i + 1}", bandwidth=b) for i, b in enumerate(bandwidths)]
+        return anneal_share_for(placement_problem(Graph("c", chain, edges), plasticine))
+
+    assert share([1.0, 0.5, 1.0, 0.5, 1.0]) == ONE_SCALE_SHARE
+    assert share([1.0, 1e-4, 1e-5, 1e-4, 1e-6]) == SPREAD_SHARE  # a DNN section's spread
+    assert share([1.0]) == SPREAD_SHARE  # one pair: no scale to speak of
