@@ -290,11 +290,12 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
     moves_per_t = max(10, int(inner_num * len(state.nodes) ** (4 / 3)))
     stats = AnnealStats(temperatures=0, moves=0, accepted=0)
     pairs = max(1, len(problem.pairs))
-    steps = 0
+    seconds_per_move = 0.0  # measured at each temperature
     while time.perf_counter() < deadline and best_cost > 0:
         accepted = tried = 0
         step_started = time.perf_counter()
-        for _ in range(_fitted(moves_per_t, steps, temperature, cost / pairs, deadline)):
+        moves = _fitted(moves_per_t, seconds_per_move, temperature, cost / pairs, deadline)
+        for _ in range(moves):
             move = _propose(state, rng, limit)
             if move is None:
                 continue
@@ -307,7 +308,7 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
                 if cost < best_cost - 1e-12:
                     best_cost, best = cost, state.placement()
         rate = accepted / tried if tried else 0.0
-        steps = (time.perf_counter() - step_started) / max(1, tried + 1)
+        seconds_per_move = (time.perf_counter() - step_started) / max(1, tried + 1)
         stats["temperatures"] += 1
         stats["moves"] += tried
         stats["accepted"] += accepted
