@@ -244,13 +244,17 @@ EXIT_FACTOR = 0.005
 MIN_MOVES_PER_NODE = 1
 
 
+def _exit_temperature(cost_per_pair: float) -> float:
+    return EXIT_FACTOR * max(cost_per_pair, 1e-12)
+
+
 def _fitted(moves_per_t: int, seconds_per_move: float, temperature: float,
             cost_per_pair: float, deadline: float) -> int:
     """Moves at this temperature: VPR's ``moves_per_t``, fewer when the temperatures still
     to go would not all get them before ``deadline`` (VPR fits ``inner_num`` to the effort
     it may spend; a schedule cut off while hot is wasted). The temperatures to go are
     counted at the slowest cooling factor, 0.95, as the middle of a schedule cools."""
-    exit_temperature = EXIT_FACTOR * max(cost_per_pair, 1e-12)
+    exit_temperature = _exit_temperature(cost_per_pair)
     if seconds_per_move <= 0 or temperature <= exit_temperature:
         return moves_per_t
     to_go = math.log(exit_temperature / temperature) / math.log(0.95) + 1
@@ -314,7 +318,7 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
         stats["accepted"] += accepted
         temperature *= _cooling(rate)
         limit = int(min(max_limit, max(1, round(limit * (1 - 0.44 + rate)))))
-        if temperature < EXIT_FACTOR * max(cost, 1e-12) / pairs:
+        if temperature < _exit_temperature(cost / pairs):
             break
     stats["range_limit"] = limit
     stats["final_cost"] = cost
@@ -349,12 +353,10 @@ SLOW_COOLING = 0.5
 
 
 def anneal_to_budget(problem: PlacementProblem, fabric, start: dict[str, str], *,
-                     time_limit: float, seed: int = 0, first_limit: float | None = None,
-                     fill: bool = True) -> tuple[dict[str, str], float, AnnealStats]:
+                     time_limit: float, seed: int = 0, fill: bool = True) -> tuple[dict[str, str], float, AnnealStats]:
     """VPR's answer to a time budget: cool more slowly, rather than restart.
 
-    A first anneal (at most ``first_limit`` seconds, default ``time_limit``) measures how
-    long one schedule takes. When the time left holds more than two such runs, one anneal
+    A first anneal (cooled within ``time_limit``) measures how long one schedule takes. When the time left holds more than two such runs, one anneal
     from ``start`` with :data:`SLOW_COOLING` times as many moves per temperature as fit
     (slow cooling finds deeper minima than restarts on large sections); then restarts from
     the best placement until ``time_limit``. Without ``fill`` only the first anneal runs.
@@ -362,8 +364,7 @@ def anneal_to_budget(problem: PlacementProblem, fabric, start: dict[str, str], *
     seconds).
     """
     started = time.perf_counter()
-    best, cost, stats = anneal(problem, fabric, start, time_limit=first_limit or time_limit,
-                               seed=seed)
+    best, cost, stats = anneal(problem, fabric, start, time_limit=time_limit, seed=seed)
     one_run = time.perf_counter() - started
     stats["one_run"] = one_run
     left = time_limit - one_run if fill else 0.0
