@@ -248,19 +248,19 @@ def _exit_temperature(cost_per_pair: float) -> float:
     return EXIT_FACTOR * max(cost_per_pair, 1e-12)
 
 
-def _fitted(moves_per_t: int, seconds_per_move: float, temperature: float,
+def _fitted(moves_per_t: int, nodes: int, seconds_per_move: float, temperature: float,
             cost_per_pair: float, deadline: float) -> int:
     """Moves at this temperature: VPR's ``moves_per_t``, fewer when the temperatures still
     to go would not all get them before ``deadline`` (VPR fits ``inner_num`` to the effort
-    it may spend; a schedule cut off while hot is wasted). The temperatures to go are
-    counted at the slowest cooling factor, 0.95, as the middle of a schedule cools."""
+    it may spend; a schedule cut off while hot is wasted), but never fewer than
+    :data:`MIN_MOVES_PER_NODE` per node. The temperatures to go are counted at the slowest
+    cooling factor, 0.95, as the middle of a schedule cools."""
     exit_temperature = _exit_temperature(cost_per_pair)
     if seconds_per_move <= 0 or temperature <= exit_temperature:
         return moves_per_t
     to_go = math.log(exit_temperature / temperature) / math.log(0.95) + 1
     affordable = (deadline - time.perf_counter()) / (seconds_per_move * to_go)
-    floor = MIN_MOVES_PER_NODE * moves_per_t ** 0.75  # moves_per_t ~ nodes ** (4/3)
-    return int(min(moves_per_t, max(floor, affordable)))
+    return int(min(moves_per_t, max(MIN_MOVES_PER_NODE * nodes, affordable)))
 
 
 def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_limit: float = 10.0,
@@ -298,7 +298,8 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
     while time.perf_counter() < deadline and best_cost > 0:
         accepted = tried = 0
         step_started = time.perf_counter()
-        moves = _fitted(moves_per_t, seconds_per_move, temperature, cost / pairs, deadline)
+        moves = _fitted(moves_per_t, len(state.nodes), seconds_per_move, temperature,
+                        cost / pairs, deadline)
         for _ in range(moves):
             move = _propose(state, rng, limit)
             if move is None:

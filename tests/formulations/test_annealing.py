@@ -45,14 +45,13 @@ def test_a_schedule_that_would_overrun_its_time_gets_fewer_moves_per_temperature
     import math
     import time
     from formulations.annealing import _fitted
-    nominal, per_move = 5000, 1e-5  # ~604 nodes; 0.05 s per temperature
+    nominal, nodes, per_move = 5000, 604, 1e-5  # 0.05 s per temperature
     hot, cost_per_pair = 10.0, 1.0  # exit at 0.005: ~150 temperatures to go at 0.95
-    assert _fitted(nominal, per_move, hot, cost_per_pair, time.perf_counter() + 3600) == nominal
-    moves = _fitted(nominal, per_move, hot, cost_per_pair, time.perf_counter() + 2.0)
+    assert _fitted(nominal, nodes, per_move, hot, cost_per_pair, time.perf_counter() + 3600) == nominal
+    moves = _fitted(nominal, nodes, per_move, hot, cost_per_pair, time.perf_counter() + 2.0)
     to_go = math.log(0.005 / hot) / math.log(0.95) + 1
-    assert nominal ** 0.75 <= moves < nominal and moves * per_move * to_go <= 2.0
-    # past the deadline: the floor, about one move per node
-    assert _fitted(nominal, per_move, hot, cost_per_pair, time.perf_counter() - 1) == int(
-        nominal ** 0.75)
+    assert nodes <= moves < nominal and moves * per_move * to_go <= 2.0
+    # past the deadline: the floor, one move per node
+    assert _fitted(nominal, nodes, per_move, hot, cost_per_pair, time.perf_counter() - 1) == nodes
     # cold already (below the exit temperature): nothing to fit
-    assert _fitted(nominal, per_move, 0.001, cost_per_pair, time.perf_counter()) == nominal
+    assert _fitted(nominal, nodes, per_move, 0.001, cost_per_pair, time.perf_counter()) == nominal
