@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="force the input format instead of recognising it")
     parser.add_argument("--hardware", default=DEFAULT_PRESET,
                         help=f"a preset ({', '.join(preset_names())}) or a hardware JSON file")
-    parser.add_argument("--out", default="out", help="output directory")
+    parser.add_argument("-o", "--out", default="out", help="output directory")
     parser.add_argument("--backend", default="cp-sat",
                         help="solver backend for the exact models (see formulations.solver)")
     parser.add_argument("--placer", choices=sorted(PLACERS), default=RunOptions.placer,
