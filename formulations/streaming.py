@@ -24,10 +24,11 @@ impossible when its model is INFEASIBLE), then the fewest cycles (makespan = las
 to ``.mps``) for a fixed II. Per II, :func:`solve_streaming` first tries to refute the II with
 the tile layout relaxation (:mod:`formulations.streaming_layout`), then times the layout's
 tiles (a warm start), solves the full model (issue windows and the sibling-latency cycle bound
-of :mod:`formulations.streaming_bounds`; it refutes a small II fastest), then the hold
-relaxation (:func:`relax_holds`: the model without H1, a cycle bound often equal to the
-optimum), and closes the gap by destructive lower bounding from that bound
-(:func:`close_gap`). Every CP-SAT model runs without its LP relaxation (:data:`CP_PARAMS`,
+of :mod:`formulations.streaming_bounds`; it refutes a small II fastest) until its schedules stop
+improving, then asks for one cycle fewer with tight issue windows (:func:`prove_from_above`)
+until that is refuted; if that runs out of time, the hold relaxation (:func:`relax_holds`: the
+model without H1, a cycle bound often equal to the optimum) and destructive lower bounding from
+that bound (:func:`close_gap`). Every CP-SAT model runs without its LP relaxation (:data:`CP_PARAMS`,
 measured). :func:`explain` names the rule that makes an
 instance unmappable, in the user's terms, before any search (pre-checks) or by relaxing rule
 families one at a time.
@@ -75,7 +76,7 @@ __all__ = [
     "StreamingProblem", "StreamingSchedule", "StreamingInfeasible", "RULES", "SPLIT_PROOF_RULES",
     "problem_from_graph", "lower_bounds", "precheck", "delays_needed", "schedule_cycles",
     "build_cp_model", "solve_model", "solve_at_ii", "solve_streaming", "relax_holds", "holds_fit",
-    "close_gap", "build_milp", "solve_milp", "explain",
+    "close_gap", "prove_from_above", "build_milp", "solve_milp", "explain",
 ]
 
 #: The rule families, in the order they are explained.
@@ -425,24 +426,40 @@ def schedule_from_lists(problem: StreamingProblem, ii: int, tile: list[int], tau
         delays=_delays_of(problem, tile, tau, ii), **info)
 
 
+def _decoded(problem: StreamingProblem, ii: int, cp: "_CpVars", result: SolveResult,
+             **info: Any) -> StreamingSchedule:
+    """The schedule of a solved model (reported with :func:`_reported`)."""
+    tile = [int(result.values[cp.tile[i].name]) for i in range(problem.n)]
+    tau = [int(result.values[cp.tau[i].name]) for i in range(problem.n)]
+    return schedule_from_lists(problem, ii, tile, tau, **info)
+
+
+def _reported(cp: "_CpVars") -> dict:
+    """The variables a schedule is decoded from, by name."""
+    return {v.name: v for v in cp.tile + cp.tau}
+
+
 # ---------------------------------------------------------------------------------------------
 # the CP-SAT model for one II
 # ---------------------------------------------------------------------------------------------
 #: CP-SAT parameters of the streaming models: no linear relaxation. The models are disjunctive
 #: (tiles, slots, holds); their LP only gives the critical path and costs time. Measured at 1
 #: worker on random DAGs of 20-40 nodes: the same proofs 1.2-8x faster (e.g. the hold
-#: relaxation of se-random-30-s0 at II 4 in 3.7 s instead of 24 s).
-CP_PARAMS = {"linearization_level": 0}
+#: relaxation of se-random-30-s0 at II 4 in 3.7 s instead of 24 s). One presolve pass with
+#: light probing: the default three passes of probing took 2.8 s of the 9 s that refuting 34
+#: cycles on se-random-40-s1 at II 4 took (6.5-7.1 s over four seeds with these settings).
+CP_PARAMS = {"linearization_level": 0, "max_presolve_iterations": 1, "cp_model_probing_level": 1}
 
 
 def solve_model(model: cp_model.CpModel, time_limit: float, seed: int = 0, workers: int = 1,
                 hint: dict | None = None, variables: dict | None = None,
-                name: str | None = None) -> SolveResult:
+                name: str | None = None, stall: float | None = None) -> SolveResult:
     """:func:`~formulations.solver.solve_cp_model` with :data:`CP_PARAMS`; ``variables`` maps
-    names to the variables to report (default none)."""
+    names to the variables to report (default none); ``stall`` stops the search after that
+    many seconds without a better solution."""
     return solve_cp_model(model, time_limit=time_limit, seed=seed, workers=workers,
                           hint=hint or None, variables=variables or {}, name=name,
-                          params=CP_PARAMS)
+                          params=CP_PARAMS, stall=stall)
 
 
 @dataclass
@@ -671,6 +688,11 @@ LAYOUT_SHARE = 0.5
 FULL_SHARE = 0.4
 COLD_SHARE = 0.8
 RELAX_SHARE = 0.5
+#: The full model stops after this many seconds without a better schedule; the top-down proof
+#: (:func:`prove_from_above`) gets ``ABOVE_SHARE`` of the time left, the hold relaxation and
+#: destructive lower bounding the rest.
+STALL_SECONDS = 0.5
+ABOVE_SHARE = 0.85
 
 
 def relax_holds(problem: StreamingProblem, ii: int, time_limit: float, seed: int = 0,
@@ -686,15 +708,12 @@ def relax_holds(problem: StreamingProblem, ii: int, time_limit: float, seed: int
     """
     horizon = warm.cycles if warm is not None and warm.ii == ii else None
     model, cp = build_cp_model(problem, ii, horizon, families=set(RULES) - {"H1 hold"})
-    variables = {v.name: v for v in cp.tile + cp.tau}
     result = solve_model(model, time_limit=time_limit, seed=seed, workers=workers,
-                         hint=_hint(problem, cp, warm, ii), variables=variables,
+                         hint=_hint(problem, cp, warm, ii), variables=_reported(cp),
                          name=f"{model.name}_holds_relaxed")
     if not result.has_solution:
         return result, None
-    tile = [int(result.values[cp.tile[i].name]) for i in range(problem.n)]
-    tau = [int(result.values[cp.tau[i].name]) for i in range(problem.n)]
-    return result, schedule_from_lists(problem, ii, tile, tau, method="hold relaxation")
+    return result, _decoded(problem, ii, cp, result, method="hold relaxation")
 
 
 def holds_fit(problem: StreamingProblem, schedule: StreamingSchedule) -> bool:
@@ -760,19 +779,53 @@ def close_gap(problem: StreamingProblem, ii: int, incumbent: StreamingSchedule,
         left = deadline - time.perf_counter()
         if left < 0.1:
             return incumbent, False, results
-        model, cp = build_cp_model(problem, ii, horizon)
-        variables = {v.name: v for v in cp.tile + cp.tau}
-        found = solve_model(model, time_limit=left, seed=seed, workers=workers,
-                            variables=variables, name=f"{model.name}_h{horizon}")
+        found, sched = _within(problem, ii, horizon, left, seed, workers)
         results.append(found)
         if found.status is SolveStatus.INFEASIBLE:
             continue
-        if not found.has_solution:
+        if sched is None:
             return incumbent, False, results
-        tile = [int(found.values[cp.tile[i].name]) for i in range(problem.n)]
-        tau = [int(found.values[cp.tau[i].name]) for i in range(problem.n)]
-        return schedule_from_lists(problem, ii, tile, tau), True, results
+        return sched, True, results
     return incumbent, True, results
+
+
+def prove_from_above(problem: StreamingProblem, ii: int, incumbent: StreamingSchedule,
+                     time_limit: float, seed: int = 0, workers: int = 1
+                     ) -> tuple[StreamingSchedule, bool, list[SolveResult]]:
+    """Top-down: is there a schedule of at most the incumbent's cycles - 1? INFEASIBLE proves
+    the incumbent optimal, OPTIMAL proves the better schedule found; a better schedule without
+    a proof (the search stops when its schedules stop improving) becomes the incumbent of the
+    next, tighter question. The question's tight issue windows make
+    its presolve and propagation far stronger than the open model's: on se-random-30-s1 and
+    -40-s1 at II 4 it refutes 38 and 34 cycles in 4-7 s where the open model, holding the
+    optimum, needed 8 s more to prove it.
+
+    Returns the best schedule, whether it is proven optimal at ``ii``, and the results.
+    """
+    deadline = time.perf_counter() + time_limit
+    results: list[SolveResult] = []
+    while (left := deadline - time.perf_counter()) >= 0.1:
+        found, sched = _within(problem, ii, incumbent.cycles - 1, left, seed, workers,
+                               stall=STALL_SECONDS)
+        results.append(found)
+        if found.status is SolveStatus.INFEASIBLE:
+            return incumbent, True, results
+        if sched is None:
+            break
+        incumbent = sched
+        if found.status is SolveStatus.OPTIMAL:
+            return incumbent, True, results
+    return incumbent, False, results
+
+
+def _within(problem: StreamingProblem, ii: int, horizon: int, time_limit: float, seed: int,
+            workers: int, stall: float | None = None
+            ) -> tuple[SolveResult, StreamingSchedule | None]:
+    """The full model with at most ``horizon`` cycles (tight issue windows)."""
+    model, cp = build_cp_model(problem, ii, horizon)
+    found = solve_model(model, time_limit=time_limit, seed=seed, workers=workers,
+                        variables=_reported(cp), name=f"{model.name}_h{horizon}", stall=stall)
+    return found, (_decoded(problem, ii, cp, found) if found.has_solution else None)
 
 
 def _timing_for_layout(problem: StreamingProblem, ii: int, tiles: list[int], time_limit: float,
@@ -788,48 +841,33 @@ def _timing_for_layout(problem: StreamingProblem, ii: int, tiles: list[int], tim
         tiles = [high - low - t for t in tiles]
     for i, t in enumerate(tiles):
         model.add(cp.tile[i] == t)
-    variables = {v.name: v for v in cp.tile + cp.tau}
-    result = solve_model(model, time_limit=time_limit, seed=seed, variables=variables)
+    result = solve_model(model, time_limit=time_limit, seed=seed, variables=_reported(cp))
     spent = time.perf_counter() - started
     if not result.has_solution:
         return None, spent
-    tau = [int(result.values[cp.tau[i].name]) for i in range(problem.n)]
-    sched = schedule_from_lists(problem, ii, tiles, tau, method="layout + timing")
-    return sched, spent
+    return _decoded(problem, ii, cp, result, method="layout + timing"), spent
 
 
 def solve_at_ii(problem: StreamingProblem, ii: int, time_limit: float = 10.0, seed: int = 0,
                 workers: int = 1, warm: StreamingSchedule | None = None,
-                export_dir: str | None = None, tile_hint: list[int] | None = None
-                ) -> tuple[SolveResult, StreamingSchedule | None]:
+                export_dir: str | None = None, tile_hint: list[int] | None = None,
+                stall: float | None = None) -> tuple[SolveResult, StreamingSchedule | None]:
     """Solve the CP-SAT model at one II; the result and the decoded schedule (None if none).
 
     The horizon is generous (so INFEASIBLE is a proof), or the warm start's cycle count when it
     has this II (a better schedule lies inside it). ``tile_hint`` (a tile per instruction,
     e.g. from the layout relaxation) is a partial hint when no warm start has this II.
+    ``stall`` stops the search after that many seconds without a better schedule.
     """
     horizon = _horizon(problem, ii)
     if warm is not None and warm.ii == ii:
         horizon = min(horizon, warm.cycles)
-    return _solve_once(problem, ii, horizon, time_limit, seed, workers, warm, export_dir,
-                       tile_hint)
-
-
-def _solve_once(problem: StreamingProblem, ii: int, horizon: int, time_limit: float, seed: int,
-                workers: int, warm: StreamingSchedule | None, export_dir: str | None,
-                tile_hint: list[int] | None = None
-                ) -> tuple[SolveResult, StreamingSchedule | None]:
     model, cp = build_cp_model(problem, ii, horizon)
     _export(problem, ii, export_dir, model)
-    variables = {v.name: v for v in cp.tile + cp.slot + cp.tau}
     hint = _hint(problem, cp, warm, ii) or _tile_hint(problem, cp, tile_hint)
     result = solve_model(model, time_limit=time_limit, seed=seed, workers=workers,
-                         hint=hint, variables=variables)
-    if not result.has_solution:
-        return result, None
-    tile = [int(result.values[cp.tile[i].name]) for i in range(problem.n)]
-    tau = [int(result.values[cp.tau[i].name]) for i in range(problem.n)]
-    return result, schedule_from_lists(problem, ii, tile, tau)
+                         hint=hint, variables=_reported(cp), stall=stall)
+    return result, (_decoded(problem, ii, cp, result) if result.has_solution else None)
 
 
 def _better(a: StreamingSchedule | None, b: StreamingSchedule | None, ii: int
@@ -844,8 +882,10 @@ def _solve_ii(problem: StreamingProblem, ii: int, deadline: float, seed: int, wo
               results: list[SolveResult], export_dir: str | None, say: Callable[[str], None]
               ) -> tuple[StreamingSchedule | None, bool, int, bool]:
     """At one II: the full model first (warm-started by the timing of the layout's tiles; it
-    refutes a small II fastest), then the hold relaxation for a cycle bound (its tiles timed
-    when its schedule breaks H1), then destructive lower bounding from that bound.
+    refutes a small II fastest) until its schedules stop improving (:data:`STALL_SECONDS`),
+    then the top-down proof (:func:`prove_from_above`); when that runs out of its share of
+    time, the hold relaxation for a cycle bound (its tiles timed when its schedule breaks H1),
+    then destructive lower bounding from that bound.
 
     Appends its results; returns the best schedule (None if none), whether it is proven optimal
     at ``ii``, the cycle bound proven, and whether the II is proven impossible.
@@ -855,7 +895,7 @@ def _solve_ii(problem: StreamingProblem, ii: int, deadline: float, seed: int, wo
         start = _timed(problem, ii, tiles, deadline, seed, say)
     share = FULL_SHARE if start is not None else COLD_SHARE
     result, sched = solve_at_ii(problem, ii, max(0.5, _left(deadline) * share), seed,
-                                workers, start, export_dir, tile_hint=tiles)
+                                workers, start, export_dir, tile_hint=tiles, stall=STALL_SECONDS)
     results.append(result)
     say(f"II {ii}: {result.status.value} ({result.wall_time:.2f} s)")
     sched = _better(sched, start, ii)
@@ -863,6 +903,14 @@ def _solve_ii(problem: StreamingProblem, ii: int, deadline: float, seed: int, wo
         return None, False, 0, True
     if sched is not None and result.status is SolveStatus.OPTIMAL:
         return sched, True, sched.cycles, False
+    if sched is not None:
+        sched, proven, extra = prove_from_above(problem, ii, sched, _left(deadline) * ABOVE_SHARE,
+                                                seed, workers)
+        results += extra
+        say(f"II {ii}: {'optimal' if proven else 'feasible'} from above ({len(extra)} models), "
+            f"{sched.cycles} cycles")
+        if proven:
+            return sched, True, sched.cycles, False
     relaxed, loose = relax_holds(problem, ii, _left(deadline) * RELAX_SHARE, seed, workers, sched)
     results.append(relaxed)
     say(f"II {ii}: hold relaxation {relaxed.status.value}, bound {relaxed.bound} "

@@ -23,6 +23,7 @@ Caveats
 from __future__ import annotations
 
 import os
+import threading
 import time
 from typing import Any, Iterable, Mapping
 
@@ -47,7 +48,8 @@ def solve_cp_model(model: cp_model.CpModel, time_limit: float = 10.0, seed: int 
                    variables: Iterable[Any] | Mapping[str, Any] | None = None,
                    mip_gap: float | None = None, verbose: bool = False,
                    name: str | None = None,
-                   params: Mapping[str, Any] | None = None) -> SolveResult:
+                   params: Mapping[str, Any] | None = None,
+                   stall: float | None = None) -> SolveResult:
     """Solve a CP-SAT model into a :class:`SolveResult`.
 
     Parameters
@@ -72,6 +74,9 @@ def solve_cp_model(model: cp_model.CpModel, time_limit: float = 10.0, seed: int 
         Model name for the result (default the model's name).
     params : mapping of str to value, optional
         Further CP-SAT parameters by field name (e.g. ``{"linearization_level": 0}``).
+    stall : float, optional
+        Stop once no better solution was found for this many seconds after the first one
+        (status FEASIBLE): for callers that prove optimality better by other means.
 
     Returns
     -------
@@ -98,7 +103,8 @@ def solve_cp_model(model: cp_model.CpModel, time_limit: float = 10.0, seed: int 
             work.proto.solution_hint.vars.extend(_index(v) for v in hint)
             work.proto.solution_hint.values.extend(int(val) for val in hint.values())
         check = check_cp_hint(work, time_limit=min(1.0, time_limit))
-        out = run_cp_sat(work, time_limit, seed, workers, mip_gap, verbose, variables, params)
+        out = run_cp_sat(work, time_limit, seed, workers, mip_gap, verbose, variables, params,
+                         stall)
     except Exception as exc:  # noqa: BLE001 - a failed solve is a result, not a crash
         check = HintCheck("none")
         out = {"status": SolveStatus.ERROR, "message": f"cp-sat: {type(exc).__name__}: {exc}"}
@@ -107,7 +113,7 @@ def solve_cp_model(model: cp_model.CpModel, time_limit: float = 10.0, seed: int 
 
 def run_cp_sat(model: cp_model.CpModel, time_limit: float, seed: int, workers: int,
                mip_gap: float | None, verbose: bool, variables: Any = None,
-               params: Mapping[str, Any] | None = None) -> dict:
+               params: Mapping[str, Any] | None = None, stall: float | None = None) -> dict:
     """Solve with CP-SAT; returns the raw outcome (status, objective, bound, values, message).
 
     ``values`` is a dict by name when ``variables`` is given or None (all named variables), or
@@ -125,7 +131,12 @@ def run_cp_sat(model: cp_model.CpModel, time_limit: float, seed: int, workers: i
     settings.log_search_progress = bool(verbose)
     for key, value in (params or {}).items():
         setattr(settings, key, value)
-    code = solver.solve(model)
+    watch = _StallStop(solver, stall) if stall else None
+    try:
+        code = solver.solve(model, watch)
+    finally:
+        if watch is not None:
+            watch.close()
     status = _CP_STATUS.get(code, SolveStatus.ERROR)
     out: dict = {"status": status, "message": f"CP-SAT: {solver.status_name(code)}"}
     if status is SolveStatus.ERROR:
@@ -137,6 +148,32 @@ def run_cp_sat(model: cp_model.CpModel, time_limit: float, seed: int, workers: i
         out["bound"] = solver.best_objective_bound if has_obj else 0.0
         out["values"] = solution if variables == "all" else _named_values(model, solution, variables)
     return out
+
+
+class _StallStop(cp_model.CpSolverSolutionCallback):
+    """Stops ``solver`` once no better solution came for ``seconds`` (a watcher thread: CP-SAT
+    calls back only on solutions, so the clock must be watched from outside)."""
+
+    def __init__(self, solver: cp_model.CpSolver, seconds: float):
+        super().__init__()
+        self._solver, self._seconds = solver, float(seconds)
+        self._last: float | None = None
+        self._done = threading.Event()
+        self._watcher = threading.Thread(target=self._watch, daemon=True)
+        self._watcher.start()
+
+    def on_solution_callback(self) -> None:
+        self._last = time.perf_counter()
+
+    def _watch(self) -> None:
+        while not self._done.wait(min(0.05, self._seconds / 4)):
+            if self._last is not None and time.perf_counter() - self._last >= self._seconds:
+                self._solver.stop_search()
+                return
+
+    def close(self) -> None:
+        self._done.set()
+        self._watcher.join()
 
 
 def _named_values(model: cp_model.CpModel, solution: list[int], variables: Any) -> dict[str, int]:

@@ -126,3 +126,34 @@ def test_layout_then_timing_finds_what_the_model_alone_misses():
               [Edge(f"a{i}_{j}", f"a{i}_{j + 1}") for i in range(5) for j in range(9)])
     s = solve_streaming(g, SE, time_limit=6)
     assert s.ii == 4 and s.cycles <= 40
+
+
+
+def test_proof_from_above_improves_then_refutes_one_cycle_fewer():
+    from formulations.streaming import prove_from_above, schedule_from_lists
+    from sim.streaming import check_streaming
+
+    g = Graph("ab", [Node("a"), Node("b")], [Edge("a", "b")])
+    p = problem_from_graph(g, SE)
+    loose = schedule_from_lists(p, 2, [0, 1], [0, 6])      # 9 cycles; the optimum is 6
+    best, proven, results = prove_from_above(p, 2, loose, 10)
+    assert proven and best.cycles == 6 and results[0].has_solution
+    placement = {n: {"tile": best.tile[n], "slot": best.slot[n], "cycle": best.cycle[n]}
+                 for n in best.tile}
+    assert check_streaming(g, SE, placement, 2, best.delays).ok
+    again, proven, results = prove_from_above(p, 2, best, 10)
+    assert proven and again is best
+    assert [r.status.value for r in results] == ["infeasible"]   # 5 cycles refuted
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_stalled_model_then_proof_from_above_agree_with_the_oracle(seed):
+    from formulations.streaming import prove_from_above
+
+    g = se_random_dag(8, seed=seed)
+    p = problem_from_graph(g, SE)
+    oracle = exhaustive_schedule(g, SE)
+    result, start = solve_at_ii(p, oracle.ii, time_limit=10, stall=0.01)
+    assert start is not None and start.cycles >= oracle.cycles
+    best, proven, _ = prove_from_above(p, oracle.ii, start, 10)
+    assert proven and best.cycles == oracle.cycles
