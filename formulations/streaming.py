@@ -28,10 +28,10 @@ of :mod:`formulations.streaming_bounds`; it refutes a small II fastest) until it
 improving, then asks for one cycle fewer with tight issue windows (:func:`prove_from_above`)
 until that is refuted; if that runs out of time, the hold relaxation (:func:`relax_holds`: the
 model without H1, a cycle bound often equal to the optimum) and destructive lower bounding from
-that bound (:func:`close_gap`). Every CP-SAT model runs without its LP relaxation (:data:`CP_PARAMS`,
-measured). :func:`explain` names the rule that makes an
-instance unmappable, in the user's terms, before any search (pre-checks) or by relaxing rule
-families one at a time.
+that bound (:func:`close_gap`). Every CP-SAT model runs without its LP relaxation
+(:data:`CP_PARAMS`, measured). :func:`explain` names the rule that makes an instance
+unmappable, in the user's terms, before any search (pre-checks) or by relaxing rule families
+one at a time.
 
 Caveats
 -------
@@ -795,10 +795,10 @@ def prove_from_above(problem: StreamingProblem, ii: int, incumbent: StreamingSch
     """Top-down: is there a schedule of at most the incumbent's cycles - 1? INFEASIBLE proves
     the incumbent optimal, OPTIMAL proves the better schedule found; a better schedule without
     a proof (the search stops when its schedules stop improving) becomes the incumbent of the
-    next, tighter question. The question's tight issue windows make
-    its presolve and propagation far stronger than the open model's: on se-random-30-s1 and
-    -40-s1 at II 4 it refutes 38 and 34 cycles in 4-7 s where the open model, holding the
-    optimum, needed 8 s more to prove it.
+    next, tighter question. The question's tight issue windows make its presolve and
+    propagation far stronger than the open model's: on se-random-30-s1 and -40-s1 at II 4 it
+    refutes 38 and 34 cycles in 4-7 s where the open model, holding the optimum, needed 8 s
+    more to prove it.
 
     Returns the best schedule, whether it is proven optimal at ``ii``, and the results.
     """
