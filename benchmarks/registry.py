@@ -32,6 +32,7 @@ SUITE_MODULES = (
     "benchmarks.suites.sorter",
     "benchmarks.suites.pipeline",
     "benchmarks.suites.placement",
+    "benchmarks.suites.placement_seeds",
     "benchmarks.suites.sections",
     "benchmarks.suites.buffers",
     "benchmarks.suites.streaming",

@@ -1,0 +1,28 @@
+"""The placement seed study: its statistics and its rows."""
+
+import pytest
+
+from benchmarks.suites.placement import INSTANCES
+from benchmarks.suites.placement_seeds import ROWS, SUITE, _gain, _stats
+
+
+def test_gain_of_means_has_an_interval_around_it():
+    annealing, model = [10.0, 12.0, 11.0, 9.0], [9.0, 10.0, 9.5, 9.5]
+    gain = _gain(annealing, model)
+    assert gain["gain_means"] == pytest.approx(1 - 9.5 / 10.5, abs=1e-4)
+    low, high = (float(x.strip().rstrip("%")) / 100 for x in gain["gain_interval"].split("–"))
+    assert low < gain["gain_means"] < high
+    assert gain["gain_medians"] == pytest.approx(1 - 9.5 / 10.5, abs=1e-4)
+    stats = _stats("m", model)
+    assert stats["m_mean"] == 9.5 and stats["m_median"] == 9.5 and stats["m_sem"] > 0
+
+
+def test_identical_runs_have_no_gain_and_a_zero_width_interval():
+    gain = _gain([5.0, 5.0, 5.0], [5.0, 5.0, 5.0])
+    assert gain["gain_means"] == 0 and gain["gain_interval"] == "0.0% – 0.0%"
+
+
+def test_rows_name_placement_instances_and_backends():
+    labels = {label for label, _, _ in INSTANCES}
+    assert all(label in labels and backend in ("cp-sat", "highs") for label, backend in ROWS)
+    assert len(SUITE.entries(True)) == 1 and len(SUITE.entries(False)) == len(ROWS)
