@@ -39,12 +39,12 @@ clock on a shared 2-core machine. Ratios are ``1 - model / baseline`` (positive
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Iterable
 
 from benchmarks.registry import Column, Entry, Suite
 from benchmarks.suites.common import graphs_root
 
-__all__ = ["SUITE", "compare_placers", "INSTANCES", "QUICK_INSTANCES"]
+__all__ = ["SUITE", "compare_placers", "placer_runs", "INSTANCES", "QUICK_INSTANCES"]
 
 #: (label, kind, params): "msr" = (file stem, preset, section index); "gen" = random_dag.
 INSTANCES: tuple[tuple[str, str, dict], ...] = (
@@ -153,14 +153,7 @@ def compare_placers(kind: str, params: dict, backend: str, budget: float,
     graph, fabric = _section(kind, params)
     order = sort_nodes(graph).order
     greedy = PLACERS["greedy"](graph, fabric, order)
-    annealing, models = [], []
-    for seed in seeds:
-        started = time.perf_counter()
-        annealing.append(PLACERS["annealing"](graph, fabric, order, time_limit=budget,
-                                              seed=seed))
-        annealing[-1].extra["wall_s"] = time.perf_counter() - started
-        models.append(PLACERS["model"](graph, fabric, order, backend=backend,
-                                       time_limit=budget, seed=seed, patience=None))
+    annealing, models = placer_runs(graph, fabric, order, backend, budget, seeds)
     ann, model = _median_run(annealing), _median_run(models)
     negotiated = route_negotiated(graph, fabric, model.placement)
     started = time.perf_counter()
@@ -196,6 +189,23 @@ def compare_placers(kind: str, params: dict, backend: str, budget: float,
         "load_negotiated": neg_check.max_link_load, "load_model": model_check.max_link_load,
         "route_s": round(route_s, 3), "checked": "ok" if ok else "REJECTED",
     }
+
+
+def placer_runs(graph, fabric, order: list[str], backend: str, budget: float,
+                seeds: Iterable[int]) -> tuple[list, list]:
+    """Annealing and model runs (``budget`` s each), alternating seed by seed so that both
+    see the same machine load; annealing runs record their wall time in ``extra["wall_s"]``."""
+    from formulations.placement import PLACERS
+
+    annealing, models = [], []
+    for seed in seeds:
+        started = time.perf_counter()
+        annealing.append(PLACERS["annealing"](graph, fabric, order, time_limit=budget,
+                                              seed=seed))
+        annealing[-1].extra["wall_s"] = time.perf_counter() - started
+        models.append(PLACERS["model"](graph, fabric, order, backend=backend,
+                                       time_limit=budget, seed=seed, patience=None))
+    return annealing, models
 
 
 def _median_run(runs: list):

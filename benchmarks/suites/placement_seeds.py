@@ -49,20 +49,14 @@ COLUMNS = (
 
 def seed_study(label: str, backend: str, budget: float, seeds: int) -> dict[str, Any]:
     """One row: ``seeds`` runs of annealing and of the model on one section."""
-    from benchmarks.suites.placement import _section
-    from formulations.placement import PLACERS
+    from benchmarks.suites.placement import _section, placer_runs
     from formulations.sorter import sort_nodes
     from sim.check import check_placement
 
     kind, params = next((k, p) for name, k, p in INSTANCES if name == label)
     graph, fabric = _section(kind, params)
     order = sort_nodes(graph).order
-    annealing, models = [], []
-    for seed in range(seeds):
-        annealing.append(PLACERS["annealing"](graph, fabric, order, time_limit=budget,
-                                              seed=seed))
-        models.append(PLACERS["model"](graph, fabric, order, backend=backend,
-                                       time_limit=budget, seed=seed, patience=None))
+    annealing, models = placer_runs(graph, fabric, order, backend, budget, range(seeds))
     ok = all(check_placement(graph, fabric, p.placement).ok for p in annealing + models)
     a = [p.objective for p in annealing]
     m = [p.objective for p in models]
@@ -71,9 +65,13 @@ def seed_study(label: str, backend: str, budget: float, seeds: int) -> dict[str,
             "checked": "ok" if ok else "REJECTED"}
 
 
+def _sem(costs: list[float]) -> float:
+    """Standard error of the mean."""
+    return statistics.stdev(costs) / math.sqrt(len(costs)) if len(costs) > 1 else 0.0
+
+
 def _stats(name: str, costs: list[float]) -> dict[str, float]:
-    sem = statistics.stdev(costs) / math.sqrt(len(costs)) if len(costs) > 1 else 0.0
-    return {f"{name}_mean": statistics.mean(costs), f"{name}_sem": sem,
+    return {f"{name}_mean": statistics.mean(costs), f"{name}_sem": _sem(costs),
             f"{name}_median": statistics.median(costs)}
 
 
@@ -83,7 +81,7 @@ def _gain(annealing: list[float], model: list[float]) -> dict[str, Any]:
     base = statistics.mean(annealing)
     if base <= 0:
         return {}
-    spread = math.sqrt(_stats("a", annealing)["a_sem"] ** 2 + _stats("m", model)["m_sem"] ** 2)
+    spread = math.hypot(_sem(annealing), _sem(model))
     gain = 1 - statistics.mean(model) / base
     half = 1.96 * spread / base
     return {"gain_means": round(gain, 4), "gain_interval": f"{gain - half:.1%} – {gain + half:.1%}",
