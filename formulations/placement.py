@@ -464,7 +464,35 @@ def _decode(result, x, free) -> dict[str, int]:
 
 
 def _hint(model, x, placement: dict[str, int], free) -> None:
+    """Hint ``placement``: its ``x`` and the auxiliary variables it implies (distances,
+    crossings, overflows), so that the solver starts from a complete solution instead of
+    searching for the rest (HiGHS solves a sub-MIP to complete a partial hint)."""
     model.set_hint({var: float(placement.get(n) == s) for (n, s), var in x.items()})
+    model.set_hint(_completed(model.to_arrays()))
+
+
+def _completed(a) -> dict[str, float]:
+    """The hint with every unhinted variable, in creation order, at the least value its
+    ``>=`` rows allow given the values before it: the auxiliaries of this model are bounded
+    below only and cost something, and each one's rows hold ``x`` and earlier auxiliaries."""
+    value = np.full(a.n_vars, np.nan)
+    value[list(a.hint)] = list(a.hint.values())
+    rows_of: dict[int, list[int]] = {}
+    for r in np.flatnonzero(np.isfinite(a.row_lo)):
+        for j in a.row_index[a.row_start[r]:a.row_start[r + 1]]:
+            if np.isnan(value[j]):
+                rows_of.setdefault(int(j), []).append(int(r))
+    for j in np.flatnonzero(np.isnan(value)):
+        least = a.col_lb[j]
+        for r in rows_of.get(int(j), []):
+            cols = a.row_index[a.row_start[r]:a.row_start[r + 1]]
+            coefs = a.row_value[a.row_start[r]:a.row_start[r + 1]]
+            mine = cols == j
+            rest = value[cols[~mine]]
+            if coefs[mine][0] > 0 and not np.isnan(rest).any():
+                least = max(least, (a.row_lo[r] - coefs[~mine] @ rest) / coefs[mine][0])
+        value[j] = np.ceil(least - 1e-9) if a.col_int[j] else least
+    return {a.col_names[j]: float(v) for j, v in enumerate(value) if np.isfinite(v)}
 
 
 def _all_candidates(problem: PlacementProblem, nodes) -> dict[str, list[int]]:

@@ -35,7 +35,7 @@ def cpsat_solve(a: ModelArrays, opts) -> dict:
     """Solve ``a`` with CP-SAT (all-integer models)."""
     model = to_cp_model(a)
     out = run_cp_sat(model, opts.time_limit, opts.seed, opts.threads, opts.mip_gap,
-                     opts.verbose, variables="all")
+                     opts.verbose, variables="all", params=opts.options)
     out["hint_used"] = bool(a.hint)
     if out["status"].has_solution and _at_artificial_bound(a, out["values"]):
         out["message"] += (f"; a variable without a bound reached +-{BIG} (the stand-in for an "

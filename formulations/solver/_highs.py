@@ -35,8 +35,9 @@ def ensure_threads(threads: int) -> None:
 
 
 def new_highs(time_limit: float, seed: int, threads: int, mip_gap: float | None,
-              verbose: bool) -> highspy.Highs:
-    """A silent ``Highs`` instance with the common options set."""
+              verbose: bool, options=None) -> highspy.Highs:
+    """A silent ``Highs`` instance with the common options set, then ``options``
+    (HiGHS option names)."""
     h = highspy.Highs()
     h.setOptionValue("output_flag", bool(verbose))
     h.setOptionValue("time_limit", float(time_limit))
@@ -44,6 +45,9 @@ def new_highs(time_limit: float, seed: int, threads: int, mip_gap: float | None,
     h.setOptionValue("threads", int(threads))
     if mip_gap is not None:
         h.setOptionValue("mip_rel_gap", float(mip_gap))
+    for key, value in (options or {}).items():
+        if h.setOptionValue(key, value) != highspy.HighsStatus.kOk:
+            raise ValueError(f"HiGHS rejects option {key}={value!r} (unknown name or bad value)")
     return h
 
 
@@ -71,7 +75,8 @@ def to_highs_lp(a: ModelArrays, names: tuple[list[str], list[str]] | None = None
 
 def backend_solve(a: ModelArrays, opts) -> dict:
     """Solve ``a`` with highspy; returns the raw outcome fields for ``backends.solve``."""
-    h = new_highs(opts.time_limit, opts.seed, opts.threads, opts.mip_gap, opts.verbose)
+    h = new_highs(opts.time_limit, opts.seed, opts.threads, opts.mip_gap, opts.verbose,
+                  opts.options)
     _check(h.passModel(to_highs_lp(a)), "passModel")
     if a.hint:
         _set_hint(h, a)
@@ -174,7 +179,8 @@ def _lp_names(names: list[str]) -> list[str]:
 
 def solve_file(path: str, opts) -> dict:
     """Read an ``.mps``/``.lp`` file with HiGHS and solve it."""
-    h = new_highs(opts.time_limit, opts.seed, opts.threads, opts.mip_gap, opts.verbose)
+    h = new_highs(opts.time_limit, opts.seed, opts.threads, opts.mip_gap, opts.verbose,
+                  opts.options)
     _check(h.readModel(str(path)), f"readModel({path})")
     lp = h.getLp()
     is_mip = any(t != highspy.HighsVarType.kContinuous for t in lp.integrality_)

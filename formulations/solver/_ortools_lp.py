@@ -97,8 +97,10 @@ def _clip(x: float, inf: float) -> float:
 def _set_options(solver: pywraplp.Solver, opts, seed_param: str | None) -> None:
     solver.SetTimeLimit(max(1, int(opts.time_limit * 1000)))
     solver.SetNumThreads(int(opts.threads))
-    if seed_param is not None:
-        solver.SetSolverSpecificParametersAsString(seed_param.format(seed=int(opts.seed)) + "\n")
+    lines = [seed_param.format(seed=int(opts.seed))] if seed_param is not None else []
+    lines += [f"{key} = {value}" for key, value in opts.options.items()]
+    if lines and not solver.SetSolverSpecificParametersAsString("\n".join(lines) + "\n"):
+        raise ValueError(f"{solver.SolverVersion()} rejects the parameters {lines}")
     if opts.verbose:
         solver.EnableOutput()
     else:

@@ -59,7 +59,8 @@ def _options(solver: str, opts) -> dict:
         "scip": {"randomization/randomseedshift": opts.seed, "limits/gap": gap},
         "glpk": {"mipgap": gap},
     }
-    return {k: v for k, v in table.get(family, {}).items() if v is not None}
+    common = {k: v for k, v in table.get(family, {}).items() if v is not None}
+    return common | dict(opts.options)
 
 
 def pyomo_solve(a: ModelArrays, opts, solver: str) -> dict:

@@ -28,8 +28,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 
@@ -51,6 +52,9 @@ class SolveOptions:
     threads: int = 1
     mip_gap: float | None = None
     verbose: bool = False
+    #: Solver-native parameters by their own names (CP-SAT: SatParameters fields; HiGHS:
+    #: option names; SCIP: parameter paths), set after the common options.
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -183,7 +187,7 @@ def _call_pyomo(a: ModelArrays, opts: SolveOptions, solver: str) -> dict:
 # ---------------------------------------------------------------------------------------------
 def solve(model: LinearModel, backend: str = DEFAULT_BACKEND, time_limit: float = 10.0,
           seed: int = 0, threads: int = 1, mip_gap: float | None = None,
-          verbose: bool = False) -> SolveResult:
+          verbose: bool = False, options: Mapping[str, Any] | None = None) -> SolveResult:
     """Solve a :class:`LinearModel` on a registered backend.
 
     Parameters
@@ -201,6 +205,10 @@ def solve(model: LinearModel, backend: str = DEFAULT_BACKEND, time_limit: float 
         Relative gap at which to stop; default the solver's own (HiGHS 1e-4, SCIP and CP-SAT 0).
     verbose : bool
         Let the solver log.
+    options : mapping, optional
+        Solver-native parameters by the solver's own names, e.g. ``{"cp_model_presolve":
+        False}`` for CP-SAT or ``{"presolve": "off"}`` for HiGHS; an unknown name or a bad
+        value comes back as status ERROR naming it.
 
     Returns
     -------
@@ -222,7 +230,7 @@ def solve(model: LinearModel, backend: str = DEFAULT_BACKEND, time_limit: float 
     [3.0, 3.0, 3.0]
     """
     impl = get_backend(backend)
-    opts = _options(time_limit, seed, threads, mip_gap, verbose)
+    opts = _options(time_limit, seed, threads, mip_gap, verbose, options)
     start = time.perf_counter()
     arrays = model.to_arrays() if isinstance(model, LinearModel) else model
     hint = check_hint(arrays)
@@ -255,14 +263,15 @@ def _tell_infeasible_from_unbounded(impl: Backend, arrays: ModelArrays, opts: So
 
 
 def _options(time_limit: float, seed: int, threads: int, mip_gap: float | None,
-             verbose: bool) -> SolveOptions:
+             verbose: bool, options: Mapping[str, Any] | None = None) -> SolveOptions:
     if not time_limit > 0:
         raise ValueError(f"time_limit must be > 0 seconds, got {time_limit}")
     if int(threads) < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
     if mip_gap is not None and not mip_gap >= 0:
         raise ValueError(f"mip_gap must be >= 0, got {mip_gap}")
-    return SolveOptions(float(time_limit), int(seed), int(threads), mip_gap, bool(verbose))
+    return SolveOptions(float(time_limit), int(seed), int(threads), mip_gap, bool(verbose),
+                        dict(options or {}))
 
 
 def _result(a: ModelArrays, raw: dict, hint, backend: str, wall: float) -> SolveResult:

@@ -130,6 +130,8 @@ def run_cp_sat(model: cp_model.CpModel, time_limit: float, seed: int, workers: i
         settings.relative_gap_limit = float(mip_gap)
     settings.log_search_progress = bool(verbose)
     for key, value in (params or {}).items():
+        if not hasattr(settings, key):
+            raise ValueError(f"CP-SAT has no parameter {key!r} (see SatParameters)")
         setattr(settings, key, value)
     watch = _StallStop(solver, stall) if stall else None
     try:

@@ -728,11 +728,12 @@ class LinearModel:
         write_model(self.to_arrays(), str(path), fmt="lp")
 
     def solve(self, backend: str = "highs", time_limit: float = 10.0, seed: int = 0,
-              threads: int = 1, mip_gap: float | None = None, verbose: bool = False) -> SolveResult:
+              threads: int = 1, mip_gap: float | None = None, verbose: bool = False,
+              options=None) -> SolveResult:
         """Solve on a registered backend; see :func:`formulations.solver.backends.solve`."""
         from .backends import solve
         return solve(self, backend=backend, time_limit=time_limit, seed=seed, threads=threads,
-                     mip_gap=mip_gap, verbose=verbose)
+                     mip_gap=mip_gap, verbose=verbose, options=options)
 
 
 _WHITESPACE = re.compile(r"\s")

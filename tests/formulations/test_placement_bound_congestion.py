@@ -152,3 +152,20 @@ def test_mps_round_trip_with_congestion_rows(tiny, tmp_path):
     from_file = solve_model_file(path, backend="highs", time_limit=30)
     assert direct.status.name == from_file.status.name == "OPTIMAL"
     assert direct.objective == pytest.approx(from_file.objective)
+
+
+@pytest.mark.parametrize("graph", [hub_graph(), random_small(3)], ids=lambda g: g.name)
+def test_warm_start_hint_is_complete_and_prices_the_placement(tiny, graph):
+    # distances, crossings and overflows are hinted too, at the values the placement implies,
+    # so the hint is a complete feasible solution worth exactly the placement's cost
+    from formulations.placement import _all_candidates, _hint
+    problem = placement_problem(graph, tiny, cut_share=0.1)
+    placement = greedy_place(graph, tiny, graph.node_ids)
+    index = {n: problem.sites.index[s] for n, s in placement.items()}
+    model, x = build_placement_model(problem, problem.nodes,
+                                     _all_candidates(problem, problem.nodes), {})
+    _hint(model, x, index, problem.nodes)
+    arrays = model.to_arrays()
+    assert model.check_hint().status == "accepted" and len(arrays.hint) == arrays.n_vars
+    hinted = sum(arrays.obj[j] * v for j, v in arrays.hint.items()) + arrays.obj_const
+    assert hinted * problem.quantum == pytest.approx(problem_cost(problem, placement), rel=1e-6)

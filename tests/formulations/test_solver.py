@@ -307,6 +307,28 @@ def test_invalid_options_are_value_errors():
         m.solve(threads=0)
 
 
+@pytest.mark.parametrize("backend, options", [
+    ("cp-sat", {"max_time_in_seconds": 0.05}),
+    ("highs", {"time_limit": 0.05}),
+    ("scip", {"limits/time": 0.05}),
+])
+def test_solver_native_options_override_the_common_ones(backend, options):
+    if backend not in BACKENDS:
+        pytest.skip(f"{backend} not available")
+    r = market_split(rows=6, n=60).solve(backend=backend, time_limit=60, options=options)
+    assert r.status is not SolveStatus.OPTIMAL and r.wall_time < 30, r.message
+
+
+@pytest.mark.parametrize("backend, options, named", [
+    ("cp-sat", {"no_such_parameter": 1}, "no_such_parameter"),
+    ("highs", {"presolve": "sometimes"}, "presolve"),
+])
+def test_unknown_solver_option_is_an_error_status_naming_it(backend, options, named):
+    m, _ = knapsack()
+    r = m.solve(backend=backend, options=options)
+    assert r.status is SolveStatus.ERROR and named in r.message
+
+
 def test_cp_sat_rejects_continuous_variables_with_error_status():
     m = LinearModel("mixed")
     x = m.add_var("flow")
