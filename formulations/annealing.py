@@ -64,37 +64,45 @@ class _State:
         self.problem = problem
         self.nodes = problem.nodes
         self.node_index = {n: k for k, n in enumerate(self.nodes)}
-        self.dist = problem.sites.dist
-        self.pos = np.array([problem.sites.index[start[n]] for n in self.nodes])
-        self.occupant = -np.ones(len(problem.sites.ids), dtype=np.int64)
-        self.occupant[self.pos] = np.arange(len(self.nodes))
+        # plain lists: the move loop reads them one element at a time, where numpy is slow
+        self.pos = [problem.sites.index[start[n]] for n in self.nodes]
+        self.occupant = [-1] * len(problem.sites.ids)
+        for k, site in enumerate(self.pos):
+            self.occupant[site] = k
+        self.dist_rows = problem.sites.dist.tolist()
         self.adj: list[list[tuple[int, float]]] = [[] for _ in self.nodes]
         for a, b, w in problem.pairs:
             ia, ib = self.node_index[a], self.node_index[b]
             self.adj[ia].append((ib, w))
             self.adj[ib].append((ia, w))
-        self.site_cost = np.array([[problem.penalty[s] * problem.degree[n]
-                                    for s in range(len(problem.sites.ids))] for n in self.nodes])
-        self.hosts = [problem.hosts[problem.units[n]] for n in self.nodes]
+        self.site_cost = [[problem.penalty[s] * problem.degree[n]
+                           for s in range(len(problem.sites.ids))] for n in self.nodes]
+        self.hosts = [problem.hosts[problem.units[n]].tolist() for n in self.nodes]
         self.xy = {s.id: (int(math.floor(s.x)), int(math.floor(s.y))) for s in fabric.sites}
         self.site_xy = np.array([self.xy[s] for s in problem.sites.ids])
         self.at_xy = {xy: k for k, xy in enumerate(map(tuple, self.site_xy))}
         self.xy_low = self.site_xy.min(axis=0) if len(self.site_xy) else np.zeros(2, int)
         self.xy_high = self.site_xy.max(axis=0) if len(self.site_xy) else np.zeros(2, int)
         self.agcu_sites = np.flatnonzero(problem.hosts["agcu"])
+        self.agcu_list = self.agcu_sites.tolist()
+        self.is_agcu = [problem.units[n] == "agcu" for n in self.nodes]
+        self.xy_list = [tuple(xy) for xy in self.site_xy.tolist()]
+        self.x_range = (int(self.xy_low[0]), int(self.xy_high[0]))
+        self.y_range = (int(self.xy_low[1]), int(self.xy_high[1]))
         self.cuts = _CutLoad(problem, self.pos) if problem.congestion_active else None
 
     def node_cost(self, node: int, site: int, skip: int = -1) -> float:
-        cost = self.site_cost[node, site]
+        cost = self.site_cost[node][site]
+        dist, pos = self.dist_rows[site], self.pos
         for other, w in self.adj[node]:
             if other != skip:
-                cost += w * self.dist[site, self.pos[other]]
+                cost += w * dist[pos[other]]
         return cost
 
     def delta(self, a: int, target: int) -> tuple[float, int]:
         """Cost change of moving ``a`` to ``target`` (swapping with its occupant)."""
-        b = int(self.occupant[target])
-        here = int(self.pos[a])
+        b = self.occupant[target]
+        here = self.pos[a]
         before = self.node_cost(a, here, skip=b)
         after = self.node_cost(a, target, skip=b)
         if b >= 0:
@@ -107,8 +115,8 @@ class _State:
 
     def apply(self, a: int, target: int, b: int) -> None:
         if self.cuts is not None:
-            self.cuts.apply(self.adj, self.pos, a, int(self.pos[a]), target, b)
-        here = int(self.pos[a])
+            self.cuts.apply(self.adj, self.pos, a, self.pos[a], target, b)
+        here = self.pos[a]
         self.pos[a], self.occupant[target] = target, a
         self.occupant[here] = b
         if b >= 0:
@@ -116,7 +124,7 @@ class _State:
 
     def placement(self) -> dict[str, str]:
         ids = self.problem.sites.ids
-        return {n: ids[int(self.pos[k])] for k, n in enumerate(self.nodes)}
+        return {n: ids[self.pos[k]] for k, n in enumerate(self.nodes)}
 
 
 class _CutLoad:
@@ -178,7 +186,7 @@ class _CutLoad:
             for other, _ in adj[node]:
                 if other == partner:
                     continue
-                where = int(pos[other])
+                where = pos[other]
                 for site, sign in ((old, -1), (new, 1)):
                     for axis in (0, 1):
                         for line in self._lines(axis, site, where):
@@ -195,32 +203,51 @@ class _CutLoad:
         return range(0)
 
 
-def _propose(state: _State, rng, limit: int) -> tuple[int, int] | None:
+class _Draws:
+    """Uniform numbers in [0, 1) from ``rng``, drawn in blocks: one numpy call per number
+    cost more than the rest of a move's proposal."""
+
+    def __init__(self, rng: np.random.Generator, block: int = 4096):
+        self.rng, self.block = rng, block
+        self.buffer: list[float] = []
+        self.k = 0
+
+    def __call__(self) -> float:
+        if self.k == len(self.buffer):
+            self.buffer, self.k = self.rng.random(self.block).tolist(), 0
+        self.k += 1
+        return self.buffer[self.k - 1]
+
+
+def _propose(state: _State, draw: _Draws, limit: int) -> tuple[int, int] | None:
     """A random node and a compatible site at most ``limit`` grid steps away, or None."""
-    a = int(rng.integers(len(state.nodes)))
-    if state.problem.units[state.nodes[a]] == "agcu":
-        target = int(state.agcu_sites[rng.integers(len(state.agcu_sites))])
+    a = int(draw() * len(state.nodes))
+    here = state.pos[a]
+    if state.is_agcu[a]:
+        target = state.agcu_list[int(draw() * len(state.agcu_list))]
     else:
-        here = state.site_xy[state.pos[a]]  # the range window, clipped to the chip (VPR)
-        x, y = rng.integers(np.maximum(here - limit, state.xy_low),
-                            np.minimum(here + limit, state.xy_high) + 1)
-        target = state.at_xy.get((int(x), int(y)), -1)
-    if target < 0 or target == state.pos[a] or not state.hosts[a][target]:
+        x, y = state.xy_list[here]  # the range window, clipped to the chip (VPR)
+        x_lo, x_hi = max(x - limit, state.x_range[0]), min(x + limit, state.x_range[1])
+        y_lo, y_hi = max(y - limit, state.y_range[0]), min(y + limit, state.y_range[1])
+        target = state.at_xy.get((x_lo + int(draw() * (x_hi - x_lo + 1)),
+                                  y_lo + int(draw() * (y_hi - y_lo + 1))), -1)
+    if target < 0 or target == here or not state.hosts[a][target]:
         return None
-    b = int(state.occupant[target])
-    if b >= 0 and not state.hosts[b][state.pos[a]]:
+    b = state.occupant[target]
+    if b >= 0 and not state.hosts[b][here]:
         return None
     return a, target
 
 
-def _initial_temperature(state: _State, rng, limit: int, factor: float = 20.0) -> float:
+def _initial_temperature(state: _State, draw: _Draws, limit: int, factor: float = 20.0
+                         ) -> float:
     """``factor`` times the standard deviation of the cost change of random moves (as many
     as there are nodes, at least 20; proposals that miss do not count, or a large chip's
     first estimate could rest on a handful of moves, even none, and start the anneal cold)."""
     deltas = []
     wanted = max(20, len(state.nodes))
     for _ in range(50 * wanted):
-        move = _propose(state, rng, limit)
+        move = _propose(state, draw, limit)
         if move:
             deltas.append(state.delta(*move)[0])
             if len(deltas) == wanted:
@@ -284,13 +311,13 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
     0.0
     """
     deadline = time.perf_counter() + time_limit
-    rng = np.random.default_rng(seed)
+    draw = _Draws(np.random.default_rng(seed))
     state = _State(problem, fabric, start)
     cost = best_cost = problem_cost(problem, start)
     best = dict(start)
     limit = int(max(state.site_xy.max(axis=0)) + 1) if len(state.site_xy) else 1
     max_limit = limit
-    temperature = _initial_temperature(state, rng, limit, temperature_factor)
+    temperature = _initial_temperature(state, draw, limit, temperature_factor)
     moves_per_t = max(10, int(inner_num * len(state.nodes) ** (4 / 3)))
     stats = AnnealStats(temperatures=0, moves=0, accepted=0)
     pairs = max(1, len(problem.pairs))
@@ -301,12 +328,12 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
         moves = _fitted(moves_per_t, len(state.nodes), seconds_per_move, temperature,
                         cost / pairs, deadline)
         for _ in range(moves):
-            move = _propose(state, rng, limit)
+            move = _propose(state, draw, limit)
             if move is None:
                 continue
             tried += 1
             delta, b = state.delta(*move)
-            if delta <= 0 or (temperature > 0 and rng.random() < math.exp(-delta / temperature)):
+            if delta <= 0 or (temperature > 0 and draw() < math.exp(-delta / temperature)):
                 state.apply(move[0], move[1], b)
                 cost += delta
                 accepted += 1

@@ -6,7 +6,7 @@ import random
 import numpy as np
 import pytest
 
-from formulations.annealing import _propose, _State, place_annealing
+from formulations.annealing import _Draws, _propose, _State, place_annealing
 from formulations.placement import (WEIGHT_SCALE, build_placement_model, cost_terms,
                                     greedy_place, place_cpsat, place_milp, place_model,
                                     placement_problem, problem_cost)
@@ -100,10 +100,10 @@ def test_annealing_moves_price_congestion_exactly(plasticine):
     problem = placement_problem(g, plasticine, cut_share=0.05)
     assert problem.congestion_active
     state = _State(problem, plasticine, greedy_place(g, plasticine, g.node_ids))
-    rng = np.random.default_rng(0)
+    draw = _Draws(np.random.default_rng(0))
     checked = 0
     while checked < 150:
-        move = _propose(state, rng, 8)
+        move = _propose(state, draw, 8)
         if move is None:
             continue
         before = problem_cost(problem, state.placement())
