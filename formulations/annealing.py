@@ -78,17 +78,13 @@ class _State:
         self.site_cost = [[problem.penalty[s] * problem.degree[n]
                            for s in range(len(problem.sites.ids))] for n in self.nodes]
         self.hosts = [problem.hosts[problem.units[n]].tolist() for n in self.nodes]
-        self.xy = {s.id: (int(math.floor(s.x)), int(math.floor(s.y))) for s in fabric.sites}
-        self.site_xy = np.array([self.xy[s] for s in problem.sites.ids])
-        self.at_xy = {xy: k for k, xy in enumerate(map(tuple, self.site_xy))}
-        self.xy_low = self.site_xy.min(axis=0) if len(self.site_xy) else np.zeros(2, int)
-        self.xy_high = self.site_xy.max(axis=0) if len(self.site_xy) else np.zeros(2, int)
-        self.agcu_sites = np.flatnonzero(problem.hosts["agcu"])
-        self.agcu_list = self.agcu_sites.tolist()
+        xy = {s.id: (int(math.floor(s.x)), int(math.floor(s.y))) for s in fabric.sites}
+        self.xy_list = [xy[s] for s in problem.sites.ids]
+        self.at_xy = {p: k for k, p in enumerate(self.xy_list)}
+        xs, ys = [p[0] for p in self.xy_list] or [0], [p[1] for p in self.xy_list] or [0]
+        self.x_range, self.y_range = (min(xs), max(xs)), (min(ys), max(ys))
+        self.agcu_list = np.flatnonzero(problem.hosts["agcu"]).tolist()
         self.is_agcu = [problem.units[n] == "agcu" for n in self.nodes]
-        self.xy_list = [tuple(xy) for xy in self.site_xy.tolist()]
-        self.x_range = (int(self.xy_low[0]), int(self.xy_high[0]))
-        self.y_range = (int(self.xy_low[1]), int(self.xy_high[1]))
         self.cuts = _CutLoad(problem, self.pos) if problem.congestion_active else None
 
     def node_cost(self, node: int, site: int, skip: int = -1) -> float:
@@ -315,7 +311,7 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
     state = _State(problem, fabric, start)
     cost = best_cost = problem_cost(problem, start)
     best = dict(start)
-    limit = int(max(state.site_xy.max(axis=0)) + 1) if len(state.site_xy) else 1
+    limit = max(state.x_range[1], state.y_range[1]) + 1
     max_limit = limit
     temperature = _initial_temperature(state, draw, limit, temperature_factor)
     moves_per_t = max(10, int(inner_num * len(state.nodes) ** (4 / 3)))
