@@ -23,6 +23,17 @@ def test_identical_runs_have_no_gain_and_a_zero_width_interval():
 
 
 def test_rows_name_placement_instances_and_backends():
-    labels = {label for label, _, _ in INSTANCES}
-    assert all(label in labels and backend in ("cp-sat", "highs") for label, backend in ROWS)
+    instances = {(label, params["preset"]) for label, _, params in INSTANCES}
+    assert all((label, preset) in instances and backend in ("cp-sat", "highs")
+               for label, preset, backend in ROWS)
     assert len(SUITE.entries(True)) == 1 and len(SUITE.entries(False)) == len(ROWS)
+
+
+def test_a_label_cut_for_two_presets_runs_on_the_preset_of_its_row():
+    # bert_l-3_training s0 is a placement instance on plasticine and on sn10
+    from benchmarks.suites.placement_seeds import _instance
+    for preset in ("plasticine", "sn10"):
+        _, params = _instance("bert_l-3_training s0", preset)
+        assert params["preset"] == preset
+    entry = next(e for e in SUITE.entries(False) if e.fixed["instance"] == "bert_l-3_training s0")
+    assert entry.fixed["preset"] == entry.params["preset"] == "plasticine"
