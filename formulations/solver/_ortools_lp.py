@@ -129,7 +129,9 @@ def solve_mps_file_scip(path: str, opts) -> dict:
         raise RuntimeError(f"{path}: OR-Tools could not read the MPS file")
     solver = mb.Solver("scip")
     solver.set_time_limit_in_seconds(float(opts.time_limit))
-    solver.set_solver_specific_parameters(f"randomization/randomseedshift = {int(opts.seed)}")
+    lines = [f"randomization/randomseedshift = {int(opts.seed)}"]
+    solver.set_solver_specific_parameters("\n".join(
+        lines + [f"{key} = {value}" for key, value in opts.options.items()]))
     solver.enable_output(bool(opts.verbose))
     code = solver.solve(model)
     status = {mb.SolveStatus.OPTIMAL: SolveStatus.OPTIMAL,

@@ -80,7 +80,7 @@ def write_model_file(model: Any, path: str | Path) -> Path:
 
 def solve_model_file(path: str | Path, backend: str = "highs", time_limit: float = 10.0,
                      seed: int = 0, threads: int = 1, mip_gap: float | None = None,
-                     verbose: bool = False) -> SolveResult:
+                     verbose: bool = False, options=None) -> SolveResult:
     """Read a model file and solve it.
 
     Parameters
@@ -88,7 +88,7 @@ def solve_model_file(path: str | Path, backend: str = "highs", time_limit: float
     path : str or Path
         ``.mps`` / ``.lp`` (``backend`` ``"highs"``, or ``"scip"`` for ``.mps``) or ``.pb.txt``
         (CP-SAT, whatever ``backend`` says).
-    backend, time_limit, seed, threads, mip_gap, verbose
+    backend, time_limit, seed, threads, mip_gap, verbose, options
         As in :func:`formulations.solver.backends.solve`.
 
     Returns
@@ -100,8 +100,9 @@ def solve_model_file(path: str | Path, backend: str = "highs", time_limit: float
     if suffix == ".pb.txt":
         from .cp import load_cp_model, solve_cp_model
         return solve_cp_model(load_cp_model(str(path)), time_limit, seed, threads, None,
-                              mip_gap=mip_gap, verbose=verbose, name=Path(path).name)
-    opts = _options(time_limit, seed, threads, mip_gap, verbose)
+                              mip_gap=mip_gap, verbose=verbose, name=Path(path).name,
+                              params=options)
+    opts = _options(time_limit, seed, threads, mip_gap, verbose, options)
     reader = _file_reader(backend, suffix)
     start = time.perf_counter()
     try:

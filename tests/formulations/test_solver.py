@@ -329,6 +329,24 @@ def test_unknown_solver_option_is_an_error_status_naming_it(backend, options, na
     assert r.status is SolveStatus.ERROR and named in r.message
 
 
+@pytest.mark.parametrize("backend, suffix, options, named", [
+    ("highs", ".mps", {"presolve": "sometimes"}, "presolve"),
+    ("cp-sat", ".pb.txt", {"no_such_parameter": 1}, "no_such_parameter"),
+])
+def test_model_files_take_solver_options_too(tmp_path, backend, suffix, options, named):
+    from formulations.solver.cp import export_cp_model
+    from formulations.solver._cpsat_linear import to_cp_model
+    m, _ = knapsack()
+    path = tmp_path / f"knapsack{suffix}"
+    if suffix == ".mps":
+        m.write_mps(str(path))
+    else:
+        export_cp_model(to_cp_model(m.to_arrays()), str(path))
+    assert solve_model_file(path, backend=backend).status is SolveStatus.OPTIMAL
+    bad = solve_model_file(path, backend=backend, options=options)
+    assert bad.status is SolveStatus.ERROR and named in bad.message
+
+
 def test_cp_sat_rejects_continuous_variables_with_error_status():
     m = LinearModel("mixed")
     x = m.add_var("flow")
