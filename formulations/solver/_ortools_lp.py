@@ -97,10 +97,16 @@ def _clip(x: float, inf: float) -> float:
 def _set_options(solver: pywraplp.Solver, opts, seed_param: str | None) -> None:
     solver.SetTimeLimit(max(1, int(opts.time_limit * 1000)))
     solver.SetNumThreads(int(opts.threads))
-    lines = [seed_param.format(seed=int(opts.seed))] if seed_param is not None else []
-    lines += [f"{key} = {value}" for key, value in opts.options.items()]
-    if lines and not solver.SetSolverSpecificParametersAsString("\n".join(lines) + "\n"):
-        raise ValueError(f"{solver.SolverVersion()} rejects the parameters {lines}")
+    seed = [seed_param.format(seed=int(opts.seed))] if seed_param is not None else []
+    text = _parameter_text(seed, opts.options)
+    if text and not solver.SetSolverSpecificParametersAsString(text):
+        raise ValueError(f"{solver.SolverVersion()} rejects the parameters {text!r}")
+
+
+def _parameter_text(lines: list[str], options) -> str:
+    """``lines`` and ``options`` as a solver parameter file (``key = value`` per line)."""
+    lines = lines + [f"{key} = {value}" for key, value in options.items()]
+    return "\n".join(lines) + "\n" if lines else ""
     if opts.verbose:
         solver.EnableOutput()
     else:
@@ -129,9 +135,8 @@ def solve_mps_file_scip(path: str, opts) -> dict:
         raise RuntimeError(f"{path}: OR-Tools could not read the MPS file")
     solver = mb.Solver("scip")
     solver.set_time_limit_in_seconds(float(opts.time_limit))
-    lines = [f"randomization/randomseedshift = {int(opts.seed)}"]
-    solver.set_solver_specific_parameters("\n".join(
-        lines + [f"{key} = {value}" for key, value in opts.options.items()]))
+    solver.set_solver_specific_parameters(_parameter_text(
+        [f"randomization/randomseedshift = {int(opts.seed)}"], opts.options))
     solver.enable_output(bool(opts.verbose))
     code = solver.solve(model)
     status = {mb.SolveStatus.OPTIMAL: SolveStatus.OPTIMAL,

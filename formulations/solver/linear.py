@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
@@ -642,7 +643,6 @@ class LinearModel:
         for key, value in hint.items():
             index = self._var_by_name[key] if isinstance(key, str) else key.index
             self._hint[index] = float(value)
-        self._version += 1
 
     def clear_hint(self) -> None:
         """Remove the hint."""
@@ -659,9 +659,12 @@ class LinearModel:
 
     # ---- conversion, copies, files, solve -------------------------------------------------
     def to_arrays(self) -> ModelArrays:
-        """The model as numpy arrays (cached until the model changes)."""
+        """The model as numpy arrays (cached until the model changes; a new hint alone
+        keeps the matrix: warm-started re-solves set a hint per solve)."""
         if self._arrays is None or self._arrays[0] != self._version:
             self._arrays = (self._version, self._build_arrays())
+        elif self._arrays[1].hint != self._hint:
+            self._arrays = (self._version, dataclasses.replace(self._arrays[1], hint=dict(self._hint)))
         return self._arrays[1]
 
     def _build_arrays(self) -> ModelArrays:
