@@ -18,8 +18,11 @@ Annealing and model run with three seeds each. Their results vary from seed to s
 spread and the number of seeds where the model beat the annealer of the same seed.
 
 The cost is reported whole and split (wirelength, congestion); the model's bound
-(proven by the exact model, or the star bound for LNS runs) gives a gap, and
-"annealing vs bound" says where no placement can beat the annealer by 5 %.
+(proven by the exact model, or the star bound for LNS runs) gives a gap. Sections of
+at most SITE_MODEL_NODES nodes also get their optimum, proved by the site model of
+:mod:`formulations.placement_cp` outside the budget (a run below it would be a bug:
+the row is then rejected), and "annealing vs bound" says where no placement can beat
+the annealer by 5 %.
 
 The model's median placement is then routed by the negotiated-congestion router and by
 the exact routing model (same backend; ``highs`` for MILP), and every placement
@@ -43,6 +46,7 @@ from typing import Any, Iterable
 
 from benchmarks.registry import Column, Entry, Suite
 from benchmarks.suites.common import graphs_root
+from formulations.placement import SITE_MODEL_NODES
 
 __all__ = ["SUITE", "compare_placers", "placer_runs", "INSTANCES", "QUICK_INSTANCES"]
 
@@ -76,6 +80,10 @@ BACKENDS = ("cp-sat", "highs")
 #: Seconds per placer (annealing and model alike); ``--quick`` uses QUICK_BUDGET.
 BUDGET = 10.0
 QUICK_BUDGET = 2.0
+#: Seconds the site model (formulations.placement_cp, one worker) may take to prove the
+#: optimum of a section of at most SITE_MODEL_NODES nodes: a reference for the table,
+#: outside the placers' budget.
+PROOF_SECONDS = 300.0
 #: Seeds of the annealer and the model per row (their results vary from run to run as
 #: much as the 5 % target); --quick runs QUICK_SEEDS.
 SEEDS = (0, 1, 2, 3, 4)
@@ -100,6 +108,8 @@ COLUMNS = (
     Column("vs_annealing", "model vs annealing", "{:.1%}"),
     Column("bound", "bound", "{:.4g}"),
     Column("gap", "gap", "{:.3g}"),
+    Column("optimum", "optimum (proved)", "{:.4g}"),
+    Column("proof_s", "proof (s)", "{:.1f}"),
     Column("annealing_vs_bound", "annealing vs bound", "{:.1%}"),
     Column("status", "model status"),
     Column("first_s", "first (s)", "{:.3f}"),
@@ -166,6 +176,10 @@ def compare_placers(kind: str, params: dict, backend: str, budget: float,
     ok = all(c.ok or all("not routed" in v for v in c.violations) for c in checks)
     ok = ok and (neg_check.ok or not negotiated.success) and (model_check.ok or not routed.success)
     bound = max((m.bound for m in models if m.bound is not None), default=None)
+    optimum, proof_s = _proven_optimum(graph, fabric, min(annealing + models,
+                                                          key=lambda r: r.objective))
+    if optimum is not None:
+        ok = ok and all(r.objective >= optimum - 1e-9 for r in (*annealing, *models))
     return {
         "nodes": len(graph.nodes), "edges": len(graph.edges),
         "greedy": greedy.objective, "annealing": ann.objective, "model": model.objective,
@@ -178,7 +192,8 @@ def compare_placers(kind: str, params: dict, backend: str, budget: float,
         "vs_greedy": _ratio(model.objective, greedy.objective),
         "vs_annealing": _ratio(model.objective, ann.objective),
         "bound": bound, "gap": relative_gap(model.objective, bound),
-        "annealing_vs_bound": _above_bound(ann.objective, bound),
+        "optimum": optimum, "proof_s": proof_s,
+        "annealing_vs_bound": _above_bound(ann.objective, max(bound or 0.0, optimum or 0.0)),
         "status": model.status,
         "first_s": model.extra.get("first_solution_time"),
         "best_s": model.extra.get("best_found_time"), "final_s": model.extra.get("final_time"),
@@ -206,6 +221,24 @@ def placer_runs(graph, fabric, order: list[str], backend: str, budget: float,
         models.append(PLACERS["model"](graph, fabric, order, backend=backend,
                                        time_limit=budget, seed=seed, patience=None))
     return annealing, models
+
+
+def _proven_optimum(graph, fabric, best) -> tuple[float | None, float | None]:
+    """The optimum of a section small enough for the site model, proved within
+    PROOF_SECONDS (hinted with the ``best`` run), and the seconds it took; (None, None)
+    for larger sections or when the proof does not finish."""
+    from formulations.placement import SITE_MODEL_NODES, placement_problem, problem_cost
+    from formulations.placement_cp import site_model_applies, solve_site_model
+    problem = placement_problem(graph, fabric)
+    if len(problem.nodes) > SITE_MODEL_NODES or not site_model_applies(problem):
+        return None, None
+    started = time.perf_counter()
+    start = {n: problem.sites.index[s] for n, s in best.placement.items()}
+    index, status, _ = solve_site_model(problem, start, PROOF_SECONDS)
+    if status != "OPTIMAL":
+        return None, None
+    cost = problem_cost(problem, {n: problem.sites.ids[s] for n, s in index.items()})
+    return cost, round(time.perf_counter() - started, 1)
 
 
 def _median_run(runs: list):
@@ -240,7 +273,7 @@ def _entries(quick: bool) -> list[Entry]:
                                  "benchmarks.suites.placement:compare_placers",
                                  {"kind": kind, "params": params, "backend": backend,
                                   "budget": budget, "seeds": seeds},
-                                 timeout=(2 * len(seeds) + 4) * budget + 60,
+                                 timeout=(2 * len(seeds) + 4) * budget + PROOF_SECONDS + 60,
                                  fixed={"instance": label, "preset": params["preset"],
                                         "backend": backend}, skip=skip))
     return entries
@@ -259,8 +292,11 @@ SUITE = Suite(
            "median runs', 'min–max' their spread, 'model wins' the seeds where the model beat "
            "the annealer of the same seed, and the median model run is routed. "
            "'model vs X' = 1 - model/X. bound = the exact model's bound, or the star bound "
-           "(formulations.placement_bound) when LNS ran; gap = 1 - bound/model; 'annealing vs "
-           "bound' = 1 - bound/annealing (below 5 % the 5 % target is out of reach). 'final "
+           "(formulations.placement_bound) when LNS ran; gap = 1 - bound/model; 'optimum "
+           f"(proved)' = the optimum proven by the site model (formulations.placement_cp, one "
+           f"worker, up to {PROOF_SECONDS:g} s, outside the budget) for sections of at most "
+           f"{SITE_MODEL_NODES} nodes; 'annealing vs bound' = 1 - (optimum or bound)/annealing (below 5 % the 5 % "
+           "target is out of reach). 'final "
            "found' = when the model found its final placement; first = the greedy warm start. "
            "Routes: the model placement routed by PathFinder (negotiated) and by the routing "
            "model; max load = highest load/capacity. Times are wall clock on a shared 2-core "
