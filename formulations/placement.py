@@ -24,7 +24,10 @@ Scope
   units. Sections with at most :data:`MAX_EXACT_VARS` assignment variables are
   solved whole (with a bound and a gap); larger ones by the large-neighbourhood
   search of :mod:`formulations.placement_lns`, whose gap comes from the star
-  bound of :mod:`formulations.placement_bound`.
+  bound of :mod:`formulations.placement_bound`. On CP-SAT, sections of at most
+  :data:`SITE_MODEL_NODES` nodes go instead to the site model of
+  :mod:`formulations.placement_cp` (one integer site per node), which CP-SAT
+  proves where it cannot prove this formulation.
 * :func:`placement_cost` / :func:`problem_cost` / :func:`cost_terms` -- the shared
   cost (the annealer of :mod:`formulations.annealing` uses it too).
 
