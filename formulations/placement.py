@@ -59,7 +59,8 @@ from model.graph import Graph
 
 __all__ = ["PlacementError", "PlacementOutcome", "PlacementProblem", "PLACERS", "greedy_place",
            "place_greedy", "placement_cost", "placement_problem", "problem_cost", "cost_terms",
-           "build_placement_model", "place_model", "place_milp", "place_cpsat", "WEIGHT_SCALE"]
+           "build_placement_model", "place_model", "place_milp", "place_cpsat", "WEIGHT_SCALE",
+           "SITE_MODEL_NODES", "site_model_fits"]
 
 
 class PlacementError(Exception):
@@ -592,7 +593,7 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
     n_vars = sum(len(c) for c in candidates.values())
     from formulations.placement_bound import star_bound
     extra["star_bound"] = star_bound(problem)
-    site_model = backend == "cp-sat" and _site_model_fits(problem)
+    site_model = backend == "cp-sat" and site_model_fits(problem)
     exact = n_vars <= MAX_EXACT_VARS or site_model
     if anneal_share is None:
         anneal_share = anneal_share_for(problem)
@@ -691,7 +692,9 @@ def _annealed(problem, fabric, start: dict[str, str], seconds: float, seed: int,
 SITE_MODEL_NODES = 16
 
 
-def _site_model_fits(problem: PlacementProblem) -> bool:
+def site_model_fits(problem: PlacementProblem) -> bool:
+    """Whether ``problem`` is small enough for the site model, which represents its
+    whole objective."""
     from formulations.placement_cp import site_model_applies
     return len(problem.nodes) <= SITE_MODEL_NODES and site_model_applies(problem)
 

@@ -87,10 +87,10 @@ def _site_var(model, problem, node: str):
 def _spans(model, problem, site) -> tuple[dict, dict]:
     """Per node and axis (0 rows, 1 columns) the first and last switch line of its site."""
     lo, hi = {}, {}
+    tables = [[int(v) for v in problem.rect[:, column]] for column in range(4)]
     for n, var in site.items():
         for axis in (0, 1):
-            for out, column in ((lo, 2 * axis), (hi, 2 * axis + 1)):
-                table = [int(v) for v in problem.rect[:, column]]
+            for out, table in ((lo, tables[2 * axis]), (hi, tables[2 * axis + 1])):
                 out[n, axis] = model.new_int_var(min(table), max(table), "")
                 model.add_element(var, table, out[n, axis])
     return lo, hi
@@ -98,9 +98,10 @@ def _spans(model, problem, site) -> tuple[dict, dict]:
 
 def _pair_terms(model, problem, lo, hi) -> list:
     terms = []
+    widest = int(problem.rect.max() - problem.rect.min())
     for a, b, w in problem.pairs:
         for axis in (0, 1):
-            gap = model.new_int_var(0, int(problem.rect.max() - problem.rect.min()), "")
+            gap = model.new_int_var(0, widest, "")
             model.add_max_equality(gap, [0, lo[b, axis] - hi[a, axis], lo[a, axis] - hi[b, axis]])
             terms.append(problem.integer_weight(w) * gap)
     return terms

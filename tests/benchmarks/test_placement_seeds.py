@@ -45,7 +45,7 @@ def test_small_sections_get_their_proven_optimum(tiny):
     from tests.formulations.test_placement_model import exhaustive_optimum, star_graph
     g = star_graph()
     greedy = place_greedy(g, tiny, g.node_ids)
-    optimum, seconds = _proven_optimum(g, tiny, greedy)
+    optimum, seconds = _proven_optimum(g, tiny, [greedy])
     assert optimum == pytest.approx(exhaustive_optimum(g, tiny)) and seconds >= 0
 
 
@@ -54,4 +54,4 @@ def test_larger_sections_get_no_optimum(plasticine):
     from formulations.placement import SITE_MODEL_NODES, place_greedy
     from tests.formulations.test_placement_cp import small_graph
     g = small_graph(SITE_MODEL_NODES + 1, 3)
-    assert _proven_optimum(g, plasticine, place_greedy(g, plasticine, g.node_ids)) == (None, None)
+    assert _proven_optimum(g, plasticine, [place_greedy(g, plasticine, g.node_ids)]) == (None, None)
