@@ -17,7 +17,8 @@ of one node to a type-compatible site, accepted by the Metropolis rule, with
   ``inner_num`` to the effort it may spend), then restarts from the best placement
   while time remains (:func:`anneal_to_budget`);
 * a move's target is drawn from the range window clipped to the chip (VPR), so
-  proposals rarely fall off the grid;
+  proposals rarely fall off the grid; the window never shrinks below ``range_floor``
+  (VPR: 1; the placement model's own anneals pass :func:`same_kind_step`, see there);
 * the exit rule ``T < 0.005 * cost / pairs`` or the time limit; when the temperatures
   still to go would not fit before the time limit, each gets fewer moves (at least one
   per node), so that a run cools within its budget rather than being cut off hot.
@@ -50,7 +51,7 @@ from formulations.placement import (PlacementOutcome, PlacementProblem, _check_c
 from model.graph import Graph
 
 __all__ = ["anneal", "anneal_with_restarts", "anneal_to_budget", "place_annealing",
-           "AnnealStats"]
+           "same_kind_step", "AnnealStats"]
 
 
 class AnnealStats(dict):
@@ -287,12 +288,13 @@ def _fitted(moves_per_t: int, nodes: int, seconds_per_move: float, temperature: 
 
 
 def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_limit: float = 10.0,
-           seed: int = 0, inner_num: float = 1.0, temperature_factor: float = 20.0
-           ) -> tuple[dict[str, str], float, AnnealStats]:
+           seed: int = 0, inner_num: float = 1.0, temperature_factor: float = 20.0,
+           range_floor: int = 1) -> tuple[dict[str, str], float, AnnealStats]:
     """Anneal from ``start``; returns (best placement, its cost, counters).
 
     ``temperature_factor`` sets the initial temperature in standard deviations of
     random moves' cost change (VPR: 20, a melt; lower values refine ``start``).
+    ``range_floor``: the smallest range limit (VPR: 1).
 
     Examples
     --------
@@ -341,7 +343,7 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
         stats["moves"] += tried
         stats["accepted"] += accepted
         temperature *= _cooling(rate)
-        limit = int(min(max_limit, max(1, round(limit * (1 - 0.44 + rate)))))
+        limit = int(min(max_limit, max(range_floor, round(limit * (1 - 0.44 + rate)))))
         if temperature < _exit_temperature(cost / pairs):
             break
     stats["range_limit"] = limit
@@ -350,20 +352,54 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
     return best, problem_cost(problem, best), stats
 
 
+def same_kind_step(problem: PlacementProblem, fabric) -> int:
+    """The shortest step along a row or column between two sites of one unit kind, for the
+    kind of the problem's nodes that needs the longest one (AGCU nodes aside: they jump).
+
+    VPR's range limit goes down to 1, the next block, which on a homogeneous grid is a
+    site of the same type. On a PCU/PMU checkerboard (``plasticine``, ``sn10``) it is 2:
+    at range 1 a PCU can only step diagonally. The placement model's anneals use this
+    floor: on ``resnet50_training`` section 2 of ``plasticine`` (60 PCU nodes, weights from
+    1e-6 to 0.5), five-second warm anneals ended at 4.7e-5 (four seeds) with it and at
+    7.1e-5 without (their range limit fell to 1 with about 30 % of the moves accepted).
+    The VPR baseline keeps VPR's floor (its compressed grid of a checkerboard is the grid).
+    """
+    xy = {s.id: (int(math.floor(s.x)), int(math.floor(s.y))) for s in fabric.sites}
+    kinds = {problem.units[n] for n in problem.nodes} - {"agcu"}
+    step = 1
+    for kind in kinds:
+        points = {xy[site] for site, ok in zip(problem.sites.ids, problem.hosts[kind]) if ok}
+        step = max(step, _axis_step(points))
+    return step
+
+
+def _axis_step(points: set[tuple[int, int]]) -> int:
+    """The shortest distance along an axis between two of ``points`` (1 when none share a
+    row or column)."""
+    gaps = []
+    for axis in (0, 1):
+        lines: dict[int, list[int]] = {}
+        for p in points:
+            lines.setdefault(p[1 - axis], []).append(p[axis])
+        gaps += [b - a for line in lines.values() for a, b in zip(sorted(line), sorted(line)[1:])]
+    return min(gaps, default=1)
+
+
 def anneal_with_restarts(problem: PlacementProblem, fabric, start: dict[str, str], *,
                          time_limit: float = 10.0, seed: int = 0,
-                         temperature_factor: float = 20.0
+                         temperature_factor: float = 20.0, range_floor: int = 1
                          ) -> tuple[dict[str, str], float, AnnealStats]:
     """:func:`anneal` again and again from the best placement (seeds ``seed``,
     ``seed + 1``, ...) until ``time_limit`` or a zero cost."""
     started = time.perf_counter()
     best, cost, stats = anneal(problem, fabric, start, time_limit=time_limit, seed=seed,
-                               temperature_factor=temperature_factor)
+                               temperature_factor=temperature_factor, range_floor=range_floor)
     runs = 1
     while cost > 0 and time.perf_counter() - started < time_limit - 0.1:
         left = time_limit - (time.perf_counter() - started)
         best, cost, more = anneal(problem, fabric, best, time_limit=left, seed=seed + runs,
-                                  temperature_factor=temperature_factor)
+                                  temperature_factor=temperature_factor,
+                                  range_floor=range_floor)
         runs += 1
         for key in ("temperatures", "moves", "accepted"):
             stats[key] += more[key]
@@ -377,7 +413,8 @@ SLOW_COOLING = 0.5
 
 
 def anneal_to_budget(problem: PlacementProblem, fabric, start: dict[str, str], *,
-                     time_limit: float, seed: int = 0, fill: bool = True) -> tuple[dict[str, str], float, AnnealStats]:
+                     time_limit: float, seed: int = 0, fill: bool = True,
+                     range_floor: int = 1) -> tuple[dict[str, str], float, AnnealStats]:
     """VPR's answer to a time budget: cool more slowly, rather than restart.
 
     A first anneal (cooled within ``time_limit``) measures how long one schedule takes. When the time left holds more than two such runs, one anneal
@@ -388,19 +425,21 @@ def anneal_to_budget(problem: PlacementProblem, fabric, start: dict[str, str], *
     seconds).
     """
     started = time.perf_counter()
-    best, cost, stats = anneal(problem, fabric, start, time_limit=time_limit, seed=seed)
+    best, cost, stats = anneal(problem, fabric, start, time_limit=time_limit, seed=seed,
+                               range_floor=range_floor)
     one_run = time.perf_counter() - started
     stats["one_run"] = one_run
     left = time_limit - one_run if fill else 0.0
     if left > 2 * one_run:
         slow, slow_cost, _ = anneal(problem, fabric, start, time_limit=left, seed=seed + 1,
-                                    inner_num=SLOW_COOLING * left / one_run)
+                                    inner_num=SLOW_COOLING * left / one_run,
+                                    range_floor=range_floor)
         if slow_cost < cost:
             best, cost = slow, slow_cost
     left = time_limit - (time.perf_counter() - started) if fill else 0.0
     if left > 0.1 and cost > 0:
         best, cost, _ = anneal_with_restarts(problem, fabric, best, time_limit=left,
-                                             seed=seed + 2)
+                                             seed=seed + 2, range_floor=range_floor)
     return best, cost, stats
 
 

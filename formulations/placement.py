@@ -673,13 +673,14 @@ def _annealed(problem, fabric, start: dict[str, str], seconds: float, seed: int,
     The anneals see the wirelength and penalty only (a faster surrogate: the congestion
     term is 0 at good placements; the model and its LNS see it); the caller gets whichever
     of ``start`` and the result costs least. Without ``fill`` only the first anneal runs
-    (a section small enough for the exact model needs the time for the proof).
+    (a section small enough for the exact model needs the time for the proof). The range
+    limit stops at a same-kind neighbour's step (:func:`~formulations.annealing.same_kind_step`).
     """
     from dataclasses import replace
-    from formulations.annealing import anneal_to_budget
+    from formulations.annealing import anneal_to_budget, same_kind_step
     light = replace(problem, congestion_weight=0.0)
     best, _, stats = anneal_to_budget(light, fabric, start, time_limit=seconds, seed=seed,
-                                      fill=fill)
+                                      fill=fill, range_floor=same_kind_step(problem, fabric))
     better = problem_cost(problem, best) < problem_cost(problem, start)
     return (best if better else start), stats["one_run"]
 

@@ -203,11 +203,12 @@ def _adapt(size: int, solved_fast: bool | None, nodes: int) -> int:
 
 def _kick(problem, fabric, index, seconds, seed) -> dict[str, int]:
     """Leave a local optimum: a hot anneal from it (its result may be worse)."""
-    from formulations.annealing import anneal_with_restarts
+    from formulations.annealing import anneal_with_restarts, same_kind_step
     from formulations.placement import _names
     placed, _, _ = anneal_with_restarts(problem, fabric, _names(problem, index),
                                         time_limit=seconds, seed=seed,
-                                        temperature_factor=KICK_TEMPERATURE)
+                                        temperature_factor=KICK_TEMPERATURE,
+                                        range_floor=same_kind_step(problem, fabric))
     return {n: problem.sites.index[s] for n, s in placed.items()}
 
 
