@@ -79,7 +79,7 @@ class _State:
         self.site_cost = [[problem.penalty[s] * problem.degree[n]
                            for s in range(len(problem.sites.ids))] for n in self.nodes]
         self.hosts = [problem.hosts[problem.units[n]].tolist() for n in self.nodes]
-        xy = {s.id: (int(math.floor(s.x)), int(math.floor(s.y))) for s in fabric.sites}
+        xy = _grid_xy(fabric)
         self.xy_list = [xy[s] for s in problem.sites.ids]
         self.at_xy = {p: k for k, p in enumerate(self.xy_list)}
         xs, ys = [p[0] for p in self.xy_list] or [0], [p[1] for p in self.xy_list] or [0]
@@ -362,15 +362,21 @@ def same_kind_step(problem: PlacementProblem, fabric) -> int:
     floor: on ``resnet50_training`` section 2 of ``plasticine`` (60 PCU nodes, weights from
     1e-6 to 0.5), five-second warm anneals ended at 4.7e-5 (four seeds) with it and at
     7.1e-5 without (their range limit fell to 1 with about 30 % of the moves accepted).
-    The VPR baseline keeps VPR's floor (its compressed grid of a checkerboard is the grid).
+    The VPR baseline keeps VPR's floor: on a checkerboard VPR's compressed grid of one
+    block type is the whole grid, so its range of 1 also leaves diagonal moves only.
     """
-    xy = {s.id: (int(math.floor(s.x)), int(math.floor(s.y))) for s in fabric.sites}
+    xy = _grid_xy(fabric)
     kinds = {problem.units[n] for n in problem.nodes} - {"agcu"}
     step = 1
     for kind in kinds:
         points = {xy[site] for site, ok in zip(problem.sites.ids, problem.hosts[kind]) if ok}
         step = max(step, _axis_step(points))
     return step
+
+
+def _grid_xy(fabric) -> dict[str, tuple[int, int]]:
+    """Site id -> the integer grid position the range window is measured in."""
+    return {s.id: (int(math.floor(s.x)), int(math.floor(s.y))) for s in fabric.sites}
 
 
 def _axis_step(points: set[tuple[int, int]]) -> int:

@@ -55,3 +55,23 @@ def test_a_schedule_that_would_overrun_its_time_gets_fewer_moves_per_temperature
     assert _fitted(nominal, nodes, per_move, hot, cost_per_pair, time.perf_counter() - 1) == nodes
     # cold already (below the exit temperature): nothing to fit
     assert _fitted(nominal, nodes, per_move, 0.001, cost_per_pair, time.perf_counter()) == nominal
+
+
+def test_same_kind_step_is_two_on_the_checkerboard_and_one_for_any_unit(plasticine):
+    from formulations.annealing import same_kind_step
+    pcus = Graph("pcus", [Node("a", unit="pcu"), Node("b", unit="pcu")], [Edge("a", "b")])
+    anys = Graph("anys", [Node("a", unit="any"), Node("b", unit="any")], [Edge("a", "b")])
+    loads = Graph("io", [Node("ld", unit="agcu"), Node("b", unit="any")], [Edge("ld", "b")])
+    assert same_kind_step(placement_problem(pcus, plasticine), plasticine) == 2
+    assert same_kind_step(placement_problem(anys, plasticine), plasticine) == 1
+    assert same_kind_step(placement_problem(loads, plasticine), plasticine) == 1  # AGCUs jump
+
+
+def test_the_range_limit_never_falls_below_its_floor(plasticine):
+    g = random_section(40, seed=2)
+    problem = placement_problem(g, plasticine)
+    start = greedy_place(g, plasticine, g.node_ids)
+    _, _, vpr = anneal(problem, plasticine, start, time_limit=30, seed=1)
+    _, cost, floored = anneal(problem, plasticine, start, time_limit=30, seed=1, range_floor=3)
+    assert vpr["range_limit"] < 3 <= floored["range_limit"]
+    assert cost <= problem_cost(problem, start) + 1e-9
