@@ -99,7 +99,9 @@ def lns(problem, fabric, index: dict[str, int], cost: float, *, backend: str,
         (``lns_rounds``, ``lns_improved``, ``annealing_kicks``, ``final_window``,
         improvements per neighbourhood).
     """
-    search = _Search(problem, index, cost, backend, seed, window)
+    from formulations.annealing import same_kind_step
+    search = _Search(problem, index, cost, backend, seed, window,
+                     range_floor=same_kind_step(problem, fabric))
     if patience is not None:
         patience = max(patience, len(problem.nodes) // max(1, window))
         while time.perf_counter() < deadline - 0.05 and search.cost > 0 and search.stale < patience:
@@ -142,9 +144,10 @@ def _next_mode(rates: dict[str, float], slices: int) -> str:
 class _Search:
     """The incumbent placement and the moves that improve it."""
 
-    def __init__(self, problem, index, cost, backend, seed, window):
+    def __init__(self, problem, index, cost, backend, seed, window, range_floor=1):
         self.problem, self.index, self.cost = problem, dict(index), cost
         self.backend, self.seed, self.size = backend, seed, window
+        self.range_floor = range_floor  # of the kicks' anneals
         self.rng = np.random.default_rng(seed)
         self.adjacency = _adjacency(problem)
         self.stale = 0
@@ -185,7 +188,8 @@ class _Search:
             return
         self.stats["annealing_kicks"] += 1
         seed = self.seed + 7919 * self.stats["annealing_kicks"]
-        index = _kick(self.problem, fabric, self.index, seconds * (1 - TABU_POLISH), seed)
+        index = _kick(self.problem, fabric, self.index, seconds * (1 - TABU_POLISH), seed,
+                      self.range_floor)
         index, _ = tabu_search(self.problem, index, deadline, seed=seed)
         cost = problem_cost(self.problem, _names(self.problem, index))
         if cost < self.cost - 1e-12 * max(1.0, self.cost):
@@ -201,14 +205,14 @@ def _adapt(size: int, solved_fast: bool | None, nodes: int) -> int:
     return max(MIN_WINDOW, size - 2)
 
 
-def _kick(problem, fabric, index, seconds, seed) -> dict[str, int]:
+def _kick(problem, fabric, index, seconds, seed, range_floor) -> dict[str, int]:
     """Leave a local optimum: a hot anneal from it (its result may be worse)."""
-    from formulations.annealing import anneal_with_restarts, same_kind_step
+    from formulations.annealing import anneal_with_restarts
     from formulations.placement import _names
     placed, _, _ = anneal_with_restarts(problem, fabric, _names(problem, index),
                                         time_limit=seconds, seed=seed,
                                         temperature_factor=KICK_TEMPERATURE,
-                                        range_floor=same_kind_step(problem, fabric))
+                                        range_floor=range_floor)
     return {n: problem.sites.index[s] for n, s in placed.items()}
 
 
