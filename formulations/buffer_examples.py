@@ -1,7 +1,7 @@
 """The worked examples of the buffer-balancing patent (source 001) as graphs.
 
-One place for the figures that the doctests of :mod:`formulations.buffers` and
-:mod:`formulations.buffers_heuristic`, the tests and the simulator's tests use.
+One place for the figures that the doctests of :mod:`formulations.buffers.model` and
+:mod:`formulations.buffers.heuristic`, the tests and the simulator's tests use.
 
 Examples
 --------

@@ -1,6 +1,6 @@
 """Pass 2 of the pipeline: balance the stage buffers of one section (source 001).
 
-:func:`balance_section` builds and solves :mod:`formulations.buffers`' MIP for one section,
+:func:`balance_section` builds and solves :mod:`formulations.buffers.model`' MIP for one section,
 checks the answer with the independent checker (:func:`sim.backpressure.check_balancing`),
 simulates the section before and after with back pressure
 (:func:`sim.backpressure.simulate`), and returns what mapping.json and the report need:
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from formulations.buffers import BufferOptions, BufferSolution, solve_buffers
+from formulations.buffers.model import BufferOptions, BufferSolution, solve_buffers
 from model.graph import Graph
 from pipeline.section_pass import stage_record
 from sim.backpressure import check_balancing, simulate
@@ -117,10 +117,9 @@ def backend_name(name: str | None) -> str:
 
 def buffer_options(options) -> BufferOptions:
     """The model options from a RunOptions (optional fields read with defaults)."""
-    return BufferOptions(mode=getattr(options, "buffer_mode", None) or "both",
-                         load_shift=getattr(options, "load_shift", True),
-                         strict_new_capacity=getattr(options, "strict_new_capacity", False),
-                         depth_per_pmu=getattr(options, "depth_per_pmu", None))
+    return BufferOptions(mode=options.buffer_mode, load_shift=options.load_shift,
+                         strict_new_capacity=options.strict_new_capacity,
+                         depth_per_pmu=options.depth_per_pmu)
 
 
 def balance_section(sub: Graph, spec, options, section: int | None = None) -> BufferPassOutcome:
@@ -142,7 +141,7 @@ def balance_section(sub: Graph, spec, options, section: int | None = None) -> Bu
 
     Raises
     ------
-    formulations.buffers.BufferBalancingError
+    formulations.buffers.model.BufferBalancingError
         For bad depths or a same-iteration cycle in ``sub``.
     ValueError
         For an unknown or unavailable backend.
@@ -161,7 +160,7 @@ def balance_section(sub: Graph, spec, options, section: int | None = None) -> Bu
     (2, [])
     """
     started = time.perf_counter()
-    backend = backend_name(getattr(options, "backend", None))
+    backend = options.backend_for("buffers")
     opts = buffer_options(options)
     export = _export_path(options, section, sub)
     solution = solve_buffers(sub, spec, opts, backend=backend, time_limit=options.time_limit,
@@ -179,7 +178,7 @@ def balance_section(sub: Graph, spec, options, section: int | None = None) -> Bu
 
 
 def _export_path(options, section, sub: Graph) -> Path | None:
-    export_dir = getattr(options, "export_dir", None)
+    export_dir = options.export_dir
     if not export_dir:
         return None
     tag = f"section{section}" if section is not None else sub.name

@@ -18,8 +18,10 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any, Protocol
 
+from model.mapping import Mapping
+
 __all__ = ["ErrorCode", "SectionUsage", "ErrorHandlingData", "MappingError", "Unresolvable",
-           "Level", "FIXED_BY", "run_levels"]
+           "Level", "FIXED_BY", "run_levels", "MappingFailed", "CheckerRejected"]
 
 
 class ErrorCode(str, Enum):
@@ -138,3 +140,19 @@ def run_levels(state, levels: list[Level], max_iterations: int) -> None:
                 raise Unresolvable(data, f"the {target} level can make no more progress") from None
             start = by_name[target]
     raise Unresolvable(data, f"still failing after {max_iterations} iterations")
+
+
+class CheckerRejected(Exception):
+    """The checker found a heuristic's or model's answer illegal: a bug, never a result."""
+
+    def __init__(self, section: int, violations: list[str]):
+        self.section, self.violations = section, violations
+        super().__init__(f"the checker rejected section {section}: " + "; ".join(violations[:5]))
+
+
+class MappingFailed(Exception):
+    """The graph could not be mapped; ``mapping`` holds what was done and why."""
+
+    def __init__(self, mapping: Mapping):
+        self.mapping = mapping
+        super().__init__(mapping.diagnosis)

@@ -11,59 +11,20 @@ on failure with the diagnosis and the trace of every feedback round.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Callable
 
-from formulations.estimates import estimate_units
-from formulations.routing import RouterConfig
-from formulations.sections import Capacity
+from formulations.sections.estimates import estimate_units
+from formulations.routing.model import RouterConfig
+from formulations.sections.cut import Capacity
 from hardware import build_fabric
 from model.graph import Graph
 from model.mapping import Mapping
-from pipeline.feedback import Unresolvable, run_levels
+from pipeline.feedback import CheckerRejected, MappingFailed, Unresolvable, run_levels
 from pipeline.levels import CompileState, SectionWork, default_levels
+from pipeline.options import RunOptions
 from sim.check import CheckReport
 
-__all__ = ["RunOptions", "MappingFailed", "CheckerRejected", "map_graph"]
-
-
-@dataclass
-class RunOptions:
-    """Options of one run (the command line's, with the same defaults)."""
-
-    backend: str = "cp-sat"
-    time_limit: float = 60.0
-    seed: int = 0
-    placer: str = "model"
-    router: str = "model"
-    router_config: RouterConfig = field(default_factory=RouterConfig)
-    export_dir: str | None = None
-    depth_per_pmu: int | None = None
-    section_time_limit: float | None = None   # the section model's budget (default time_limit)
-    max_iterations: int = 30                  # feedback rounds before giving up
-    tile_pmus: int | None = None              # PMUs per tensor before tiling (default: hardware)
-    af_latency: int | None = None             # SE: cycles of an AF transfer between SDFs
-
-    def solver_options(self) -> dict:
-        """The keyword options every model-based pass takes."""
-        return {"backend": self.backend, "time_limit": self.time_limit, "seed": self.seed,
-                "export_dir": self.export_dir}
-
-
-class CheckerRejected(Exception):
-    """The checker found a heuristic's or model's answer illegal: a bug, never a result."""
-
-    def __init__(self, section: int, violations: list[str]):
-        self.section, self.violations = section, violations
-        super().__init__(f"the checker rejected section {section}: " + "; ".join(violations[:5]))
-
-
-class MappingFailed(Exception):
-    """The graph could not be mapped; ``mapping`` holds what was done and why."""
-
-    def __init__(self, mapping: Mapping):
-        self.mapping = mapping
-        super().__init__(mapping.diagnosis)
+__all__ = ["map_graph"]
 
 
 Progress = Callable[[str], None]

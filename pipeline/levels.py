@@ -26,8 +26,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from formulations.estimates import materialize_banks
-from formulations.sections import Capacity, Section, SectionError, cut_sections, unit_demand
+from formulations.sections.estimates import materialize_banks
+from formulations.sections.cut import Capacity, Section, SectionError, cut_sections, unit_demand
 from model.graph import Edge, Graph, Node
 from pipeline.feedback import ErrorCode, ErrorHandlingData, MappingError, SectionUsage
 from pipeline.section_pass import SectionOutcome, map_section, stage_record
@@ -203,9 +203,9 @@ def _show(scale: dict[str, float]) -> str:
 
 
 def _cut_options(options) -> dict:
-    opts = options.solver_options()
-    opts["time_limit"] = getattr(options, "section_time_limit", None) or opts["time_limit"]
-    return opts
+    return {"backend": options.backend_for("sections"), "seed": options.seed,
+            "time_limit": options.section_time_limit or options.time_limit,
+            "export_dir": options.export_dir}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -370,7 +370,7 @@ class PlaceRouteLevel:
             self._raise(state, w, outcome)
         report = check_section(w.graph, state.fabric, outcome.placement, outcome.paths)
         if not report.ok:
-            from pipeline.flow import CheckerRejected
+            from pipeline.feedback import CheckerRejected
             raise CheckerRejected(w.section.id, report.violations)
         w.outcome, w.check = outcome, report
 

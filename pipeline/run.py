@@ -13,12 +13,14 @@ import time
 from contextlib import nullcontext
 from pathlib import Path
 
-from formulations.placement import PLACERS
-from formulations.routing import ROUTERS
+from formulations.placement.model import PLACERS
+from formulations.routing.model import ROUTERS
 from hardware import DEFAULT_PRESET, InputError, build_fabric, load_hardware, preset_names
 from model.importers import FORMATS, load_graph
 from model.mapping import Mapping, write_mapping
-from pipeline.flow import CheckerRejected, MappingFailed, RunOptions, map_graph
+from pipeline.feedback import CheckerRejected, MappingFailed
+from pipeline.flow import map_graph
+from pipeline.options import BACKEND_REASONS, DEFAULT_BACKENDS, RunOptions, parse_backends
 from pipeline.report import render_report, write_report
 
 __all__ = ["main", "build_parser", "EXIT_MAPPED", "EXIT_BAD_INPUT", "EXIT_UNMAPPABLE",
@@ -41,13 +43,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--hardware", default=DEFAULT_PRESET,
                         help=f"a preset ({', '.join(preset_names())}) or a hardware JSON file")
     parser.add_argument("-o", "--out", default="out", help="output directory")
-    parser.add_argument("--backend", default="cp-sat",
-                        help="solver backend for the exact models (see formulations.solver)")
+    parser.add_argument("--backend", action="append", default=[], metavar="[DECISION=]NAME",
+                        help="solver backend of every decision, or of one (repeatable, e.g. "
+                             "--backend routing=scip); defaults: " + ", ".join(
+                                 f"{d}={b} ({BACKEND_REASONS[d]})"
+                                 for d, b in DEFAULT_BACKENDS.items()))
     parser.add_argument("--placer", choices=sorted(PLACERS), default=RunOptions.placer,
                         help="placement method")
     parser.add_argument("--router", choices=sorted(ROUTERS), default=RunOptions.router,
                         help="routing method")
-    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per model")
+    parser.add_argument("--time-limit", type=float, default=RunOptions.time_limit,
+                        help="seconds for the whole run (wall clock)")
     parser.add_argument("--seed", type=int, default=0, help="random seed of every solve")
     parser.add_argument("--export-models", metavar="DIR", default=None,
                         help="write every model built as .mps/.lp or CP-SAT proto text into DIR")
@@ -91,19 +97,15 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     console = _Console(args.quiet, args.verbose)
     try:
+        options = _options(args)
         graph = load_graph(args.graph, args.format)
         spec = load_hardware(args.hardware)
-        _check_options(args)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     out = Path(args.out)
     console.say(f"mapping {graph.name} ({len(graph.nodes)} nodes, {len(graph.edges)} edges) "
                 f"on {spec.name}")
-    options = RunOptions(backend=args.backend, time_limit=args.time_limit, seed=args.seed,
-                         placer=args.placer, router=args.router, export_dir=args.export_models,
-                         depth_per_pmu=args.depth_per_pmu, tile_pmus=args.tile_pmus,
-                         af_latency=args.af_latency)
     started = time.perf_counter()
     code = EXIT_MAPPED
     try:
@@ -130,22 +132,12 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-def _check_options(args) -> None:
-    from formulations.solver import available_backends
-    if args.backend not in available_backends():
-        raise InputError("command line", "--backend", f'unknown backend "{args.backend}"',
-                         "use one of " + ", ".join(available_backends()))
-    if args.time_limit <= 0:
-        raise InputError("command line", "--time-limit", "must be positive", "give seconds > 0")
-    if args.depth_per_pmu is not None and args.depth_per_pmu < 1:
-        raise InputError("command line", "--depth-per-pmu", "must be at least 1",
-                         "give a whole number >= 1")
-    if args.af_latency is not None and args.af_latency < 1:
-        raise InputError("command line", "--af-latency", "must be at least 1",
-                         "give a whole number of cycles >= 1")
-    if args.tile_pmus is not None and args.tile_pmus < 1:
-        raise InputError("command line", "--tile-pmus", "must be at least 1",
-                         "give a whole number >= 1")
+def _options(args) -> RunOptions:
+    """The run's options from the command line (validated by RunOptions)."""
+    return RunOptions(backends=parse_backends(args.backend), time_limit=args.time_limit,
+                      seed=args.seed, placer=args.placer, router=args.router,
+                      export_dir=args.export_models, depth_per_pmu=args.depth_per_pmu,
+                      tile_pmus=args.tile_pmus, af_latency=args.af_latency)
 
 
 def _write_outputs(mapping: Mapping, spec, out: Path, args) -> None:

@@ -13,9 +13,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from formulations.placement import PLACERS, PlacementError
-from formulations.routing import ROUTERS, Overuse
-from formulations.sorter import sort_nodes
+from formulations.placement.model import PLACERS, PlacementError
+from formulations.routing.model import ROUTERS, Overuse
+from formulations.sorter.priority_sort import sort_nodes
 from model.graph import Graph
 
 __all__ = ["SectionFailure", "SectionOutcome", "map_section", "stage_record", "section_budget",
@@ -121,7 +121,8 @@ def map_section(sub: Graph, fabric, section_id: int, options, say: Callable[[str
 
 def _place(sub, fabric, section_id, options, outcome, budget, penalty) -> bool:
     started = time.perf_counter()
-    solver = options.solver_options() | {"time_limit": budget}
+    solver = {"backend": options.backend_for("placement"), "time_limit": budget,
+              "seed": options.seed, "export_dir": options.export_dir}
     if penalty:
         solver["site_penalty"] = penalty
     try:
@@ -139,7 +140,8 @@ def _place(sub, fabric, section_id, options, outcome, budget, penalty) -> bool:
 
 def _route(sub, fabric, section_id, options, outcome, budget, say):
     started = time.perf_counter()
-    solver = options.solver_options() | {"time_limit": max(1.0, budget / 2)}
+    solver = {"backend": options.backend_for("routing"), "time_limit": max(1.0, budget / 2),
+              "seed": options.seed, "export_dir": options.export_dir}
     routing = ROUTERS[options.router](
         sub, fabric, outcome.placement, router_config=options.router_config,
         progress=lambda line: say(f"section {section_id}: {line}"), **solver)

@@ -2,13 +2,13 @@
 
 :func:`map_streaming` maps a graph on a ``streaming-engine`` spec: topological order, the
 greedy placement of the paper's sequential process as the warm start
-(:mod:`formulations.streaming_env`), the II sweep of the CP-SAT model (or the MILP on a linear
-``--backend``; :mod:`formulations.streaming`), then the independent simulator
+(:mod:`formulations.streaming.env`), the II sweep of the CP-SAT model (or the MILP on a linear
+``--backend``; :mod:`formulations.streaming.model`), then the independent simulator
 (:mod:`sim.streaming`) judges the answer before it is returned. :func:`draw_streaming` draws
 tiles x slots; :func:`report_lines` is the markdown fragment of the report.
 
 A kernel that does not fit one synchronous data-flow (SDF) is transformed
-(:mod:`formulations.streaming_split`): a value feeding too many consumers (``R1 reach``,
+(:mod:`formulations.streaming.split`): a value feeding too many consumers (``R1 reach``,
 ``S1 siblings``) gets a tree of pass instructions; a kernel with more than ``tiles x max_ii``
 instructions (``A4 slots``), more SDF starts than tiles (``B1 starts``), or one the one-SDF model
 cannot map, is split into several SDFs that run as phases on the same tiles, joined over the
@@ -25,16 +25,17 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from formulations.streaming import (StreamingInfeasible, StreamingSchedule, build_milp,
+from formulations.streaming.model import (StreamingInfeasible, StreamingSchedule, build_milp,
                                     lower_bounds, precheck, problem_from_graph, solve_milp,
                                     solve_streaming)
-from formulations.streaming_env import greedy_schedule, random_schedule
-from formulations.streaming_split import (AF_LATENCY, SplitSchedule, relieve_fan_out,
+from formulations.streaming.env import greedy_schedule, random_schedule
+from formulations.streaming.split import (AF_LATENCY, SplitSchedule, relieve_fan_out,
                                           repair_of, solve_split, stuck_recurrences)
 from hardware import StreamingEngineSpec
 from model.graph import Graph
 from model.mapping import Mapping
-from pipeline.flow import CheckerRejected, MappingFailed, RunOptions
+from pipeline.feedback import CheckerRejected, MappingFailed
+from pipeline.options import RunOptions
 from pipeline.section_pass import stage_record
 from sim.streaming import check_split, check_streaming
 
@@ -158,7 +159,7 @@ def _solve(graph: Graph, spec: StreamingEngineSpec, options: RunOptions,
     """One SDF: the II sweep (raises StreamingInfeasible) with a stage record per model."""
     started = time.perf_counter()
     try:
-        if options.backend in ("cp-sat", "cpsat", None):
+        if options.backend_for("streaming") == "cp-sat":
             sched = solve_streaming(graph, spec, time_limit=options.time_limit, seed=options.seed,
                                     workers=CP_WORKERS, warm=warm, export_dir=options.export_dir,
                                     progress=say, explain_failure=explain_failure)
@@ -205,7 +206,7 @@ def _milp_sweep(graph: Graph, spec: StreamingEngineSpec, options: RunOptions,
         if options.export_dir:
             build_milp(problem, ii).write_mps(
                 str(Path(options.export_dir) / f"streaming_{problem.name}_ii{ii}.mps"))
-        result, sched = solve_milp(problem, ii, options.backend, options.time_limit, options.seed)
+        result, sched = solve_milp(problem, ii, options.backend_for("streaming"), options.time_limit, options.seed)
         results.append(result)
         if sched is not None:
             sched.results = results
@@ -213,7 +214,7 @@ def _milp_sweep(graph: Graph, spec: StreamingEngineSpec, options: RunOptions,
     if warm is not None:
         warm.results = results
         return warm
-    raise StreamingInfeasible([f"no II <= {spec.max_ii} admits a mapping ({options.backend})"])
+    raise StreamingInfeasible([f"no II <= {spec.max_ii} admits a mapping ({options.backend_for('streaming')})"])
 
 
 def _placement(sched: StreamingSchedule) -> dict:

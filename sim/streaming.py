@@ -12,7 +12,7 @@ synchronous fabric (1 for +-1 tile, 2 for +-2, 0 on the tile's own feedback path
 overwritten by the next iteration's value (II cycles later, extended by II per delay entry).
 
 Every violation is reported with the rule it breaks (the same names as
-:data:`formulations.streaming.RULES`, re-derived here independently: this module imports only
+:data:`formulations.streaming.model.RULES`, re-derived here independently: this module imports only
 ``model`` and ``hardware``):
 
 ``P0 placement`` (each node placed once, tile and slot in range, ``slot == cycle mod II``,

@@ -64,7 +64,7 @@ COLUMNS = (
 def balance_graph(path: str, backend: str, preset: str = PRESET, extras: bool = False,
                   time_limit: float = TIME_LIMIT) -> dict[str, Any]:
     """One row: balance ``path`` on ``backend``; with ``extras`` also heuristic and simulator."""
-    from formulations.buffers import BufferOptions, solve_buffers
+    from formulations.buffers.model import BufferOptions, solve_buffers
     from hardware import load_hardware
     from model.importers import load_graph
 
@@ -95,7 +95,7 @@ def _solve_note(sol) -> str:
 
 def _lp_bound(sol) -> dict[str, Any]:
     """The LP relaxation's optimum and its gap to the answer (PMUs)."""
-    from formulations.buffers import build_buffer_model
+    from formulations.buffers.model import build_buffer_model
 
     if sol.result is None:
         return {}
@@ -108,8 +108,8 @@ def _lp_bound(sol) -> dict[str, Any]:
 
 
 def _extras(graph, spec, sol, backend: str, time_limit: float) -> dict[str, Any]:
-    from formulations.buffers import BufferOptions, buffer_problem, solve_buffers
-    from formulations.buffers_heuristic import pairwise_balance
+    from formulations.buffers.model import BufferOptions, buffer_problem, solve_buffers
+    from formulations.buffers.heuristic import pairwise_balance
     from sim.backpressure import simulate
 
     fixed = solve_buffers(graph, spec, BufferOptions(load_shift=False), backend=backend,

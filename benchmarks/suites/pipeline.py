@@ -82,7 +82,9 @@ def map_file(path: str, preset: str) -> dict[str, Any]:
     """One row: load ``path``, map it on ``preset``, record metrics or the diagnosis."""
     from hardware import load_hardware
     from model.importers import load_graph
-    from pipeline.flow import CheckerRejected, MappingFailed, RunOptions, map_graph
+    from pipeline.feedback import CheckerRejected, MappingFailed
+    from pipeline.flow import map_graph
+    from pipeline.options import RunOptions
 
     started = time.perf_counter()
     graph, spec = load_graph(path), load_hardware(preset)

@@ -2,7 +2,7 @@
 
 Every entry is one section on one preset and one backend. The section is placed
 three ways with the same cost (bandwidth-weighted switch-hop distance,
-:func:`formulations.placement.problem_cost`):
+:func:`formulations.placement.model.problem_cost`):
 
 * ``greedy`` -- the sorted-order greedy placement (the model's warm start);
 * ``annealing`` -- the VPR-style annealer on the same cost (wirelength + cut
@@ -20,7 +20,7 @@ spread and the number of seeds where the model beat the annealer of the same see
 The cost is reported whole and split (wirelength, congestion); the model's bound
 (proven by the exact model, or the star bound for LNS runs) gives a gap. Sections of
 at most SITE_MODEL_NODES nodes also get their optimum, proved by the site model of
-:mod:`formulations.placement_cp` outside the budget (a run below it would be a bug:
+:mod:`formulations.placement.site_model` outside the budget (a run below it would be a bug:
 the row is then rejected), and "annealing vs bound" says where no placement can beat
 the annealer by 5 %.
 
@@ -46,7 +46,7 @@ from typing import Any, Iterable
 
 from benchmarks.registry import Column, Entry, Suite
 from benchmarks.suites.common import graphs_root
-from formulations.placement import SITE_MODEL_NODES
+from formulations.placement.model import SITE_MODEL_NODES
 
 __all__ = ["SUITE", "compare_placers", "placer_runs", "INSTANCES", "QUICK_INSTANCES"]
 
@@ -80,7 +80,7 @@ BACKENDS = ("cp-sat", "highs")
 #: Seconds per placer (annealing and model alike); ``--quick`` uses QUICK_BUDGET.
 BUDGET = 10.0
 QUICK_BUDGET = 2.0
-#: Seconds the site model (formulations.placement_cp, one worker) may take to prove the
+#: Seconds the site model (formulations.placement.site_model, one worker) may take to prove the
 #: optimum of a section of at most SITE_MODEL_NODES nodes: a reference for the table,
 #: outside the placers' budget.
 PROOF_SECONDS = 300.0
@@ -134,7 +134,7 @@ def _section(kind: str, params: dict):
         graph = random_dag(params["n"], params["edges"], seed=params["seed"], components=1,
                            units=params.get("units", "mixed"))
         return graph, fabric
-    from formulations.sections import Capacity, greedy_cut
+    from formulations.sections.cut import Capacity, greedy_cut
     from model.importers import load_graph
     path = graphs_root() / "msr-dnn" / "OperatorGraphs" / f"{params['stem']}.json"
     graph = load_graph(path)
@@ -154,10 +154,10 @@ def compare_placers(kind: str, params: dict, backend: str, budget: float,
     spread, and in how many seeds the model beat the annealer run with the same seed. The
     model's median run is routed and checked; every placement of every run is checked.
     """
-    from formulations.placement import PLACERS
-    from formulations.routing import route_model, route_negotiated
+    from formulations.placement.model import PLACERS
+    from formulations.routing.model import route_model, route_negotiated
     from formulations.solver.result import relative_gap
-    from formulations.sorter import sort_nodes
+    from formulations.sorter.priority_sort import sort_nodes
     from sim.check import check_section
 
     graph, fabric = _section(kind, params)
@@ -208,7 +208,7 @@ def placer_runs(graph, fabric, order: list[str], backend: str, budget: float,
                 seeds: Iterable[int]) -> tuple[list, list]:
     """Annealing and model runs (``budget`` s each), alternating seed by seed so that both
     see the same machine load; annealing runs record their wall time in ``extra["wall_s"]``."""
-    from formulations.placement import PLACERS
+    from formulations.placement.model import PLACERS
 
     annealing, models = [], []
     for seed in seeds:
@@ -225,8 +225,8 @@ def _proven_optimum(graph, fabric, runs: list) -> tuple[float | None, float | No
     """The optimum of a section small enough for the site model, proved within
     PROOF_SECONDS (hinted with the best of ``runs``), and the seconds it took; (None, None)
     for larger sections or when the proof does not finish."""
-    from formulations.placement import placement_problem, problem_cost, site_model_fits
-    from formulations.placement_cp import solve_site_model
+    from formulations.placement.model import placement_problem, problem_cost, site_model_fits
+    from formulations.placement.site_model import solve_site_model
     problem = placement_problem(graph, fabric)
     if not site_model_fits(problem):
         return None, None
@@ -290,14 +290,14 @@ SUITE = Suite(
     entries=_entries,
     notes=(f"cost = bandwidth-weighted switch-hop distance (WL) + congestion (pairs over each "
            f"switch-mesh cut's channels, weighted by the mean pair bandwidth; "
-           f"formulations.placement_congestion), the objective of all three placers. Annealing "
+           f"formulations.placement.congestion), the objective of all three placers. Annealing "
            f"and model get the same budget ({BUDGET:g} s; --quick {QUICK_BUDGET:g} s) and run with "
            f"seeds {', '.join(map(str, SEEDS))} (--quick: {QUICK_SEEDS[0]}); the costs are the "
            "median runs', 'min–max' their spread, 'model wins' the seeds where the model beat "
            "the annealer of the same seed, and the median model run is routed. "
            "'model vs X' = 1 - model/X. bound = the exact model's bound, or the star bound "
-           "(formulations.placement_bound) when LNS ran; gap = 1 - bound/model; 'optimum "
-           f"(proved)' = the optimum proven by the site model (formulations.placement_cp, one "
+           "(formulations.placement.bound) when LNS ran; gap = 1 - bound/model; 'optimum "
+           f"(proved)' = the optimum proven by the site model (formulations.placement.site_model, one "
            f"worker, up to {PROOF_SECONDS:g} s, outside the budget) for sections of at most "
            f"{SITE_MODEL_NODES} nodes; 'annealing vs bound' = 1 - (optimum or bound)/annealing (below 5 % the 5 % "
            "target is out of reach). 'final "

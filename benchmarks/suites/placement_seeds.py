@@ -62,7 +62,7 @@ def seed_study(label: str, preset: str, backend: str, budget: float, seeds: int
                ) -> dict[str, Any]:
     """One row: ``seeds`` runs of annealing and of the model on one section."""
     from benchmarks.suites.placement import _above_optimum, _proven_optimum, _section, placer_runs
-    from formulations.sorter import sort_nodes
+    from formulations.sorter.priority_sort import sort_nodes
     from sim.check import check_placement
 
     kind, params = _instance(label, preset)

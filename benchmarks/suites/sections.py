@@ -3,9 +3,9 @@
 Every MSR DNN graph (``OperatorGraphs`` and ``LayerGraphs``, read in place) is
 cut for the ``plasticine`` and ``sn10`` presets twice in one run: by the
 baseline (the greedy topological cut: a category-aware topological order
-filled section by section) and by :func:`formulations.sections.cut_sections`
+filled section by section) and by :func:`formulations.sections.cut.cut_sections`
 (the model, warm-started by that cut, 60 s in all), with the resource
-estimates the pipeline uses (:mod:`formulations.estimates`). A row gives the
+estimates the pipeline uses (:mod:`formulations.sections.estimates`). A row gives the
 lower bound, the section counts, the DRAM byte totals and their ratios, the
 forced bytes (edges every cut must pay: a valid bound), the model's status,
 gap and time. The whole feedback loop end to end is the ``pipeline`` suite.
@@ -49,7 +49,7 @@ COLUMNS = (
 
 def _naive_cut(graph, cap):
     """Cut a category-aware topological order into runs that fit, in order (no filling)."""
-    from formulations.sections import Section, _category_topological_order, unit_demand
+    from formulations.sections.cut import Section, _category_topological_order, unit_demand
     sections = [Section(0)]
     for node_id in _category_topological_order(graph):
         demand = unit_demand(graph.node(node_id))
@@ -65,8 +65,8 @@ def _naive_cut(graph, cap):
 
 def cut_file(path: str, preset: str) -> dict[str, Any]:
     """One row: the naive and filling greedy cuts and the model, with the same estimates."""
-    from formulations.estimates import estimate_units
-    from formulations.sections import Capacity, cut_sections, cut_traffic
+    from formulations.sections.estimates import estimate_units
+    from formulations.sections.cut import Capacity, cut_sections, cut_traffic
     from hardware import build_fabric, load_hardware
     from model.importers import load_graph
 
@@ -90,7 +90,7 @@ def cut_file(path: str, preset: str) -> dict[str, Any]:
 
 def _naive_ratio(graph, naive, plan) -> float | None:
     """Model bytes over naive-greedy bytes, where both cut into as many sections."""
-    from formulations.sections import cut_traffic
+    from formulations.sections.cut import cut_traffic
     naive_bytes = cut_traffic(graph, naive)
     if len(naive) != plan.count or not naive_bytes:
         return None
@@ -129,6 +129,6 @@ SUITE = Suite(
            "edge crossing a cut (stored once, loaded once). forced = bytes of edges every cut pays "
            "(ends in different categories, or in sections that cannot overlap): the bound where "
            "the model's own is weaker; a ratio below 'forced / greedy' is impossible. Estimates: "
-           "formulations.estimates (a tensor needs ceil(bytes / PMU bytes) PMUs, at most 1/16 "
+           "formulations.sections.estimates (a tensor needs ceil(bytes / PMU bytes) PMUs, at most 1/16 "
            "of the chip's PMUs)."),
 )

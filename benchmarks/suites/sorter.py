@@ -1,7 +1,7 @@
 """Suite ``sorter``: the priority-queue sorter (source 000) on random DAGs and FIG. 9.
 
 Each entry generates a :func:`~benchmarks.generators.random_dag` (two edges per
-node, seed 0) in a fresh process, times :func:`formulations.sorter.sort_nodes`
+node, seed 0) in a fresh process, times :func:`formulations.sorter.priority_sort.sort_nodes`
 on it and checks that the order is a permutation of the nodes. On the small
 sizes the literal re-rank-everything reference (``_reference_sort``, when the
 sorter module provides it) runs on the same graph in the same process, under
@@ -52,7 +52,7 @@ COLUMNS = (
 
 def _reference():
     """The sorter's literal reference implementation, or None if it has none."""
-    from formulations import sorter
+    from formulations.sorter import priority_sort as sorter
 
     return getattr(sorter, "_reference_sort", None)
 
@@ -67,7 +67,7 @@ def _with_reference(graph, order: list[str], sort_s: float, limit: float | None
     """Time the reference on ``graph`` (within ``limit`` s) and compare it with ``order``."""
     reference = _reference()
     if reference is None:
-        return {"note": "formulations.sorter has no _reference_sort"}
+        return {"note": "formulations.sorter.priority_sort has no _reference_sort"}
     try:
         with time_limit(limit):
             reference_s, result = timed(lambda: reference(graph))
@@ -81,7 +81,7 @@ def sort_random(n_nodes: int, n_edges: int, seed: int = 0, reference: bool = Fal
                 reference_limit: float | None = REFERENCE_TIME_LIMIT) -> dict[str, Any]:
     """One row: generate a random DAG, sort it, check it (and run the reference if asked)."""
     from benchmarks.generators import random_dag
-    from formulations.sorter import sort_nodes
+    from formulations.sorter.priority_sort import sort_nodes
 
     generate_s, graph = timed(lambda: random_dag(n_nodes, n_edges, seed=seed), max_repeats=1)
     sort_s, result = timed(lambda: sort_nodes(graph))
@@ -96,7 +96,7 @@ def sort_random(n_nodes: int, n_edges: int, seed: int = 0, reference: bool = Fal
 
 def sort_fig9() -> dict[str, Any]:
     """One row: the FIG. 9 graph must sort to the worked example's order."""
-    from formulations.sorter import sort_nodes
+    from formulations.sorter.priority_sort import sort_nodes
     from formulations.sorter_examples import FIG9_ORDER, fig9_graph
 
     graph = fig9_graph()

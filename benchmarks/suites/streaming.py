@@ -5,7 +5,7 @@ nodes, several seeds up to 40 nodes), the radix-2 IFFT
 (:func:`benchmarks.se_generators.ifft_graph`), the paper's distance function and the Morpher
 loop kernels (``../shared/graphs/morpher``). Per graph: the lower bounds (II: resource,
 memory, recurrence; cycles: the plain critical path, the sibling-latency bound of
-:mod:`formulations.streaming_bounds` at the II the CP-SAT mapping uses, the best bound the pass
+:mod:`formulations.streaming.bounds` at the II the CP-SAT mapping uses, the best bound the pass
 proved at that II (hold relaxation, refuted horizons), and the sibling-latency bound minimised
 over every II up to ``max_ii``, valid whatever II a mapping uses), then II / cycles /
 seconds of the greedy sequential placement, the best of 20 random episodes, the evolutionary
@@ -92,7 +92,7 @@ def _run(name: str, fn) -> tuple[Any, float, str | None]:
 def map_one(family: str, arg: Any, time_limit: float = 5.0, evo_limit: float = 5.0,
             seed: int = 0) -> dict[str, Any]:
     """One row: bounds, the three heuristics, the full pass, the simulator's verdicts."""
-    from formulations.streaming import StreamingInfeasible, lower_bounds, problem_from_graph
+    from formulations.streaming.model import StreamingInfeasible, lower_bounds, problem_from_graph
     from hardware import load_hardware
 
     se = load_hardware("se16")
@@ -114,8 +114,8 @@ def map_one(family: str, arg: Any, time_limit: float = 5.0, evo_limit: float = 5
 
 def _heuristics(graph, se, problem, evo_limit: float, row: dict) -> tuple[list[bool], list[str]]:
     """Greedy, random and evolutionary placements (one SDF only), each checked by the sim."""
-    from formulations.streaming import precheck
-    from formulations.streaming_env import (evolutionary_schedule, greedy_schedule,
+    from formulations.streaming.model import precheck
+    from formulations.streaming.env import (evolutionary_schedule, greedy_schedule,
                                             random_schedule)
     from sim.streaming import check_streaming
 
@@ -143,8 +143,9 @@ def _heuristics(graph, se, problem, evo_limit: float, row: dict) -> tuple[list[b
 def _full_pass(graph, se, problem, time_limit: float, row: dict, sim_ok: list[bool],
                notes: list[str]) -> None:
     """The pipeline's Streaming Engine pass (it re-checks its answer with the simulator)."""
-    from formulations.streaming_bounds import cycle_bound
-    from pipeline.flow import CheckerRejected, MappingFailed, RunOptions
+    from formulations.streaming.bounds import cycle_bound
+    from pipeline.feedback import CheckerRejected, MappingFailed
+    from pipeline.options import RunOptions
     from pipeline.streaming import map_streaming
 
     started = time.perf_counter()
@@ -181,7 +182,7 @@ def _full_pass(graph, se, problem, time_limit: float, row: dict, sim_ok: list[bo
 
 def _diagnosis_note(diagnosis: str) -> str:
     """``"<rules no transformation fixes>: <first such reason> (also: <other rules>)"``."""
-    from formulations.streaming_split import repair_of
+    from formulations.streaming.split import repair_of
 
     reasons = diagnosis.split(" -- ")[0].split("; ")
     hard = [r for r in reasons if repair_of(r) is None and not r.startswith("split:")]

@@ -30,13 +30,14 @@ from .files import MODEL_SUFFIXES, solve_model_file, write_model_file
 from .linear import (INF, HintCheck, LinearConstraint, LinearModel, LinExpr, ModelArrays, Var,
                      quicksum)
 from .result import SolveResult, SolveStatus, relative_gap
+from .settings import SolveSettings
 
 __all__ = [
     # model building
     "LinearModel", "Var", "LinExpr", "LinearConstraint", "ModelArrays", "HintCheck", "quicksum",
     "INF",
     # solving
-    "solve", "SolveOptions", "SolveResult", "SolveStatus", "relative_gap",
+    "solve", "SolveOptions", "SolveSettings", "SolveResult", "SolveStatus", "relative_gap",
     # backends
     "Backend", "DEFAULT_BACKEND", "available_backends", "get_backend", "register_backend",
     "unregister_backend",

@@ -41,7 +41,7 @@ def test_a_label_cut_for_two_presets_runs_on_the_preset_of_its_row():
 
 def test_small_sections_get_their_proven_optimum(tiny):
     from benchmarks.suites.placement import _proven_optimum
-    from formulations.placement import place_greedy
+    from formulations.placement.model import place_greedy
     from tests.formulations.test_placement_model import exhaustive_optimum, star_graph
     g = star_graph()
     greedy = place_greedy(g, tiny, g.node_ids)
@@ -51,7 +51,7 @@ def test_small_sections_get_their_proven_optimum(tiny):
 
 def test_larger_sections_get_no_optimum(plasticine):
     from benchmarks.suites.placement import _proven_optimum
-    from formulations.placement import SITE_MODEL_NODES, place_greedy
+    from formulations.placement.model import SITE_MODEL_NODES, place_greedy
     from tests.formulations.test_placement_cp import small_graph
     g = small_graph(SITE_MODEL_NODES + 1, 3)
     assert _proven_optimum(g, plasticine, [place_greedy(g, plasticine, g.node_ids)]) == (None, None)

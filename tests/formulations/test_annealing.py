@@ -2,8 +2,8 @@
 
 import pytest
 
-from formulations.annealing import anneal, place_annealing
-from formulations.placement import greedy_place, placement_problem, problem_cost
+from formulations.placement.annealing import anneal, place_annealing
+from formulations.placement.model import greedy_place, placement_problem, problem_cost
 from model.graph import Edge, Graph, Node
 from sim.check import check_placement
 from tests.formulations.test_placement_model import exhaustive_optimum, random_section, star_graph
@@ -44,7 +44,7 @@ def test_agcu_nodes_stay_on_agcus(tiny):
 def test_a_schedule_that_would_overrun_its_time_gets_fewer_moves_per_temperature():
     import math
     import time
-    from formulations.annealing import _fitted
+    from formulations.placement.annealing import _fitted
     nominal, nodes, per_move = 5000, 604, 1e-5  # 0.05 s per temperature
     hot, cost_per_pair = 10.0, 1.0  # exit at 0.005: ~150 temperatures to go at 0.95
     assert _fitted(nominal, nodes, per_move, hot, cost_per_pair, time.perf_counter() + 3600) == nominal
@@ -58,7 +58,7 @@ def test_a_schedule_that_would_overrun_its_time_gets_fewer_moves_per_temperature
 
 
 def test_same_kind_step_is_two_on_the_checkerboard_and_one_for_any_unit(plasticine):
-    from formulations.annealing import same_kind_step
+    from formulations.placement.annealing import same_kind_step
     pcus = Graph("pcus", [Node("a", unit="pcu"), Node("b", unit="pcu")], [Edge("a", "b")])
     anys = Graph("anys", [Node("a", unit="any"), Node("b", unit="any")], [Edge("a", "b")])
     loads = Graph("io", [Node("ld", unit="agcu"), Node("b", unit="any")], [Edge("ld", "b")])

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from formulations.buffers import (BufferBalancingError, BufferOptions, buffer_problem,
+from formulations.buffers.model import (BufferBalancingError, BufferOptions, buffer_problem,
                                   build_buffer_model, pmus_for, solve_buffers)
 from formulations.buffer_examples import fig11_graph as fig11
 from formulations.buffer_examples import fig13_graph as fig13
 from formulations.buffer_examples import fig14_graph as fig14
-from formulations.buffers_heuristic import pairwise_balance, warm_start
+from formulations.buffers.heuristic import pairwise_balance, warm_start
 from formulations.solver import available_backends, solve_model_file, write_model_file
 from model.graph import Edge, Graph, Node
 from sim.backpressure import check_balancing
@@ -181,7 +181,7 @@ def test_pmus_for():
 def test_warm_start_is_feasible():
     problem = buffer_problem(fig14(), options=BufferOptions(depth_per_pmu=2))
     model, bvars = build_buffer_model(problem)
-    from formulations.buffers import _hint
+    from formulations.buffers.model import _hint
     model.set_hint(_hint(problem, bvars))
     assert model.check_hint().status == "accepted"
     assert warm_start(buffer_problem(fig14(), options=BufferOptions(mode="tune"))) is not None

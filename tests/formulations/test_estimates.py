@@ -2,11 +2,12 @@
 
 import pytest
 
-from formulations.estimates import estimate_units, materialize_banks, tile_pmus
-from formulations.sections import Capacity, cut_sections
+from formulations.sections.estimates import estimate_units, materialize_banks, tile_pmus
+from formulations.sections.cut import Capacity, cut_sections
 from hardware import build_fabric, load_hardware
 from model.graph import Edge, Graph, Node
-from pipeline.flow import RunOptions, map_graph
+from pipeline.flow import map_graph
+from pipeline.options import RunOptions
 
 KIB = 1024
 

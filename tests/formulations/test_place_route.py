@@ -2,8 +2,8 @@
 
 import pytest
 
-from formulations.placement import PlacementError, greedy_place, placement_cost
-from formulations.routing import RouterConfig, route_negotiated
+from formulations.placement.model import PlacementError, greedy_place, placement_cost
+from formulations.routing.model import RouterConfig, route_negotiated
 from hardware import build_fabric, load_hardware
 from model.graph import Edge, Graph, Node
 from sim.check import check_section

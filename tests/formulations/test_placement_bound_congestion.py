@@ -6,12 +6,12 @@ import random
 import numpy as np
 import pytest
 
-from formulations.annealing import _Draws, _propose, _State, place_annealing
-from formulations.placement import (WEIGHT_SCALE, build_placement_model, cost_terms,
+from formulations.placement.annealing import _Draws, _propose, _State, place_annealing
+from formulations.placement.model import (WEIGHT_SCALE, build_placement_model, cost_terms,
                                     greedy_place, place_cpsat, place_milp, place_model,
                                     placement_problem, problem_cost)
-from formulations.placement_bound import star_bound
-from formulations.placement_congestion import cut_demand, mesh_cuts
+from formulations.placement.bound import star_bound
+from formulations.placement.congestion import cut_demand, mesh_cuts
 from formulations.solver import solve_model_file
 from model.graph import Edge, Graph, Node
 from sim.check import check_placement
@@ -158,7 +158,7 @@ def test_mps_round_trip_with_congestion_rows(tiny, tmp_path):
 def test_warm_start_hint_is_complete_and_prices_the_placement(tiny, graph):
     # distances, crossings and overflows are hinted too, at the values the placement implies,
     # so the hint is a complete feasible solution worth exactly the placement's cost
-    from formulations.placement import _all_candidates, _hint
+    from formulations.placement.model import _all_candidates, _hint
     problem = placement_problem(graph, tiny, cut_share=0.1)
     placement = greedy_place(graph, tiny, graph.node_ids)
     index = {n: problem.sites.index[s] for n, s in placement.items()}

@@ -6,8 +6,8 @@ import random
 import numpy as np
 import pytest
 
-from formulations.placement import place_model, placement_problem, problem_cost
-from formulations.placement_cp import solve_site_model, translation_floor
+from formulations.placement.model import place_model, placement_problem, problem_cost
+from formulations.placement.site_model import solve_site_model, translation_floor
 from model.graph import Edge, Graph, Node
 from sim.check import check_placement
 from tests.formulations.test_placement_model import exhaustive_optimum

@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from formulations.placement import (PLACERS, PlacementError, build_placement_model, greedy_place,
+from formulations.placement.model import (PLACERS, PlacementError, build_placement_model, greedy_place,
                                     place_cpsat, place_milp, place_model, placement_problem,
                                     problem_cost)
 from formulations.solver import solve_model_file
@@ -128,7 +128,7 @@ def test_nodes_without_pairs_are_placed_last_and_keep_the_optimum(tiny):
 
 
 def test_idle_nodes_that_do_not_fit_the_leftover_sites_are_refused(tiny):
-    from formulations.placement import _fill_idle
+    from formulations.placement.model import _fill_idle
     g = Graph("pmus", [Node(f"m{k}", unit="pmu") for k in range(9)], [])
     problem = placement_problem(g, tiny)
     taken = {f"m{k}": s.id for k, s in enumerate(tiny.sites_of("pmu"))}
@@ -138,7 +138,7 @@ def test_idle_nodes_that_do_not_fit_the_leftover_sites_are_refused(tiny):
 
 
 def test_annealing_gets_more_of_the_budget_when_pair_weights_share_one_scale(plasticine):
-    from formulations.placement import ONE_SCALE_SHARE, SPREAD_SHARE, anneal_share_for
+    from formulations.placement.model import ONE_SCALE_SHARE, SPREAD_SHARE, anneal_share_for
     chain = [Node(f"n{i}", unit="pcu") for i in range(6)]
 
     def share(bandwidths):

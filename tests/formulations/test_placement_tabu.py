@@ -5,8 +5,8 @@ import time
 import numpy as np
 import pytest
 
-from formulations.placement import _names, greedy_place, placement_problem, problem_cost
-from formulations.placement_tabu import _Tabu, tabu_search
+from formulations.placement.model import _names, greedy_place, placement_problem, problem_cost
+from formulations.placement.tabu import _Tabu, tabu_search
 from tests.formulations.test_placement_model import exhaustive_optimum, random_section, star_graph
 
 

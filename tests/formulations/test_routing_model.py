@@ -2,12 +2,12 @@
 
 import pytest
 
-from formulations.routing import (ROUTERS, _Fabric, _net_data, build_routing_model, route_cpsat,
+from formulations.routing.model import (ROUTERS, _Fabric, _net_data, build_routing_model, route_cpsat,
                                   route_milp, route_model, route_negotiated)
 from formulations.solver import solve_model_file
 from hardware import build_fabric, load_hardware
 from model.graph import Edge, Graph, Node
-from pipeline.flow import RunOptions
+from pipeline.options import RunOptions
 from pipeline.section_pass import map_section
 from sim.check import check_section
 

@@ -4,7 +4,7 @@ import networkx as nx
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from formulations.sections import Capacity, SectionError, greedy_cut, unit_demand
+from formulations.sections.cut import Capacity, SectionError, greedy_cut, unit_demand
 from hardware import build_fabric, load_hardware
 from model.graph import Edge, Graph, Node
 
@@ -71,7 +71,7 @@ def test_scale_factor_leaves_headroom():
 
 
 # ---- the section model ------------------------------------------------------------------
-from formulations.sections import (build_section_model, cut_sections, cut_traffic,  # noqa: E402
+from formulations.sections.cut import (build_section_model, cut_sections, cut_traffic,  # noqa: E402
                                    forced_traffic, lower_bound)
 
 
@@ -105,7 +105,7 @@ def test_model_cut_is_valid_and_never_worse_than_greedy(graph, pcu, pmu):
 
 def test_window_search_improves_and_bound_holds_on_a_long_chain(monkeypatch):
     # force the large-neighbourhood search on a chain whose greedy cut hits heavy edges
-    import formulations.sections as sections
+    import formulations.sections.cut as sections
     monkeypatch.setattr(sections, "MONOLITHIC_LIMIT", 0)
     sizes = [1 if i % 3 == 1 else 50 for i in range(29)]
     graph = Graph("chain", [Node(f"n{i}", unit="pcu", category="forward" if i < 15 else

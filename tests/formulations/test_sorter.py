@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from formulations.sorter import (
+from formulations.sorter.priority_sort import (
     CRITERIA,
     DEFAULT_CRITERIA,
     SEED_POLICIES,

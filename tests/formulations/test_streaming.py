@@ -4,10 +4,10 @@ import pytest
 
 from benchmarks.se_generators import ifft_graph, se_random_dag
 from formulations.solver import solve_model_file
-from formulations.streaming import (StreamingInfeasible, build_milp, delays_needed, explain,
+from formulations.streaming.model import (StreamingInfeasible, build_milp, delays_needed, explain,
                                     lower_bounds, precheck, problem_from_graph, solve_milp,
                                     solve_streaming)
-from formulations.streaming_env import exhaustive_schedule
+from formulations.streaming.env import exhaustive_schedule
 from hardware import load_hardware
 from model.graph import Edge, Graph, Node
 from sim.streaming import check_streaming, distance_graph

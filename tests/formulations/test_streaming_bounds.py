@@ -3,11 +3,11 @@
 import pytest
 
 from benchmarks.se_generators import se_random_dag
-from formulations.streaming import (holds_fit, lower_bounds, problem_from_graph, relax_holds,
+from formulations.streaming.model import (holds_fit, lower_bounds, problem_from_graph, relax_holds,
                                     solve_at_ii, solve_streaming)
-from formulations.streaming_bounds import cycle_bound, issue_windows, sibling_costs, tail_bound
-from formulations.streaming_env import exhaustive_schedule
-from formulations.streaming_layout import layout_refutes, solve_layout
+from formulations.streaming.bounds import cycle_bound, issue_windows, sibling_costs, tail_bound
+from formulations.streaming.env import exhaustive_schedule
+from formulations.streaming.layout import layout_refutes, solve_layout
 from hardware import load_hardware
 from model.graph import Edge, Graph, Node
 from sim.streaming import distance_graph
@@ -67,7 +67,7 @@ def test_hold_relaxation_is_valid_against_the_oracle(graph):
 
 
 def test_hold_relaxation_drops_only_the_holds():
-    from formulations.streaming import schedule_from_lists
+    from formulations.streaming.model import schedule_from_lists
 
     g = Graph("v", [Node("a"), Node("b"), Node("c"), Node("d")],
               [Edge("a", "b"), Edge("b", "c"), Edge("a", "d"), Edge("c", "d")])
@@ -108,7 +108,7 @@ def test_layout_relaxation_refutes_and_finds():
 def test_destructive_lower_bounding_closes_the_gap():
     from types import SimpleNamespace
 
-    from formulations.streaming import close_gap, schedule_from_lists
+    from formulations.streaming.model import close_gap, schedule_from_lists
 
     g = Graph("ab", [Node("a"), Node("b")], [Edge("a", "b")])
     p = problem_from_graph(g, SE)
@@ -130,7 +130,7 @@ def test_layout_then_timing_finds_what_the_model_alone_misses():
 
 
 def test_proof_from_above_improves_then_refutes_one_cycle_fewer():
-    from formulations.streaming import prove_from_above, schedule_from_lists
+    from formulations.streaming.model import prove_from_above, schedule_from_lists
     from sim.streaming import check_streaming
 
     g = Graph("ab", [Node("a"), Node("b")], [Edge("a", "b")])
@@ -148,7 +148,7 @@ def test_proof_from_above_improves_then_refutes_one_cycle_fewer():
 
 @pytest.mark.parametrize("seed", [4, 5])
 def test_stalled_model_then_proof_from_above_agree_with_the_oracle(seed):
-    from formulations.streaming import prove_from_above
+    from formulations.streaming.model import prove_from_above
 
     g = se_random_dag(8, seed=seed)
     p = problem_from_graph(g, SE)

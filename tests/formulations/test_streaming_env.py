@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from formulations.streaming import StreamingInfeasible
-from formulations.streaming_env import (LAMBDA, StreamingEnv, evolutionary_schedule,
+from formulations.streaming.model import StreamingInfeasible
+from formulations.streaming.env import (LAMBDA, StreamingEnv, evolutionary_schedule,
                                         exhaustive_schedule, greedy_policy, greedy_schedule,
                                         random_schedule)
 from hardware import load_hardware

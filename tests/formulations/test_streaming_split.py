@@ -6,10 +6,10 @@ import networkx as nx
 import pytest
 
 from benchmarks.se_generators import ifft_graph
-from formulations.streaming import (StreamingInfeasible, precheck, problem_from_graph,
+from formulations.streaming.model import (StreamingInfeasible, precheck, problem_from_graph,
                                     solve_streaming)
-from formulations.streaming_env import greedy_or_none
-from formulations.streaming_split import (AF_LATENCY, relieve_fan_out, repair_of, solve_split,
+from formulations.streaming.env import greedy_or_none
+from formulations.streaming.split import (AF_LATENCY, relieve_fan_out, repair_of, solve_split,
                                           split_into_sdfs, stuck_recurrences)
 from hardware import load_hardware
 from model.graph import Edge, Graph, Node

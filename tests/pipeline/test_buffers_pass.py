@@ -11,7 +11,7 @@ from formulations.solver import available_backends
 from hardware import load_hardware
 from model.graph import Edge, Graph, Node
 from pipeline.buffers_pass import backend_name, balance_section
-from pipeline.flow import RunOptions
+from pipeline.options import RunOptions
 from sim.backpressure import check_balancing
 from tests.conftest import real_graph
 

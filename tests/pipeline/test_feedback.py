@@ -10,11 +10,13 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from formulations.routing import Overuse
+from formulations.routing.model import Overuse
 from hardware import load_hardware
 from model.graph import Edge, Graph, Node
 from pipeline.feedback import ErrorCode, ErrorHandlingData, MappingError
-from pipeline.flow import MappingFailed, RunOptions, map_graph
+from pipeline.feedback import MappingFailed
+from pipeline.flow import map_graph
+from pipeline.options import RunOptions
 from pipeline.levels import BufferLevel, CutLevel, PlaceRouteLevel
 from pipeline.section_pass import SectionFailure
 

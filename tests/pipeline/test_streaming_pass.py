@@ -6,7 +6,8 @@ from hardware import load_hardware
 from model.graph import Edge, Graph, Node
 from model.mapping import read_mapping, write_mapping
 from model.importers import load_graph
-from pipeline.flow import MappingFailed, RunOptions
+from pipeline.feedback import MappingFailed
+from pipeline.options import RunOptions
 from pipeline.streaming import draw_streaming, map_streaming, report_lines
 from sim.streaming import check_split, check_streaming, distance_graph
 from tests.conftest import real_graph
@@ -96,7 +97,7 @@ def test_fan_out_gets_a_pass_tree():
 
 
 def test_milp_backend(tmp_path):
-    m = map_streaming(distance_graph(), SE, RunOptions(backend="highs", time_limit=30,
+    m = map_streaming(distance_graph(), SE, RunOptions(backends={"streaming": "highs"}, time_limit=30,
                                                       export_dir=str(tmp_path)))
     assert m.ii == 1 and m.metrics["cycles"] == 16 and list(tmp_path.glob("*.mps"))
 

@@ -45,7 +45,7 @@ from typing import Callable
 import networkx as nx
 import numpy as np
 
-from formulations.streaming import (StreamingInfeasible, StreamingProblem, StreamingSchedule,
+from formulations.streaming.model import (StreamingInfeasible, StreamingProblem, StreamingSchedule,
                                     _asap_and_tail, delays_needed, lower_bounds, precheck,
                                     problem_from_graph, schedule_from_lists)
 from hardware import StreamingEngineSpec

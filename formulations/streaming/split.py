@@ -3,7 +3,7 @@
 Scope
 -----
 Two graph transformations that keep a kernel's meaning and make it fit the Streaming Engine
-(source 004), each followed by the ordinary one-SDF model (:mod:`formulations.streaming`) per part:
+(source 004), each followed by the ordinary one-SDF model (:mod:`formulations.streaming.model`) per part:
 
 * :func:`relieve_fan_out` -- **pass trees** for ``R1 reach`` / ``S1 siblings``. A value feeding
   more consumers than fit within reach (``2 * reach + 1 = 5`` distinct tiles on se16), or feeding
@@ -431,10 +431,10 @@ def solve_split(graph: Graph, spec: StreamingEngineSpec, solve_one, first: int =
     """Split into ``first``, ``first + 1``, ... parts until every part maps.
 
     ``solve_one(part_graph) -> StreamingSchedule`` maps one SDF (raising
-    :class:`~formulations.streaming.StreamingInfeasible`); a part whose reasons no split can
+    :class:`~formulations.streaming.model.StreamingInfeasible`); a part whose reasons no split can
     fix stops the search. Raises ``StreamingInfeasible`` when ``most`` parts do not map.
     """
-    from formulations.streaming import SPLIT_PROOF_RULES, StreamingInfeasible
+    from formulations.streaming.model import SPLIT_PROOF_RULES, StreamingInfeasible
 
     solved: dict[tuple, object] = {}
     last: list[str] = []
@@ -477,7 +477,7 @@ def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, time_limit: float
     names the recurrence's instructions and the rules without which it would map (each
     relaxation solved in at most ``time_limit`` seconds).
     """
-    from formulations.streaming import RULES, lower_bounds, problem_from_graph
+    from formulations.streaming.model import RULES, lower_bounds, problem_from_graph
 
     cycles = nx.DiGraph()
     cycles.add_edges_from((e.src, e.dst) for e in graph.edges if e.src != e.dst)
@@ -510,7 +510,7 @@ def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, time_limit: float
 def _mappable(problem, ii: int, families: set[str], time_limit: float, seed: int
               ) -> bool | None:
     """Whether the model with only ``families`` has a mapping at ``ii`` (None: unknown)."""
-    from formulations.streaming import build_cp_model, solve_model
+    from formulations.streaming.model import build_cp_model, solve_model
     from formulations.solver import SolveStatus
 
     model, _ = build_cp_model(problem, ii, families=families)
@@ -522,7 +522,7 @@ def _mappable(problem, ii: int, families: set[str], time_limit: float, seed: int
 
 
 def _solve_parts(plan: SplitPlan, solve_one, solved: dict, say):
-    from formulations.streaming import StreamingInfeasible
+    from formulations.streaming.model import StreamingInfeasible
 
     schedules = []
     for part in plan.parts:

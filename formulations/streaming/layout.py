@@ -2,7 +2,7 @@
 
 Scope
 -----
-The one-SDF model (:mod:`formulations.streaming`) decides tiles, slots and issue cycles together.
+The one-SDF model (:mod:`formulations.streaming.model`) decides tiles, slots and issue cycles together.
 Its hardest part is often the layout alone: putting the instructions on a line of tiles with
 every operand within reach. :func:`build_layout_model` keeps only the rules about tiles, as a
 pure Boolean model (``on[c][t]``: memory component ``c`` on tile ``t``) that CP-SAT's clause
@@ -22,7 +22,7 @@ Examples
 --------
 >>> from hardware import load_hardware
 >>> from model.graph import Graph, Node, Edge
->>> from formulations.streaming import problem_from_graph
+>>> from formulations.streaming.model import problem_from_graph
 >>> star = Graph("star", [Node("p")] + [Node(f"c{i}") for i in range(5)],
 ...              [Edge("p", f"c{i}") for i in range(5)])
 >>> p = problem_from_graph(star, load_hardware("se16"))
@@ -39,7 +39,7 @@ from ortools.sat.python import cp_model
 from formulations.solver import SolveResult, SolveStatus
 
 if TYPE_CHECKING:  # pragma: no cover
-    from formulations.streaming import StreamingProblem
+    from formulations.streaming.model import StreamingProblem
 
 __all__ = ["build_layout_model", "add_layout_rules", "solve_layout", "layout_refutes"]
 
@@ -89,7 +89,7 @@ def _reach(model: cp_model.CpModel, problem: "StreamingProblem", on: list) -> No
 def solve_layout(problem: "StreamingProblem", ii: int, time_limit: float = 5.0,
                  seed: int = 0) -> tuple[SolveResult, list[int] | None]:
     """Solve the layout model; the result and a tile per instruction (None without one)."""
-    from formulations.streaming import solve_model  # its CP-SAT parameters: 2-5x faster here
+    from formulations.streaming.model import solve_model  # its CP-SAT parameters: 2-5x faster here
 
     model, on = build_layout_model(problem, ii)
     result = solve_model(model, time_limit=time_limit, seed=seed,

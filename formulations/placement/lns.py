@@ -3,7 +3,7 @@
 Scope
 -----
 :func:`lns` improves a placement by re-solving a *window* of nodes exactly (the
-placement model of :func:`formulations.placement.build_placement_model`, on CP-SAT
+placement model of :func:`formulations.placement.model.build_placement_model`, on CP-SAT
 or a MILP backend) with every other node fixed, again and again until the time
 limit. Each round:
 
@@ -26,7 +26,7 @@ rounds and VPR anneals from the best placement by their recent rate of improveme
 A window's answer is kept only when its true cost is lower. Without patience the time
 goes, slice by slice, to the faster improver of two moves: LNS rounds, and hot anneals
 from the incumbent polished by a short robust tabu search
-(:mod:`formulations.placement_tabu`; annealing stops near a local optimum, tabu search
+(:mod:`formulations.placement.tabu`; annealing stops near a local optimum, tabu search
 finishes the descent with the best of all swaps at every step). Measured over three
 seeds at 10 s on the 96- and 128-node generated sections and the bert sections of
 ``plasticine`` and ``sn10``: these two modes beat annealing by 10-38 % (medians) on all
@@ -99,7 +99,7 @@ def lns(problem, fabric, index: dict[str, int], cost: float, *, backend: str,
         (``lns_rounds``, ``lns_improved``, ``annealing_kicks``, ``final_window``,
         improvements per neighbourhood).
     """
-    from formulations.annealing import same_kind_step
+    from formulations.placement.annealing import same_kind_step
     search = _Search(problem, index, cost, backend, seed, window,
                      range_floor=same_kind_step(problem, fabric))
     if patience is not None:
@@ -156,7 +156,7 @@ class _Search:
 
     def round(self, deadline: float) -> None:
         """One LNS round: a window in the next neighbourhood, solved exactly."""
-        from formulations.placement import _names, problem_cost
+        from formulations.placement.model import _names, problem_cost
         stats = self.stats
         stats["lns_rounds"] += 1
         kind = NEIGHBOURHOODS[stats["lns_rounds"] % len(NEIGHBOURHOODS)]
@@ -181,8 +181,8 @@ class _Search:
     def anneal(self, fabric, deadline: float) -> None:
         """A VPR anneal from the incumbent, polished by a short tabu search (annealing ends
         near, not at, a local optimum); kept only when better."""
-        from formulations.placement import _names, problem_cost
-        from formulations.placement_tabu import tabu_search
+        from formulations.placement.model import _names, problem_cost
+        from formulations.placement.tabu import tabu_search
         seconds = deadline - time.perf_counter()
         if seconds < 0.1:
             return
@@ -207,8 +207,8 @@ def _adapt(size: int, solved_fast: bool | None, nodes: int) -> int:
 
 def _kick(problem, fabric, index, seconds, seed, range_floor) -> dict[str, int]:
     """Leave a local optimum: a hot anneal from it (its result may be worse)."""
-    from formulations.annealing import anneal_with_restarts
-    from formulations.placement import _names
+    from formulations.placement.annealing import anneal_with_restarts
+    from formulations.placement.model import _names
     placed, _, _ = anneal_with_restarts(problem, fabric, _names(problem, index),
                                         time_limit=seconds, seed=seed,
                                         temperature_factor=KICK_TEMPERATURE,
@@ -279,7 +279,7 @@ def _spatial_window(problem, index, seed_node, size) -> list[str]:
 def _solve_window(problem, index, free, backend, time_limit, seed
                   ) -> tuple[dict[str, int] | None, bool | None]:
     """Re-place ``free``; returns (new index or None, whether it was proved fast)."""
-    from formulations.placement import _decode, _hint, build_placement_model
+    from formulations.placement.model import _decode, _hint, build_placement_model
     if time_limit <= 0.05:
         return None, None
     free_set = set(free)

@@ -22,9 +22,9 @@ Objective: the smallest II (swept from the lower bound up to ``max_ii``; a small
 impossible when its model is INFEASIBLE), then the fewest cycles (makespan = last ready time,
 ``max tau + 3``). :func:`build_milp` is the same model as a MILP (:class:`LinearModel`, exportable
 to ``.mps``) for a fixed II. Per II, :func:`solve_streaming` first tries to refute the II with
-the tile layout relaxation (:mod:`formulations.streaming_layout`), then times the layout's
+the tile layout relaxation (:mod:`formulations.streaming.layout`), then times the layout's
 tiles (a warm start), solves the full model (issue windows and the sibling-latency cycle bound
-of :mod:`formulations.streaming_bounds`; it refutes a small II fastest) until its schedules stop
+of :mod:`formulations.streaming.bounds`; it refutes a small II fastest) until its schedules stop
 improving, then asks for one cycle fewer with tight issue windows (:func:`prove_from_above`)
 until that is refuted; if that runs out of time, the hold relaxation (:func:`relax_holds`: the
 model without H1, a cycle bound often equal to the optimum) and destructive lower bounding from
@@ -42,7 +42,7 @@ Caveats
 * One SF output per spoke entry (the paper's singular) is not enforced: a producer may send to
   consumers in several directions; the spoke entry lists every SF output it drives.
 * Direct links only (``|dtile| <= max link offset``); no relay through tiles or the AF inside
-  one SDF (pass trees and AF splits: :mod:`formulations.streaming_split`).
+  one SDF (pass trees and AF splits: :mod:`formulations.streaming.split`).
 
 Examples
 --------
@@ -67,8 +67,8 @@ from ortools.sat.python import cp_model
 
 from formulations.solver import LinearModel, SolveResult, SolveStatus, quicksum
 from formulations.solver.cp import export_cp_model, solve_cp_model
-from formulations.streaming_bounds import cycle_bound, issue_windows
-from formulations.streaming_layout import solve_layout
+from formulations.streaming.bounds import cycle_bound, issue_windows
+from formulations.streaming.layout import solve_layout
 from hardware import StreamingEngineSpec
 from model.graph import Graph
 
@@ -730,7 +730,7 @@ def holds_fit(problem: StreamingProblem, schedule: StreamingSchedule) -> bool:
 def _layout_first(problem: StreamingProblem, ii: int, time_limit: float, seed: int,
                   warm: StreamingSchedule | None
                   ) -> tuple[SolveResult | None, list[int] | None, float]:
-    """Decomposition: the tile layout relaxation first (:mod:`formulations.streaming_layout`).
+    """Decomposition: the tile layout relaxation first (:mod:`formulations.streaming.layout`).
 
     Returns its result when it proves ``ii`` INFEASIBLE (else None), its tiles (a hint for
     the full model) and the time left for the rest of the II.

@@ -21,7 +21,7 @@ a temperature schedule.
 Caveats
 -------
 The congestion term is left out (as in the model's warm anneals); callers keep an answer
-only when its full cost (:func:`formulations.placement.problem_cost`) is lower. An
+only when its full cost (:func:`formulations.placement.model.problem_cost`) is lower. An
 iteration costs ``O(n^2 + n * free sites)``: about 0.1 ms at a hundred nodes, a few
 milliseconds at six hundred.
 """

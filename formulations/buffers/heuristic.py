@@ -10,7 +10,7 @@ order (J2, J1) ends at 5/5/4 with J2 unbalanced, order (J1, J2) at 5/5/5. ``roun
 repeats the pass until nothing changes (tune-only may still stop unbalanced, or keep
 raising when no tuning balances the section; it never minimises PMUs).
 
-:func:`warm_start` gives :func:`formulations.buffers.solve_buffers` a feasible start: with
+:func:`warm_start` gives :func:`formulations.buffers.model.solve_buffers` a feasible start: with
 insertion allowed, every node at its latest input arrival (loads 0) and a new buffer filling
 each early input; in tune-only mode, the repeated pairwise pass when it balances.
 
@@ -47,7 +47,7 @@ def pairwise_balance(problem, order=None, rounds: int = 1) -> HeuristicAnswer:
 
     Parameters
     ----------
-    problem : formulations.buffers.BufferProblem
+    problem : formulations.buffers.model.BufferProblem
     order : sequence of str, optional
         Joins in the order to visit them.
     rounds : int, default 1
@@ -59,7 +59,7 @@ def pairwise_balance(problem, order=None, rounds: int = 1) -> HeuristicAnswer:
 
     Examples
     --------
-    >>> from formulations.buffers import BufferOptions, buffer_problem
+    >>> from formulations.buffers.model import BufferOptions, buffer_problem
     >>> from formulations.buffer_examples import fig12_graph
     >>> p = buffer_problem(fig12_graph(), options=BufferOptions(mode="tune", depth_per_pmu=1))
     >>> a = pairwise_balance(p, order=["J2", "J1"])
@@ -68,7 +68,7 @@ def pairwise_balance(problem, order=None, rounds: int = 1) -> HeuristicAnswer:
     >>> pairwise_balance(p, order=["J1", "J2"]).depths[3:]
     [5, 5, 5]
     """
-    from formulations.buffers import arrival_depths, pmus_for, unbalanced_joins
+    from formulations.buffers.model import arrival_depths, pmus_for, unbalanced_joins
 
     topological = order is None
     order = list(problem.joins if order is None else order)
@@ -136,7 +136,7 @@ def warm_start(problem):
 
     Examples
     --------
-    >>> from formulations.buffers import buffer_problem
+    >>> from formulations.buffers.model import buffer_problem
     >>> from model.graph import Graph, Node, Edge
     >>> g = Graph("d", [Node(n) for n in "fabj"], [Edge("f", "a"), Edge("a", "j", depth=2),
     ...                                             Edge("f", "b"), Edge("b", "j")])
@@ -144,7 +144,7 @@ def warm_start(problem):
     >>> new_depths, arrival["j"]
     ([0, 1], 3)
     """
-    from formulations.buffers import arrival_depths
+    from formulations.buffers.model import arrival_depths
 
     if problem.options.insertion:
         depths = [b.original_depth for b in problem.buffers]

@@ -28,7 +28,7 @@ Examples
 --------
 >>> from hardware import load_hardware
 >>> from model.graph import Graph, Node, Edge
->>> from formulations.streaming import problem_from_graph
+>>> from formulations.streaming.model import problem_from_graph
 >>> g = Graph("fan", [Node("p")] + [Node(f"c{i}") for i in range(3)],
 ...           [Edge("p", f"c{i}") for i in range(3)])
 >>> p = problem_from_graph(g, load_hardware("se16"))
@@ -44,7 +44,7 @@ import networkx as nx
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
-    from formulations.streaming import StreamingProblem
+    from formulations.streaming.model import StreamingProblem
 
 __all__ = ["sibling_costs", "tail_bound", "cycle_bound", "issue_windows", "max_wait"]
 
@@ -54,7 +54,7 @@ def sibling_costs(problem: "StreamingProblem", ii: int) -> list[int]:
 
     >>> from hardware import load_hardware
     >>> from model.graph import Graph, Node
-    >>> from formulations.streaming import problem_from_graph
+    >>> from formulations.streaming.model import problem_from_graph
     >>> p = problem_from_graph(Graph("g", [Node("a")], []), load_hardware("se16"))
     >>> sibling_costs(p, 1), sibling_costs(p, 3), sibling_costs(p, 4)
     ([4, 4, 5, 5], [4, 4, 4, 5, 5], [3, 4, 4, 5, 5])
@@ -91,7 +91,7 @@ def tail_bound(problem: "StreamingProblem", ii: int) -> list[int]:
 
     >>> from hardware import load_hardware
     >>> from model.graph import Graph, Node, Edge
-    >>> from formulations.streaming import problem_from_graph
+    >>> from formulations.streaming.model import problem_from_graph
     >>> g = Graph("c", [Node("a"), Node("b"), Node("c")], [Edge("a", "b"), Edge("b", "c")])
     >>> tail_bound(problem_from_graph(g, load_hardware("se16")), 2)
     [9, 6, 3]
@@ -127,7 +127,7 @@ def issue_windows(problem: "StreamingProblem", ii: int, horizon: int | None = No
 
     >>> from hardware import load_hardware
     >>> from model.graph import Graph, Node, Edge
-    >>> from formulations.streaming import problem_from_graph
+    >>> from formulations.streaming.model import problem_from_graph
     >>> g = Graph("c", [Node("a"), Node("b")], [Edge("a", "b")])
     >>> issue_windows(problem_from_graph(g, load_hardware("se16")), 2)
     ([0, 3], [1, 9])

@@ -20,16 +20,16 @@ Scope
   stores), ``site`` (at most one node per site), ``distance`` (``d >= lo_b - hi_a``
   and ``d >= lo_a - hi_b``, the closed form of ``fabric.distance``), ``congestion``
   (``e >= pairs crossing the cut - its channels``). Objective: weighted distance
-  + congestion (:mod:`formulations.placement_congestion`) + penalty, in integer
+  + congestion (:mod:`formulations.placement.congestion`) + penalty, in integer
   units. Sections with at most :data:`MAX_EXACT_VARS` assignment variables are
   solved whole (with a bound and a gap); larger ones by the large-neighbourhood
-  search of :mod:`formulations.placement_lns`, whose gap comes from the star
-  bound of :mod:`formulations.placement_bound`. On CP-SAT, sections of at most
+  search of :mod:`formulations.placement.lns`, whose gap comes from the star
+  bound of :mod:`formulations.placement.bound`. On CP-SAT, sections of at most
   :data:`SITE_MODEL_NODES` nodes go instead to the site model of
-  :mod:`formulations.placement_cp` (one integer site per node), which CP-SAT
+  :mod:`formulations.placement.site_model` (one integer site per node), which CP-SAT
   proves where it cannot prove this formulation.
 * :func:`placement_cost` / :func:`problem_cost` / :func:`cost_terms` -- the shared
-  cost (the annealer of :mod:`formulations.annealing` uses it too).
+  cost (the annealer of :mod:`formulations.placement.annealing` uses it too).
 
 Caveats
 -------
@@ -245,10 +245,10 @@ def placement_problem(graph: Graph, fabric, site_penalty: dict[str, float] | Non
 
     ``cut_share`` is the share of each mesh cut's channels the placement may plan to
     use; ``congestion_weight`` the cost of one channel over (default
-    :data:`~formulations.placement_congestion.CONGESTION_WEIGHT` times the mean pair
+    :data:`~formulations.placement.congestion.CONGESTION_WEIGHT` times the mean pair
     bandwidth; 0 switches the congestion term off).
     """
-    from formulations.placement_congestion import CONGESTION_WEIGHT, mesh_cuts
+    from formulations.placement.congestion import CONGESTION_WEIGHT, mesh_cuts
     sites = _sites(fabric)
     rect = np.array([_switch_rect(fabric, s) for s in sites.ids], dtype=np.int64)
     hosts = {u: np.array([fabric.can_host(s, u) for s in sites.ids])
@@ -288,7 +288,7 @@ def problem_cost(problem: PlacementProblem, placement: dict[str, str]) -> float:
 
 def cost_terms(problem: PlacementProblem, placement: dict[str, str]) -> dict[str, float]:
     """The three terms of :func:`problem_cost`: ``wirelength``, ``penalty``, ``congestion``."""
-    from formulations.placement_congestion import congestion_cost
+    from formulations.placement.congestion import congestion_cost
     idx = problem.sites.index
     index = {n: idx[placement[n]] for n in problem.nodes}
     wire = sum(w * problem.sites.dist[index[a], index[b]] for a, b, w in problem.pairs)
@@ -394,7 +394,7 @@ def _congestion_terms(model, problem, x, free, candidates, fixed, quantum) -> li
     """
     if not problem.congestion_active:
         return []
-    from formulations.placement_congestion import crossed_cuts
+    from formulations.placement.congestion import crossed_cuts
     free_set, cut_index = set(free), problem.cut_index
     constant = np.zeros(len(problem.cuts))
     linear: list[list[tuple[object, float]]] = [[] for _ in problem.cuts]
@@ -530,7 +530,7 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
     site_penalty : site id -> extra cost per unit of node bandwidth (routing feedback).
     start : a placement to start from instead of the greedy one.
     cut_share : share of each switch-mesh cut's channels the congestion term allows
-        (:mod:`formulations.placement_congestion`).
+        (:mod:`formulations.placement.congestion`).
     window : nodes re-optimised together per LNS round.
     patience : the LNS stops after this many rounds without a 0.1 % improvement;
         None = never stop early: anneal from the LNS's local optimum (keeping it only
@@ -591,7 +591,7 @@ def place_model(graph: Graph, fabric, order: list[str], *, backend: str = "cp-sa
              round(_time.perf_counter() - started, 4)}
     candidates = _all_candidates(problem, problem.nodes)
     n_vars = sum(len(c) for c in candidates.values())
-    from formulations.placement_bound import star_bound
+    from formulations.placement.bound import star_bound
     extra["star_bound"] = star_bound(problem)
     site_model = backend == "cp-sat" and site_model_fits(problem)
     exact = n_vars <= MAX_EXACT_VARS or site_model
@@ -665,7 +665,7 @@ def _fill_idle(problem: PlacementProblem, placement: dict[str, str], idle: list[
 
 def _annealed(problem, fabric, start: dict[str, str], seconds: float, seed: int,
               fill: bool = True) -> tuple[dict[str, str], float]:
-    """A second warm start: :func:`~formulations.annealing.anneal_to_budget` from ``start``
+    """A second warm start: :func:`~formulations.placement.annealing.anneal_to_budget` from ``start``
     for about ``seconds`` (its first anneal cools within them: a large section gets fewer
     moves per temperature); returns the result and the seconds one anneal took (the LNS
     gives its annealing slices at least that long).
@@ -674,10 +674,10 @@ def _annealed(problem, fabric, start: dict[str, str], seconds: float, seed: int,
     term is 0 at good placements; the model and its LNS see it); the caller gets whichever
     of ``start`` and the result costs least. Without ``fill`` only the first anneal runs
     (a section small enough for the exact model needs the time for the proof). The range
-    limit stops at a same-kind neighbour's step (:func:`~formulations.annealing.same_kind_step`).
+    limit stops at a same-kind neighbour's step (:func:`~formulations.placement.annealing.same_kind_step`).
     """
     from dataclasses import replace
-    from formulations.annealing import anneal_to_budget, same_kind_step
+    from formulations.placement.annealing import anneal_to_budget, same_kind_step
     light = replace(problem, congestion_weight=0.0)
     best, _, stats = anneal_to_budget(light, fabric, start, time_limit=seconds, seed=seed,
                                       fill=fill, range_floor=same_kind_step(problem, fabric))
@@ -686,7 +686,7 @@ def _annealed(problem, fabric, start: dict[str, str], seconds: float, seed: int,
 
 
 #: On CP-SAT, sections of at most this many nodes (with the congestion term inactive)
-#: are solved whole by the site model of :mod:`formulations.placement_cp`: it proves them
+#: are solved whole by the site model of :mod:`formulations.placement.site_model`: it proves them
 #: where the MILP formulation cannot, and at 10 s it found the optimum of the 16-node
 #: generated section on 4 of 4 seeds (the LNS: 2 and 3 of 4 in two runs). On 20-node
 #: sections it beat the LNS on some seeds and lost on others; on 24 nodes it was 40 % worse.
@@ -696,7 +696,7 @@ SITE_MODEL_NODES = 16
 def site_model_fits(problem: PlacementProblem) -> bool:
     """Whether ``problem`` is small enough for the site model, which represents its
     whole objective."""
-    from formulations.placement_cp import site_model_applies
+    from formulations.placement.site_model import site_model_applies
     return len(problem.nodes) <= SITE_MODEL_NODES and site_model_applies(problem)
 
 
@@ -715,7 +715,7 @@ def _solve_exact(problem, model, x, index, start_cost, backend, time_limit, seed
 
 def _solve_site_model(problem, index, start_cost, time_limit, seed, started, extra
                       ) -> PlacementOutcome:
-    from formulations.placement_cp import solve_site_model
+    from formulations.placement.site_model import solve_site_model
     found, status, bound = solve_site_model(problem, index, time_limit, seed)
     return _exact_outcome(problem, index, start_cost, found, status, bound, "cp-sat",
                           "placement site model", started, extra)
@@ -749,9 +749,9 @@ def _names(problem, placed: dict[str, int]) -> dict[str, str]:
 
 def _lns(problem, fabric, index, cost, backend, time_limit, seed, window, patience, started,
          extra) -> PlacementOutcome:
-    """Large-neighbourhood search (:mod:`formulations.placement_lns`) with the star bound."""
+    """Large-neighbourhood search (:mod:`formulations.placement.lns`) with the star bound."""
     import time as _time
-    from formulations.placement_lns import lns
+    from formulations.placement.lns import lns
     index, cost, stats = lns(problem, fabric, index, cost, backend=backend,
                              deadline=started + time_limit, seed=seed, window=window,
                              patience=patience, anneal_seconds=extra.get("anneal_run_time", 0))
@@ -796,9 +796,9 @@ PLACERS: dict[str, Callable[..., PlacementOutcome]] = {
 
 
 def _place_annealing(graph: Graph, fabric, order: list[str], **options) -> PlacementOutcome:
-    """The ``annealing`` registry entry (:func:`formulations.annealing.place_annealing`,
+    """The ``annealing`` registry entry (:func:`formulations.placement.annealing.place_annealing`,
     imported on use: that module imports this one)."""
-    from formulations.annealing import place_annealing
+    from formulations.placement.annealing import place_annealing
     return place_annealing(graph, fabric, order, **options)
 
 

@@ -606,8 +606,8 @@ def _add_capacity_rows(model: LinearModel, p: BufferProblem, v: BufferVars) -> N
 # warm start
 # ---------------------------------------------------------------------------------------------
 def _hint(problem: BufferProblem, bvars: BufferVars) -> dict[Any, float] | None:
-    """A feasible start: the heuristic's answer (see formulations.buffers_heuristic)."""
-    from formulations.buffers_heuristic import warm_start
+    """A feasible start: the heuristic's answer (see formulations.buffers.heuristic)."""
+    from formulations.buffers.heuristic import warm_start
 
     start = warm_start(problem)
     if start is None:
@@ -859,7 +859,7 @@ def _second_solve(problem: BufferProblem, values, first: SolveResult, backend: s
 
 def _fallback(problem: BufferProblem, result: SolveResult, build_time: float):
     """The warm start as the answer when the solver stopped without one (not infeasible)."""
-    from formulations.buffers_heuristic import warm_start
+    from formulations.buffers.heuristic import warm_start
 
     if result.status is SolveStatus.INFEASIBLE:
         return None

@@ -25,7 +25,7 @@ of one node to a type-compatible site, accepted by the Metropolis rule, with
 
 Caveats
 -------
-* The cost is the placement model's own (:func:`formulations.placement.problem_cost`:
+* The cost is the placement model's own (:func:`formulations.placement.model.problem_cost`:
   bandwidth-weighted switch-hop distance per edge, the switch-mesh cut congestion
   and the routing feedback's penalty per site) rather than VPR's bounding-box
   wirelength, so greedy, annealing and the exact model are compared on one number.
@@ -45,7 +45,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from formulations.placement import (PlacementOutcome, PlacementProblem, _check_capacity,
+from formulations.placement.model import (PlacementOutcome, PlacementProblem, _check_capacity,
                                     cost_terms, greedy_place, placement_problem,
                                     problem_cost)
 from model.graph import Graph
@@ -132,7 +132,7 @@ class _CutLoad:
     cut of the problem has an unbounded capacity."""
 
     def __init__(self, problem: PlacementProblem, pos: np.ndarray):
-        from formulations.placement_congestion import cut_demand
+        from formulations.placement.congestion import cut_demand
         rect = problem.rect
         self.rows = int(rect[:, 1].max()) + 1
         lines = self.rows + int(rect[:, 3].max()) + 1
@@ -300,7 +300,7 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
     --------
     >>> from hardware import build_fabric, load_hardware
     >>> from model.graph import Graph, Node, Edge
-    >>> from formulations.placement import placement_problem
+    >>> from formulations.placement.model import placement_problem
     >>> fab = build_fabric(load_hardware("tiny"))
     >>> g = Graph("t", [Node("a", unit="pcu"), Node("b", unit="pcu")], [Edge("a", "b")])
     >>> best, cost, _ = anneal(placement_problem(g, fab), fab, {"a": "U0_0", "b": "U3_3"},

@@ -3,7 +3,7 @@
 Scope
 -----
 :func:`solve_site_model` solves a whole section with one integer variable per node
-(its site), where the MILP of :func:`formulations.placement.build_placement_model`
+(its site), where the MILP of :func:`formulations.placement.model.build_placement_model`
 uses one binary per node and site:
 
 * data: the sites each node can take, every site's switch rectangle, the weighted
@@ -13,7 +13,7 @@ uses one binary per node and site:
 * constraints: ``all_different`` over the sites; ``g = max(0, lo_b - hi_a, lo_a - hi_b)``
   (the closed form of ``fabric.distance``);
 * objective: sum of ``w * (g_rows + g_cols)`` plus the site penalty, in the integer
-  units of :meth:`~formulations.placement.PlacementProblem.integer_weight`;
+  units of :meth:`~formulations.placement.model.PlacementProblem.integer_weight`;
 * symmetry: on a chip whose unit sites form a full grid that looks the same after a
   shift by one line (possibly mirrored across the other axis), every placement has a
   copy of equal cost that touches the first line, so the model asks for one
@@ -27,7 +27,7 @@ MILP on two workers ends 600 s with bound 2.70.
 Caveats
 -------
 * No congestion term: the caller uses it only where that term is inactive
-  (:attr:`~formulations.placement.PlacementProblem.congestion_active`).
+  (:attr:`~formulations.placement.model.PlacementProblem.congestion_active`).
 * Without hint-guided neighbourhoods CP-SAT on one worker finds poor placements of
   large sections (32 nodes: 18.5 against 5.2 from the LNS), so it is for small ones.
 """
@@ -134,7 +134,7 @@ def translation_floor(problem) -> tuple[int, int] | None:
     --------
     >>> from hardware import build_fabric, load_hardware
     >>> from model.graph import Graph, Node, Edge
-    >>> from formulations.placement import placement_problem
+    >>> from formulations.placement.model import placement_problem
     >>> g = Graph("t", [Node("a", unit="pcu"), Node("b", unit="pmu")], [Edge("a", "b")])
     >>> translation_floor(placement_problem(g, build_fabric(load_hardware("plasticine"))))
     (0, 0)

@@ -1,0 +1,144 @@
+"""The options of one run: one typed, validated object, every default in one place.
+
+Each decision solves on the backend of :data:`DEFAULT_BACKENDS` unless the run
+names another, for every decision (``--backend highs``) or for one
+(``--backend routing=highs``). A backend a decision cannot use, an unknown
+decision or a misspelt option is an :class:`OptionError` naming it: nothing is
+swapped silently.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import Mapping
+
+from formulations.routing import ROUTERS, RouterConfig
+from formulations.placement import PLACERS
+from formulations.solver import SolveSettings, available_backends
+from hardware import InputError
+
+__all__ = ["DECISIONS", "DEFAULT_BACKENDS", "BACKEND_REASONS", "OptionError", "RunOptions",
+           "parse_backends"]
+
+#: The decisions that solve a model, in pipeline order.
+DECISIONS = ("sections", "buffers", "placement", "routing", "streaming")
+
+#: The backend each decision uses unless the run names another.
+DEFAULT_BACKENDS: Mapping[str, str] = MappingProxyType({
+    "sections": "cp-sat", "buffers": "highs", "placement": "cp-sat", "routing": "highs",
+    "streaming": "cp-sat"})
+
+#: Why each default (shown in ``--help`` and in the report).
+BACKEND_REASONS: Mapping[str, str] = MappingProxyType({
+    "sections": "CP-SAT's search finds the cut windows' optima fastest",
+    "buffers": "HiGHS proves bert_L-12 training optimal in 4 s, CP-SAT needs 59 s",
+    "placement": "CP-SAT propagates the distance terms; the LNS windows prove fastest",
+    "routing": "the flow model's LP relaxation is strong: HiGHS proves most sections at the root",
+    "streaming": "the modulo schedule is disjunctive: CP-SAT proves it, MILPs stall"})
+
+#: Balancing modes of the buffer model (tune existing buffers, insert new ones, or both).
+BUFFER_MODES = ("both", "tune", "insert")
+
+
+class OptionError(InputError):
+    """An option of the run is unknown or out of range (exit code 2)."""
+
+    def __init__(self, option: str, what: str, fix: str):
+        super().__init__("command line", option, what, fix)
+
+
+def parse_backends(values: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """Backends per decision from ``--backend`` values: ``NAME`` or ``DECISION=NAME``.
+
+    >>> parse_backends(["highs", "routing=cp-sat"])["routing"], parse_backends(["scip"])["buffers"]
+    ('cp-sat', 'scip')
+    """
+    chosen = dict(DEFAULT_BACKENDS)
+    for value in values:
+        decision, _, name = value.rpartition("=")
+        for d in ([decision] if decision else DECISIONS):
+            if d not in DECISIONS:
+                raise OptionError("--backend", f'unknown decision "{d}"',
+                                  "use one of " + ", ".join(DECISIONS) + ", e.g. routing=highs")
+            chosen[d] = name
+    return chosen
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Everything a run is told; validated when made (see :class:`OptionError`).
+
+    Examples
+    --------
+    >>> RunOptions(backends={"routing": "cp-sat"}).backend_for("routing")
+    'cp-sat'
+    >>> RunOptions().backend_for("buffers")
+    'highs'
+    >>> RunOptions(time_limit=float("nan"))
+    Traceback (most recent call last):
+    ...
+    pipeline.options.OptionError: command line: --time-limit: nan is not a finite number of seconds > 0 (fix: give seconds > 0, e.g. --time-limit 60)
+    """
+
+    time_limit: float = 60.0                  # seconds, the whole run
+    seed: int = 0
+    backends: Mapping[str, str] = field(default_factory=dict)  # per decision, over the defaults
+    placer: str = "model"
+    router: str = "model"
+    router_config: RouterConfig = field(default_factory=RouterConfig)
+    export_dir: str | None = None
+    depth_per_pmu: int | None = None          # stage-buffer depth of one PMU (default: hardware)
+    tile_pmus: int | None = None              # PMUs per tensor before tiling (default: hardware)
+    af_latency: int | None = None             # SE: cycles of an AF transfer (default: hardware)
+    buffer_mode: str = "both"
+    load_shift: bool = True
+    strict_new_capacity: bool = False
+    section_time_limit: float | None = None   # the section model's share (default: planned)
+    max_iterations: int = 30                  # feedback rounds before giving up
+
+    def __post_init__(self):
+        t = self.time_limit
+        if not (isinstance(t, (int, float)) and math.isfinite(t) and t > 0):
+            raise OptionError("--time-limit", f"{t} is not a finite number of seconds > 0",
+                              "give seconds > 0, e.g. --time-limit 60")
+        self._check_backends()
+        _choice("--placer", self.placer, PLACERS)
+        _choice("--router", self.router, ROUTERS)
+        _choice("buffer_mode", self.buffer_mode, BUFFER_MODES)
+        for name in ("depth_per_pmu", "tile_pmus", "af_latency"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise OptionError("--" + name.replace("_", "-"), f"{value!r} is below 1",
+                                  "give a whole number >= 1")
+        if self.max_iterations < 1:
+            raise OptionError("max_iterations", "must be at least 1", "give a whole number >= 1")
+
+    def _check_backends(self) -> None:
+        known = available_backends()
+        for decision, name in self.backends.items():
+            if decision not in DECISIONS:
+                raise OptionError("--backend", f'unknown decision "{decision}"',
+                                  "use one of " + ", ".join(DECISIONS))
+            if name not in known:
+                raise OptionError("--backend", f'backend "{name}" for {decision} is not '
+                                  "installed or unknown", "use one of " + ", ".join(known))
+
+    def backend_for(self, decision: str) -> str:
+        """The backend ``decision`` solves on."""
+        return self.backends.get(decision) or DEFAULT_BACKENDS[decision]
+
+    def settings(self, decision: str, time_limit: float) -> SolveSettings:
+        """The solve settings of ``decision`` with ``time_limit`` seconds."""
+        return SolveSettings(backend=self.backend_for(decision), time_limit=time_limit,
+                             seed=self.seed, export_dir=self.export_dir)
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+
+def _choice(option: str, value: str, allowed) -> None:
+    if value not in allowed:
+        raise OptionError(option, f'unknown choice "{value}"', "use one of " + ", ".join(sorted(allowed)))
