@@ -196,7 +196,8 @@ class StreamingEngineSpec:
     """Micron's Streaming Engine (source 004): tiles in a line.
 
     ``links`` holds ``(offset, latency)`` pairs: tile ``t`` reaches ``t +- offset``
-    in ``latency`` cycles over the synchronous fabric.
+    in ``latency`` cycles over the synchronous fabric. ``af_latency`` is the cycles of
+    one asynchronous-fabric transfer between two SDFs (assumed: 16 by default).
 
     Examples
     --------
@@ -219,6 +220,7 @@ class StreamingEngineSpec:
     memory_width_bits: int = 512
     memory_depth: int = 1024
     max_operands: int = 3
+    af_latency: int = 16
     assumed: tuple[str, ...] = ()
     notes: str = ""
 
@@ -226,7 +228,8 @@ class StreamingEngineSpec:
         object.__setattr__(self, "links", tuple(tuple(link) for link in self.links))
         object.__setattr__(self, "assumed", tuple(self.assumed))
         _check_positive(self, ("tiles", "instruction_latency", "max_ii", "memories_per_tile",
-                               "memory_width_bits", "memory_depth", "max_operands"))
+                               "memory_width_bits", "memory_depth", "max_operands",
+                               "af_latency"))
         for offset, latency in self.links:
             if offset < 1 or latency < 1:
                 raise ValueError(f"link (offset {offset}, latency {latency}) must be positive")
@@ -356,7 +359,8 @@ def spec_to_dict(spec: HardwareSpec) -> dict:
                    instruction_latency=spec.instruction_latency, max_ii=spec.max_ii,
                    memories_per_tile=spec.memories_per_tile,
                    memory_width_bits=spec.memory_width_bits,
-                   memory_depth=spec.memory_depth, max_operands=spec.max_operands)
+                   memory_depth=spec.memory_depth, max_operands=spec.max_operands,
+                   af_latency=spec.af_latency)
     elif isinstance(spec, CgraSpec):
         out.update(rows=spec.rows, cols=spec.cols, neighbours=spec.neighbours,
                    max_ii=spec.max_ii)
@@ -370,7 +374,7 @@ _COMMON = ("version", "kind", "name", "assumed", "notes")
 _RDU_FIELDS = _COMMON + ("array_rows", "array_cols", "arrays", "pattern", "networks",
                          "pmu_bytes", "pcu_lanes", "pcu_stages", "agcus_per_array", "clock_ghz")
 _SE_FIELDS = _COMMON + ("tiles", "links", "instruction_latency", "max_ii", "memories_per_tile",
-                        "memory_width_bits", "memory_depth", "max_operands")
+                        "memory_width_bits", "memory_depth", "max_operands", "af_latency")
 _CGRA_FIELDS = _COMMON + ("rows", "cols", "neighbours", "max_ii")
 _NETWORK_EXAMPLE = {"vector": (512, 2), "scalar": (32, 4), "control": (1, 8)}
 
@@ -498,6 +502,8 @@ def _read_se(r: Reader, name: str) -> StreamingEngineSpec:
         memory_width_bits=r.integer("memory_width_bits", minimum=1, meaning="bits per memory entry"),
         memory_depth=r.integer("memory_depth", minimum=1, meaning="entries per tile memory"),
         max_operands=r.integer("max_operands", minimum=1, meaning="data operands per instruction"),
+        af_latency=r.integer("af_latency", minimum=1, default=16,
+                             meaning="cycles of one asynchronous-fabric transfer between SDFs"),
         **_read_common(r))
 
 
