@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from formulations.placement.model import PLACERS, PlacementError
-from formulations.routing.model import ROUTERS, Overuse
+from formulations.routing import ROUTERS, Overuse
 from formulations.sorter.priority_sort import sort_nodes
 from model.graph import Graph
 
@@ -140,11 +140,10 @@ def _place(sub, fabric, section_id, options, outcome, budget, penalty) -> bool:
 
 def _route(sub, fabric, section_id, options, outcome, budget, say):
     started = time.perf_counter()
-    solver = {"backend": options.backend_for("routing"), "time_limit": max(1.0, budget / 2),
-              "seed": options.seed, "export_dir": options.export_dir}
+    settings = options.settings("routing", max(1.0, budget / 2))
     routing = ROUTERS[options.router](
-        sub, fabric, outcome.placement, router_config=options.router_config,
-        progress=lambda line: say(f"section {section_id}: {line}"), **solver)
+        sub, fabric, outcome.placement, settings, config=options.router_config,
+        progress=lambda line: say(f"section {section_id}: {line}"))
     outcome.stages.append(stage_record("routing", section_id, routing.method, started,
                                        objective=routing.wirelength, iterations=routing.iterations,
                                        bound=routing.bound, backend=routing.backend,

@@ -155,7 +155,8 @@ def compare_placers(kind: str, params: dict, backend: str, budget: float,
     model's median run is routed and checked; every placement of every run is checked.
     """
     from formulations.placement.model import PLACERS
-    from formulations.routing.model import route_model, route_negotiated
+    from formulations.routing import route_model, route_negotiated
+    from formulations.solver import SolveSettings
     from formulations.solver.result import relative_gap
     from formulations.sorter.priority_sort import sort_nodes
     from sim.check import check_section
@@ -167,7 +168,8 @@ def compare_placers(kind: str, params: dict, backend: str, budget: float,
     ann, model = _median_run(annealing), _median_run(models)
     negotiated = route_negotiated(graph, fabric, model.placement)
     started = time.perf_counter()
-    routed = route_model(graph, fabric, model.placement, backend=backend, time_limit=budget)
+    routed = route_model(graph, fabric, model.placement,
+                         SolveSettings(backend=backend, time_limit=budget))
     route_s = time.perf_counter() - started
     checks = [check_section(graph, fabric, p.placement, {})
               for p in (greedy, *annealing, *models)]

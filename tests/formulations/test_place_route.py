@@ -3,7 +3,7 @@
 import pytest
 
 from formulations.placement.model import PlacementError, greedy_place, placement_cost
-from formulations.routing.model import RouterConfig, route_negotiated
+from formulations.routing import RouterConfig, route_negotiated
 from hardware import build_fabric, load_hardware
 from model.graph import Edge, Graph, Node
 from sim.check import check_section
@@ -84,7 +84,7 @@ def test_router_reports_overused_links_when_impossible():
     nodes = [Node(f"n{i}", unit="any") for i in range(6)]
     g = Graph("g", nodes, [Edge("n0", f"n{i}") for i in range(1, 6)])   # 5 separate nets
     placement = greedy_place(g, fabric, g.node_ids)
-    routing = route_negotiated(g, fabric, placement, RouterConfig(max_iterations=8))
+    routing = route_negotiated(g, fabric, placement, config=RouterConfig(max_iterations=8))
     assert not routing.success and routing.iterations == 8
     assert routing.overused
     worst = routing.overused[0]

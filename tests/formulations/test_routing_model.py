@@ -2,9 +2,9 @@
 
 import pytest
 
-from formulations.routing.model import (ROUTERS, _Fabric, _net_data, build_routing_model, route_cpsat,
-                                  route_milp, route_model, route_negotiated)
-from formulations.solver import solve_model_file
+from formulations.routing import (ROUTERS, FabricView, build_routing_model, route_model,
+                                  route_negotiated, route_nets)
+from formulations.solver import SolveSettings, solve_model_file
 from hardware import build_fabric, load_hardware
 from model.graph import Edge, Graph, Node
 from pipeline.options import RunOptions
@@ -27,12 +27,12 @@ def spread_placement(tiny, g):
     return placement
 
 
-@pytest.mark.parametrize("router", [route_milp, route_cpsat])
-def test_multi_sink_net_is_an_optimal_tree(tiny, router):
+@pytest.mark.parametrize("backend", ["highs", "cp-sat"])
+def test_multi_sink_net_is_an_optimal_tree(tiny, backend):
     g = fanout_graph(4)
     placement = spread_placement(tiny, g)
     warm = route_negotiated(g, tiny, placement)
-    out = router(g, tiny, placement, time_limit=20, seed=0)
+    out = route_model(g, tiny, placement, SolveSettings(backend, time_limit=20, seed=0))
     report = check_section(g, tiny, placement, out.paths)
     assert report.ok, report.violations
     assert out.success and out.wirelength <= warm.wirelength
@@ -44,7 +44,7 @@ def test_unroutable_bottleneck_is_diagnosed(tiny):
     # a unit has 4 out-links of 2 vector channels: 9 separate nets cannot leave it
     g = fanout_graph(9, separate_nets=True)
     placement = spread_placement(tiny, g)
-    out = route_milp(g, tiny, placement, time_limit=20, seed=0)
+    out = route_model(g, tiny, placement, SolveSettings("highs", time_limit=20, seed=0))
     assert not out.success
     assert out.extra["proven_unroutable"]
     assert any(o.link.startswith("U0_0->") for o in out.overused)
@@ -72,8 +72,8 @@ def test_map_section_with_models_passes_the_checker(tiny):
 def test_routing_mps_round_trip(tiny, tmp_path):
     g = fanout_graph(3)
     placement = spread_placement(tiny, g)
-    fab = _Fabric(tiny)
-    nets = _net_data(g, fab, placement, {}, margin=1)
+    fab = FabricView(tiny)
+    nets = route_nets(g, fab, placement, {}, margin=1)
     model, *_ = build_routing_model(fab, nets, {})
     model.write_mps(str(tmp_path / "routing.mps"))
     direct = model.solve(backend="cp-sat", time_limit=20, seed=0)
@@ -83,7 +83,24 @@ def test_routing_mps_round_trip(tiny, tmp_path):
 
 
 def test_registry_names():
-    assert {"negotiated", "model", "milp", "cp-sat"} <= set(ROUTERS)
+    assert set(ROUTERS) == {"negotiated", "model"}
+
+
+def test_model_router_uses_the_backend_as_given(tiny):
+    """No silent swap: the backend of the settings is the one that solves."""
+    g = fanout_graph(2)
+    placement = spread_placement(tiny, g)
+    for backend in ("cp-sat", "highs"):
+        out = ROUTERS["model"](g, tiny, placement, SolveSettings(backend, time_limit=10))
+        assert out.backend == backend and out.method == f"routing model ({backend})"
+
+
+def test_negotiated_router_takes_the_router_signature(tiny):
+    g = fanout_graph(3)
+    placement = spread_placement(tiny, g)
+    lines = []
+    out = ROUTERS["negotiated"](g, tiny, placement, SolveSettings(), progress=lines.append)
+    assert out.success and lines and lines[0].startswith("routing iteration 1")
 
 
 def test_pictures_draw_nets_and_congestion(tmp_path):
@@ -111,8 +128,8 @@ def test_region_grows_when_the_box_is_too_small(tiny, backend):
     # the box of U1_0 and U1_3 (margin 0) holds switch rows 1 and 2: 2 rows x 2 channels
     # carry 4 nets east; 6 nets need a third row, outside the box
     placement = {"a": "U1_0", "b": "U1_3"}
-    out = route_model(corridor_graph(6), tiny, placement, backend=backend, margin=0,
-                      warm_start=False, time_limit=20, seed=0)
+    out = route_model(corridor_graph(6), tiny, placement,
+                      SolveSettings(backend, time_limit=20, seed=0), margin=0, warm_start=False)
     assert out.success, out.overused
     assert out.extra["region_margins"][0] == 0 and len(out.extra["region_margins"]) >= 2
     assert check_section(corridor_graph(6), tiny, placement, out.paths).ok
@@ -120,7 +137,7 @@ def test_region_grows_when_the_box_is_too_small(tiny, backend):
 
 def test_region_stays_small_when_the_box_suffices(tiny):
     placement = {"a": "U1_0", "b": "U1_3"}
-    out = route_model(corridor_graph(4), tiny, placement, backend="highs", margin=0,
-                      warm_start=False, time_limit=20, seed=0)
+    out = route_model(corridor_graph(4), tiny, placement,
+                      SolveSettings("highs", time_limit=20, seed=0), margin=0, warm_start=False)
     assert out.success and out.extra["region_margins"] == [0]
     assert out.wirelength == 4 * 4

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from formulations.routing.model import Overuse
+from formulations.routing import Overuse
 from hardware import load_hardware
 from model.graph import Edge, Graph, Node
 from pipeline.feedback import ErrorCode, ErrorHandlingData, MappingError
