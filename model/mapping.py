@@ -16,12 +16,14 @@ A :class:`Mapping` says where every node went and how every edge travels:
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from model.errors import InputError
-from model.graphjson import load_json, write_json_atomic
+from model.files import write_text_atomic
+from model.graphjson import load_json
 
 __all__ = ["Mapping", "write_mapping", "read_mapping", "MAPPING_VERSION"]
 
@@ -68,8 +70,12 @@ class Mapping:
 
 
 def write_mapping(mapping: Mapping, path: str | os.PathLike) -> None:
-    """Write ``mapping`` as mapping.json (atomically: never half-written)."""
-    write_json_atomic(mapping.to_dict(), path)
+    """Write ``mapping`` as mapping.json (atomically: never half-written, mode 0644).
+
+    The text is made in memory first, so a value JSON cannot hold fails before
+    anything is written.
+    """
+    write_text_atomic(path, json.dumps(mapping.to_dict(), indent=1) + "\n")
 
 
 def read_mapping(path: str | os.PathLike) -> Mapping:

@@ -1,29 +1,63 @@
-"""The human report of a run (markdown), written next to mapping.json."""
+"""The human report of a run (markdown), written next to mapping.json.
+
+The report says nothing mapping.json does not: every number comes from the
+mapping, shown so a person can read it (bytes as whole bytes, with thousands
+separators). Where two numbers could be confused they are named apart:
+
+* ``seconds`` in mapping.json's metrics is the time of the mapping passes; the
+  wall time of the whole run (what the command line prints as ``mapped in X s``)
+  is passed in as ``seconds`` and shown as its own row;
+* a section's wirelength is the checker's count (links used, a net once per
+  link; :func:`section_wirelength`); the per-section values add up to the
+  ``wirelength`` metric;
+* a re-cut's row in the section-cut table counts the kept sections in its
+  section numbers, and its DRAM bytes are those of the part it cut again; the
+  final cut's DRAM bytes are the ``dram_bytes`` metric.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+from model.files import write_text_atomic
 from model.mapping import Mapping
 
-__all__ = ["render_report", "write_report"]
+__all__ = ["render_report", "write_report", "section_wirelength"]
+
+#: Metrics that count bytes: shown as whole bytes (the MSR DNN sizes are fractional).
+_BYTE_METRICS = ("dram_bytes",)
 
 
 def render_report(mapping: Mapping, pictures: list[str] | None = None,
-                  hardware_summary: str = "", extra: list[str] | None = None) -> str:
-    """Markdown text: outcome, metrics, sections, stages, a target's own lines, pictures."""
+                  hardware_summary: str = "", extra: list[str] | None = None,
+                  seconds: float | None = None) -> str:
+    """Markdown text: outcome, metrics, sections, stages, a target's own lines, pictures.
+
+    Parameters
+    ----------
+    mapping : Mapping
+        What the run decided (the same object written as mapping.json).
+    pictures : list of str, optional
+        File names of the pictures drawn, relative to the report.
+    hardware_summary : str
+        One line describing the hardware.
+    extra : list of str, optional
+        Markdown lines of the target's own (e.g. the Streaming Engine's tiles).
+    seconds : float, optional
+        Wall time of the whole run, the number the command line prints; shown
+        with two decimals, as the command line shows it.
+    """
     lines = [f"# Mapping of `{mapping.graph}` on `{mapping.hardware}`", ""]
     if mapping.status == "mapped":
         lines.append("**Status: mapped.** Every answer passed the independent checker "
                      "(`sim/`) before it was reported.")
     else:
-        lines += ["**Status: failed.**", "", f"Diagnosis: {mapping.diagnosis}"]
+        lines += [f"**Status: {mapping.status}.**", "", f"Diagnosis: {mapping.diagnosis}"]
     if hardware_summary:
         lines += ["", f"Hardware: {hardware_summary}"]
-    if mapping.metrics:
-        lines += ["", "## Metrics", "", "| metric | value |", "|---|---|"]
-        lines += [f"| {k.replace('_', ' ')} | {v} |" for k, v in mapping.metrics.items()]
+    if mapping.metrics or seconds is not None:
+        lines += _metrics(mapping, seconds)
     if mapping.sections and mapping.ii is None:        # an RDU run (sections of sites)
         lines += _sections(mapping) + _cuts(mapping) + _buffers(mapping)
     if mapping.trace:
@@ -38,15 +72,54 @@ def render_report(mapping: Mapping, pictures: list[str] | None = None,
               "| stage | section | method | status | objective | time (s) |",
               "|---|---|---|---|---|---|"]
     for s in mapping.stages:
-        objective = "-" if s.get("objective") is None else f"{s['objective']:.6g}"
+        objective = _stage_objective(s)
         section = "-" if s.get("section") is None else s["section"]
         lines.append(f"| {s['stage']} | {section} | {s['method']} | {s['status']} | "
                      f"{objective} | {s['time']:.3f} |")
     if extra:
         lines += [""] + list(extra)
     if pictures:
-        lines += ["", "## Pictures", ""] + [f"![{p}]({p})" for p in pictures]
+        lines += ["", "## Pictures", ""] + _pictures_note(mapping, pictures)
+        lines += [f"![{p}]({p})" for p in pictures]
     return "\n".join(lines) + "\n"
+
+
+def section_wirelength(mapping: Mapping, section: int) -> int | None:
+    """The checker's wirelength of one RDU section (links used, a net once per link).
+
+    It is the objective of the section's last routing stage, the number the
+    checker measured on the routes it accepted; ``None`` when the section was
+    not routed. Over all sections these add up to ``metrics["wirelength"]``.
+    """
+    found = None
+    for s in mapping.stages:
+        if s["stage"] == "routing" and s.get("section") == section:
+            found = s.get("objective")
+    return found
+
+
+def _metrics(mapping: Mapping, seconds: float | None) -> list[str]:
+    lines = ["", "## Metrics", "", "| metric | value |", "|---|---|"]
+    for key, value in mapping.metrics.items():
+        label = key.replace("_", " ")
+        if key == "seconds" and seconds is not None:
+            label = "seconds of the mapping passes"      # not the run's wall time: named apart
+        lines.append(f"| {label} | {_bytes(value) if key in _BYTE_METRICS else value} |")
+    if seconds is not None:
+        lines.append(f"| wall time of the whole run (s) | {seconds:.2f} |")
+    return lines
+
+
+def _pictures_note(mapping: Mapping, pictures: list[str]) -> list[str]:
+    """A line when fewer RDU sections were drawn than there are (a limit was set)."""
+    if mapping.ii is not None:
+        return []
+    drawn = {p.split("_")[0].split(".")[0] for p in pictures if p.startswith("section")}
+    if len(drawn) >= len(mapping.sections):
+        return []
+    return [f"Pictures of {len(drawn)} of {len(mapping.sections)} sections were drawn "
+            "(`draw_mapping(max_sections=...)`; pass `max_sections=None` to draw every "
+            "section).", ""]
 
 
 def _sections(mapping: Mapping) -> list[str]:
@@ -57,10 +130,14 @@ def _sections(mapping: Mapping) -> list[str]:
     for s in mapping.sections:
         r = routing.get(s["id"], {})
         scale = ", ".join(f"{k} {v:.3g}" for k, v in sorted((s.get("scale") or {}).items())) or "1"
+        wirelength = section_wirelength(mapping, s["id"])
         lines.append(f"| {s['id']} | {s.get('category') or '-'} | {len(s['nodes'])} | "
                      f"{s.get('pcu', 0):g} | {s.get('pmu', 0):g} | {s.get('buffer_units', 0)} | "
-                     f"{scale} | {r.get('objective', '-')} | {r.get('iterations', '-')} | "
-                     f"{'yes' if s.get('reused') else 'no'} |")
+                     f"{scale} | {'-' if wirelength is None else wirelength} | "
+                     f"{r.get('iterations', '-')} | {'yes' if s.get('reused') else 'no'} |")
+    lines += ["", "Wirelength: links used, a net counted once per link, as the checker measured "
+                  "it (links to units a section added included); the sections add up to the "
+                  "`wirelength` metric."]
     return lines
 
 
@@ -73,12 +150,33 @@ def _cuts(mapping: Mapping) -> list[str]:
              "greedy DRAM bytes | status | backend | time (s) |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for k, s in enumerate(cuts):
-        lines.append(f"| {k}{' (re-cut from ' + str(s['recut_from']) + ')' if s.get('recut_from') else ''} "
-                     f"| {s['method']} | {s.get('sections', '-')} | {s.get('lower_bound', '-')} | "
-                     f"{s.get('greedy_sections', '-')} | {_num(s.get('objective'))} | "
-                     f"{_num(s.get('greedy_traffic'))} | {s['status']} | {s.get('backend') or '-'} | "
-                     f"{s['time']:.2f} |")
+        kept = s.get("recut_from") or 0      # a re-cut keeps sections 0..kept-1 as they were
+        lines.append(f"| {k}{' (re-cut from ' + str(kept) + ')' if kept else ''} "
+                     f"| {s['method']} | {_plus(s.get('sections'), kept)} | "
+                     f"{s.get('lower_bound', '-')} | {_plus(s.get('greedy_sections'), kept)} | "
+                     f"{_bytes(s.get('objective'))} | {_bytes(s.get('greedy_traffic'))} | "
+                     f"{s['status']} | {s.get('backend') or '-'} | {s['time']:.2f} |")
+    if any(s.get("recut_from") for s in cuts):
+        lines += ["", "Sections count the kept ones; a re-cut's DRAM bytes are those between the "
+                      "sections it cut again."]
+    if "dram_bytes" in mapping.metrics:
+        lines += ["", f"Final cut: {len(mapping.sections)} sections, "
+                      f"{_bytes(mapping.metrics['dram_bytes'])} DRAM bytes across cuts "
+                      f"({mapping.metrics.get('dram_edges', '-')} edges)."]
     return lines
+
+
+def _stage_objective(stage: dict) -> str:
+    """A stage's objective; the section cut's is DRAM bytes, shown as whole bytes."""
+    if stage.get("objective") is None:
+        return "-"
+    if stage["stage"] == "sections":
+        return _bytes(stage["objective"])
+    return f"{stage['objective']:.6g}"
+
+
+def _plus(count, kept: int) -> str:
+    return "-" if count is None else str(count + kept)
 
 
 def _buffers(mapping: Mapping) -> list[str]:
@@ -86,11 +184,11 @@ def _buffers(mapping: Mapping) -> list[str]:
     if not rows:
         return []
     lines = ["", "## Stage-buffer balancing", "",
-             "| section | method | PMUs before | PMUs after | inserted buffers | "
+             "| cut | section | method | PMUs before | PMUs after | inserted buffers | "
              "throughput before | throughput after | status | backend |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for s in rows:
-        lines.append(f"| {s.get('section')} | {s['method']} | {s.get('pmus_before', '-')} | "
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for cut, s in _buffer_rows_by_cut(mapping):
+        lines.append(f"| {cut} | {s.get('section')} | {s['method']} | {s.get('pmus_before', '-')} | "
                      f"{s.get('pmus_after', '-')} | {s.get('inserted_buffers', '-')} | "
                      f"{_num(s.get('throughput_before'))} | {_num(s.get('throughput_after'))} | "
                      f"{s['status']} | {s.get('backend') or '-'} |")
@@ -102,15 +200,30 @@ def _buffers(mapping: Mapping) -> list[str]:
     return lines
 
 
+def _buffer_rows_by_cut(mapping: Mapping) -> list[tuple[int, dict]]:
+    """Balancing rows with the cut they belong to (a re-cut balances its sections again)."""
+    cut, rows = -1, []
+    for s in mapping.stages:
+        if s["stage"] == "sections":
+            cut += 1                  # numbered as in the section-cut table
+        elif s["stage"] == "buffers":
+            rows.append((max(cut, 0), s))
+    return rows
+
+
 def _num(value) -> str:
     if value is None:
         return "-"
     return f"{value:,.4g}" if isinstance(value, float) and abs(value) < 1e4 else f"{value:,.0f}"
 
 
+def _bytes(value) -> str:
+    """Whole bytes with thousands separators (half a byte rounds up)."""
+    if value is None:
+        return "-"
+    return f"{int(value + 0.5) if value >= 0 else -int(-value + 0.5):,}"
+
+
 def write_report(text: str, path: str | os.PathLike) -> None:
-    """Write the report atomically."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    """Write the report atomically (temporary file, fsync, rename; mode 0644)."""
+    write_text_atomic(Path(path), text)
