@@ -31,7 +31,6 @@ read-only (specs are hashed and fabrics are cached by spec).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -40,13 +39,14 @@ from pathlib import Path
 from typing import Any, Union
 
 from hardware.errors import InputError
-from hardware.fields import Reader
+from hardware.fields import MAX_FILE_BYTES, Reader, parse_json
 
 __all__ = [
     "CgraSpec",
     "DEFAULT_PRESET",
     "HardwareSpec",
     "KINDS",
+    "LIMITS",
     "NETWORK_NAMES",
     "NetworkSpec",
     "PATTERNS",
@@ -64,6 +64,31 @@ KINDS = ("rdu", "streaming-engine", "cgra")
 NETWORK_NAMES = ("vector", "scalar", "control")
 PATTERNS = ("checkerboard", "fcmu", "columns")
 CGRA_NEIGHBOURS = ("mesh", "diagonal")
+
+#: Bounds on a description's numbers (documented in hardware/README.md, "Limits").
+#: ``rdu_sites``: building the resource graph costs about 12 KB per site (measured:
+#: 128 x 128 sites take 3 s and 220 MB, 256 x 256 take 14 s and 740 MB), so a chip
+#: is refused above 16,384 sites, 12 times the SN10 preset's 1,280.
+LIMITS = {
+    "rdu_sites": 16_384,
+    "cgra_pes": 4_096,
+    "arrays_per_side": 64,
+    "pmu_bytes": 2**40,
+    "pcu_lanes": 1_024,
+    "pcu_stages": 1_024,
+    "width_bits": 4_096,
+    "channels": 64,
+    "clock_ghz": 100.0,
+    "se_tiles": 1_024,
+    "link_latency": 64,
+    "max_ii": 64,
+    "memories_per_tile": 16,
+    "memory_width_bits": 4_096,
+    "memory_depth": 2**20,
+    "max_operands": 8,
+}
+#: Memory the RDU resource graph needs per unit site (measured, see ``LIMITS``).
+_BYTES_PER_SITE = 12_000
 
 
 # ---------------------------------------------------------------------------
@@ -308,6 +333,9 @@ def _check_rdu(spec: RduSpec) -> None:
         raise ValueError("an array with AGCUs needs at least 2 x 2 sites (four quadrants)")
     if spec.pattern not in PATTERNS:
         raise ValueError(f"pattern must be one of {PATTERNS}, got {spec.pattern!r}")
+    if spec.site_count > LIMITS["rdu_sites"]:
+        raise ValueError(f"{spec.rows} x {spec.cols} sites is above the limit of "
+                         f"{LIMITS['rdu_sites']} sites")
     if sorted(spec.networks) != sorted(NETWORK_NAMES):
         raise ValueError(f"networks must be exactly {NETWORK_NAMES}, got {sorted(spec.networks)}")
 
@@ -447,8 +475,9 @@ def _read_rdu(r: Reader, name: str) -> RduSpec:
     r.reject_unknown(_RDU_FIELDS)
     rows = r.integer("array_rows", minimum=1, meaning="unit-site rows per array")
     cols = r.integer("array_cols", minimum=1, meaning="unit-site columns per array")
-    arrays = r.int_list("arrays", length=2, minimum=1, default=(1, 1),
-                        meaning="arrays on the chip as [rows, cols]")
+    arrays = r.int_list("arrays", length=2, minimum=1, maximum=LIMITS["arrays_per_side"],
+                        default=(1, 1), meaning="arrays on the chip as [rows, cols]")
+    _check_site_count(r, rows * arrays[0], cols * arrays[1])
     agcus = r.integer("agcus_per_array", minimum=0, default=4,
                       meaning="AGCUs per array: 4, one per quadrant, or 0")
     if agcus not in (0, 4):
@@ -463,11 +492,15 @@ def _read_rdu(r: Reader, name: str) -> RduSpec:
         pattern=r.string("pattern", default="checkerboard", choices=PATTERNS,
                          meaning="which unit each site holds"),
         networks=_read_networks(r),
-        pmu_bytes=r.integer("pmu_bytes", minimum=1, meaning="scratchpad bytes per PMU"),
-        pcu_lanes=r.integer("pcu_lanes", minimum=1, meaning="SIMD lanes per PCU stage"),
-        pcu_stages=r.integer("pcu_stages", minimum=1, meaning="pipeline stages per PCU"),
+        pmu_bytes=r.integer("pmu_bytes", minimum=1, maximum=LIMITS["pmu_bytes"],
+                            meaning="scratchpad bytes per PMU"),
+        pcu_lanes=r.integer("pcu_lanes", minimum=1, maximum=LIMITS["pcu_lanes"],
+                            meaning="SIMD lanes per PCU stage"),
+        pcu_stages=r.integer("pcu_stages", minimum=1, maximum=LIMITS["pcu_stages"],
+                             meaning="pipeline stages per PCU"),
         agcus_per_array=agcus,
-        clock_ghz=r.number("clock_ghz", default=None, allow_null=True, meaning="clock in GHz"),
+        clock_ghz=r.number("clock_ghz", maximum=LIMITS["clock_ghz"], default=None,
+                           allow_null=True, meaning="clock in GHz"),
         **_read_common(r))
 
 
@@ -484,53 +517,97 @@ def _read_networks(r: Reader) -> dict[str, NetworkSpec]:
         n.reject_unknown(("width_bits", "channels"))
         out[net] = NetworkSpec(
             net,
-            n.integer("width_bits", minimum=1, meaning=f"bits per {net} channel"),
-            n.integer("channels", minimum=1, meaning=f"{net} channels per link per direction"))
+            n.integer("width_bits", minimum=1, maximum=LIMITS["width_bits"],
+                      meaning=f"bits per {net} channel"),
+            n.integer("channels", minimum=1, maximum=LIMITS["channels"],
+                      meaning=f"{net} channels per link per direction"))
     return out
+
+
+def _check_site_count(r: Reader, rows: int, cols: int) -> None:
+    """Refuse a chip whose resource graph would not fit in memory (see ``LIMITS``)."""
+    sites, limit = rows * cols, LIMITS["rdu_sites"]
+    if sites <= limit:
+        return
+    need_gb = sites * _BYTES_PER_SITE / 1e9
+    raise r.fail("array_rows", f"{rows} x {cols} = {sites:,} unit sites is above the limit of "
+                 f"{limit:,} (its resource graph would need about {need_gb:,.1f} GB of memory)",
+                 f"describe at most {limit:,} sites (e.g. 128 x 128): array_rows x array_cols "
+                 "x arrays")
 
 
 def _read_se(r: Reader, name: str) -> StreamingEngineSpec:
     r.reject_unknown(_SE_FIELDS)
+    # one tile has no neighbour to link to, so a line needs two
+    tiles = r.integer("tiles", minimum=2, maximum=LIMITS["se_tiles"], meaning="tiles in the line")
     return StreamingEngineSpec(
         name=name,
-        tiles=r.integer("tiles", minimum=1, meaning="tiles in the line"),
-        links=_read_links(r),
+        tiles=tiles,
+        links=_read_links(r, tiles),
         instruction_latency=r.integer("instruction_latency", minimum=1,
                                       meaning="cycles from issue to result"),
-        max_ii=r.integer("max_ii", minimum=1, meaning="largest initiation interval (slots per tile)"),
-        memories_per_tile=r.integer("memories_per_tile", minimum=1, meaning="tile memories per tile"),
-        memory_width_bits=r.integer("memory_width_bits", minimum=1, meaning="bits per memory entry"),
-        memory_depth=r.integer("memory_depth", minimum=1, meaning="entries per tile memory"),
-        max_operands=r.integer("max_operands", minimum=1, meaning="data operands per instruction"),
+        max_ii=r.integer("max_ii", minimum=1, maximum=LIMITS["max_ii"],
+                         meaning="largest initiation interval (slots per tile)"),
+        memories_per_tile=r.integer("memories_per_tile", minimum=1,
+                                    maximum=LIMITS["memories_per_tile"],
+                                    meaning="tile memories per tile"),
+        memory_width_bits=r.integer("memory_width_bits", minimum=1,
+                                    maximum=LIMITS["memory_width_bits"],
+                                    meaning="bits per memory entry"),
+        memory_depth=r.integer("memory_depth", minimum=1, maximum=LIMITS["memory_depth"],
+                               meaning="entries per tile memory"),
+        max_operands=r.integer("max_operands", minimum=1, maximum=LIMITS["max_operands"],
+                               meaning="data operands per instruction"),
         af_latency=r.integer("af_latency", minimum=1, default=16,
                              meaning="cycles of one asynchronous-fabric transfer between SDFs"),
         **_read_common(r))
 
 
-def _read_links(r: Reader) -> tuple[tuple[int, int], ...]:
-    meaning = "[tile offset, latency in cycles]"
+def _read_links(r: Reader, tiles: int) -> tuple[tuple[int, int], ...]:
+    meaning = f"[tile offset 1..{tiles - 1}, latency 1..{LIMITS['link_latency']} cycles]"
     if "links" not in r.data:
         raise r.fail("links", "required field is missing", f'add "links": [[1, 1], [2, 2]] ({meaning})')
     value = r.data["links"]
     if not isinstance(value, list):
         raise r.fail("links", "expected a list of [offset, latency] pairs",
                      'write e.g. "links": [[1, 1], [2, 2]]')
-    links = tuple(r.item("links", i).int_list(2, 1, meaning) for i in range(len(value)))
+    links = tuple(_read_link(r, i, tiles, meaning) for i in range(len(value)))
     offsets = [offset for offset, _ in links]
     if len(set(offsets)) != len(offsets):
         raise r.fail("links", "the same tile offset is listed twice", "list each offset once")
     return links
 
 
+def _read_link(r: Reader, index: int, tiles: int, meaning: str) -> tuple[int, int]:
+    """One ``[offset, latency]`` pair; an offset must reach a tile of the line."""
+    item = r.item("links", index)
+    offset, latency = item.int_list(2, 1, meaning)
+    if offset > tiles - 1:
+        raise InputError(r.file, f"{item.path}[0]", f"tile offset {offset} reaches past "
+                         f"the {tiles} tiles of the line", f"use an offset from 1 to {tiles - 1}")
+    if latency > LIMITS["link_latency"]:
+        raise InputError(r.file, f"{item.path}[1]", f"latency {latency} is above the limit "
+                         f"{LIMITS['link_latency']}",
+                         f"use a latency from 1 to {LIMITS['link_latency']} cycles")
+    return offset, latency
+
+
 def _read_cgra(r: Reader, name: str) -> CgraSpec:
     r.reject_unknown(_CGRA_FIELDS)
+    rows = r.integer("rows", minimum=1, meaning="PE rows")
+    cols = r.integer("cols", minimum=1, meaning="PE columns")
+    if rows * cols > LIMITS["cgra_pes"]:
+        raise r.fail("rows", f"{rows} x {cols} = {rows * cols:,} PEs is above the limit of "
+                     f"{LIMITS['cgra_pes']:,}",
+                     f"describe at most {LIMITS['cgra_pes']:,} PEs (e.g. 64 x 64)")
     return CgraSpec(
         name=name,
-        rows=r.integer("rows", minimum=1, meaning="PE rows"),
-        cols=r.integer("cols", minimum=1, meaning="PE columns"),
+        rows=rows,
+        cols=cols,
         neighbours=r.string("neighbours", default="mesh", choices=CGRA_NEIGHBOURS,
                             meaning="which PEs are linked"),
-        max_ii=r.integer("max_ii", minimum=1, meaning="largest initiation interval"),
+        max_ii=r.integer("max_ii", minimum=1, maximum=LIMITS["max_ii"],
+                         meaning="largest initiation interval"),
         **_read_common(r))
 
 
@@ -594,12 +671,11 @@ def load_hardware(name_or_path: str | os.PathLike | HardwareSpec = DEFAULT_PRESE
         return _parse(preset.read_bytes(), f"hardware/presets/{text}.json", text)
     path = Path(text)
     if path.is_file():
-        try:
-            raw = path.read_bytes()
-        except OSError as err:
-            raise InputError(text, "", f"cannot read the file ({err.strerror})",
-                             "check the path and its permissions") from None
-        return _parse(raw, text, path.stem)
+        return _parse(_read_file(path, text), text, path.stem)
+    if path.is_dir():
+        raise InputError(text, "", "is a directory, not a hardware file",
+                         f"give a hardware JSON file (e.g. {text.rstrip('/')}/chip.json) "
+                         f"or a preset name ({', '.join(preset_names())})")
     if is_name:
         raise InputError(text, "", f'unknown hardware preset "{text}"',
                          f"use one of the presets {', '.join(preset_names())}, "
@@ -608,14 +684,17 @@ def load_hardware(name_or_path: str | os.PathLike | HardwareSpec = DEFAULT_PRESE
                      f"give an existing JSON file or a preset name ({', '.join(preset_names())})")
 
 
-def _parse(raw: bytes, file: str, stem: str) -> HardwareSpec:
+def _read_file(path: Path, file: str) -> bytes:
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise InputError(file, "", "not a UTF-8 text file",
-                         "give a JSON hardware description (see hardware/presets/tiny.json)") from None
-    except json.JSONDecodeError as err:
-        raise InputError(file, f"line {err.lineno} column {err.colno}",
-                         f"not valid JSON ({err.msg})",
-                         "correct the JSON syntax (see hardware/presets/tiny.json)") from None
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise InputError(file, "", f"larger than the limit of {MAX_FILE_BYTES:,} bytes",
+                             "give a hardware description (a few KB, see hardware/presets/tiny.json)")
+        return path.read_bytes()
+    except OSError as err:
+        raise InputError(file, "", f"cannot read the file ({err.strerror})",
+                         "check the path and its permissions") from None
+
+
+def _parse(raw: bytes, file: str, stem: str) -> HardwareSpec:
+    data = parse_json(raw, file, "see hardware/presets/tiny.json")
     return spec_from_dict(data, file, default_name=stem)

@@ -6,20 +6,44 @@ path of the field (``networks.vector.channels``) and a fix. Nothing here knows
 what an RDU is; :mod:`hardware.description` says which fields exist.
 
 Caveats: ``bool`` is never accepted where a number is expected (JSON ``true``
-is not ``1``), and an integer field does not accept ``16.0``.
+is not ``1``), and an integer field does not accept ``16.0``. Every number must
+be finite and within a documented bound (``hardware/README.md``, "Limits"):
+an integer field without its own bound is capped at :data:`MAX_INTEGER`.
+
+:func:`parse_json` is the one JSON reader for users' files (hardware
+descriptions and graphs): it accepts a UTF-8 byte-order mark, and turns syntax
+errors, excessive nesting, over-long numbers, non-finite numbers and lone
+surrogates into :class:`InputError` with the place.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
+import math
+import re
+import sys
 from dataclasses import dataclass
 from typing import Any
 
 from hardware.errors import InputError
 
-__all__ = ["Reader", "MISSING"]
+__all__ = ["Reader", "MISSING", "MAX_INTEGER", "MAX_NESTING", "MAX_FILE_BYTES", "parse_json",
+           "shown_number", "shown_limit"]
 
 MISSING = object()
+
+#: Largest value of an integer field that names no bound of its own (2^31 - 1):
+#: far above any real count, and small enough for every solver's int32 variables.
+MAX_INTEGER = 2**31 - 1
+
+#: Deepest nesting of JSON lists and objects accepted. Real files nest 4 levels;
+#: a bound far below Python's recursion limit keeps every later recursive walk
+#: (copying, hashing, writing mapping.json) safe.
+MAX_NESTING = 64
+
+#: Largest input file read (1 GiB); the biggest real graph is a few MB.
+MAX_FILE_BYTES = 2**30
 
 
 def _join(path: str, key: str | int) -> str:
@@ -40,6 +64,135 @@ def _shown(value: Any) -> str:
     if isinstance(value, list):
         return "a list"
     return repr(value)
+
+
+def shown_number(value: int | float) -> str:
+    """A number as an error message shows it: a huge integer by its digit count.
+
+    Examples
+    --------
+    >>> shown_number(10**400), shown_number(2.5)
+    ('a 401-digit number', '2.5')
+    """
+    if isinstance(value, int) and abs(value) >= 10**20:
+        return f"a {len(str(abs(value)))}-digit number"
+    return repr(value)
+
+
+def shown_limit(limit: int | float) -> str:
+    """A bound as messages and docs/limits.md write it: powers of two as 2^k.
+
+    Examples
+    --------
+    >>> shown_limit(2**62), shown_limit(64), shown_limit(100.0)
+    ('2^62 (4,611,686,018,427,387,904)', '64', '100')
+    """
+    if isinstance(limit, int) and limit >= 1024 and limit & (limit - 1) == 0:
+        return f"2^{limit.bit_length() - 1} ({limit:,})"
+    return f"{limit:,g}" if isinstance(limit, float) else f"{limit:,}"
+
+
+def _with_example(fix: str, example: str) -> str:
+    return f"{fix} ({example})" if example else fix
+
+
+def _json_spelling(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    return "Infinity" if value > 0 else "-Infinity"
+
+
+def parse_json(raw: bytes, file: str, example: str = "") -> Any:
+    """Parse the bytes of a user's JSON file, or raise :class:`InputError`.
+
+    Parameters
+    ----------
+    raw : bytes
+        The file's content; a UTF-8 byte-order mark is skipped.
+    file : str
+        The file name shown in errors.
+    example : str, optional
+        Where a correct file can be seen (ends each fix, e.g. "see examples/fig9.json").
+
+    Raises
+    ------
+    InputError
+        Not UTF-8, not JSON, nested deeper than :data:`MAX_NESTING`, a number of
+        more digits than Python reads, a NaN or infinite number, or a lone
+        surrogate (``"\\ud800"``) in a string, each with its place.
+
+    Examples
+    --------
+    >>> parse_json(b'\\xef\\xbb\\xbf{"a": [1, 2]}', "f.json", "see x")
+    {'a': [1, 2]}
+    >>> parse_json(b'{"a": [1, NaN]}', "f.json", "see x")
+    Traceback (most recent call last):
+    ...
+    hardware.errors.InputError: f.json: a[1]: NaN is not allowed: a number must be a finite number (fix: write a finite number in its place (see x))
+    """
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise InputError(file, f"byte {err.start}", "not a UTF-8 text file",
+                         _with_example("save the file as UTF-8 JSON", example)) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(file, f"line {err.lineno} column {err.colno}", f"not valid JSON ({err.msg})",
+                         _with_example("fix the JSON syntax there", example)) from None
+    except RecursionError:
+        raise InputError(file, "", f"nested too deeply (more than {MAX_NESTING} levels of [ or {{)",
+                         _with_example("flatten the lists and objects", example)) from None
+    except ValueError:  # Python refuses to read an integer of more than 4300 digits
+        raise InputError(file, _long_number_place(text),
+                         f"a number has more than {sys.get_int_max_str_digits()} digits",
+                         _with_example("write numbers within the limits of docs/limits.md",
+                                       example)) from None
+    _check_values(data, file, example)
+    return data
+
+
+def _long_number_place(text: str) -> str:
+    """``line L column C`` of the first over-long run of digits (empty if none found)."""
+    found = re.search(r"\d{%d,}" % (sys.get_int_max_str_digits() + 1), text)
+    if found is None:
+        return ""
+    line = text.count("\n", 0, found.start()) + 1
+    return f"line {line} column {found.start() - text.rfind(chr(10), 0, found.start())}"
+
+
+def _check_values(data: Any, file: str, example: str) -> None:
+    """Reject what no field accepts: deep nesting, NaN/infinity, lone surrogates.
+
+    An explicit stack, not recursion, so that any depth is walked safely.
+    """
+    stack = [(data, "", 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(file, where, f"{_json_spelling(value)} is not allowed: a number must "
+                             "be a finite number",
+                             _with_example("write a finite number in its place", example))
+        if isinstance(value, str):
+            _check_text(value, file, where, example)
+        elif isinstance(value, (dict, list)):
+            if depth >= MAX_NESTING:
+                raise InputError(file, where, f"nested too deeply (more than {MAX_NESTING} levels)",
+                                 _with_example("flatten the lists and objects", example))
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                if isinstance(key, str):
+                    _check_text(key, file, _join(where, key), example)
+                stack.append((item, _join(where, key), depth + 1))
+
+
+def _check_text(text: str, file: str, where: str, example: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise InputError(file, where, f"text with an invalid character (a lone surrogate "
+                         f"{text[err.start]!r} at position {err.start})",
+                         _with_example("write valid Unicode text", example)) from None
 
 
 @dataclass(frozen=True)
@@ -92,23 +245,17 @@ class Reader:
                          f"write {expected} ({meaning})")
 
     # -- scalar fields -----------------------------------------------------
-    def integer(self, key: str, *, minimum: int = 0, default: Any = MISSING,
-                meaning: str = "") -> int:
-        """An integer field that is at least ``minimum``."""
+    def integer(self, key: str, *, minimum: int = 0, maximum: int = MAX_INTEGER,
+                default: Any = MISSING, meaning: str = "") -> int:
+        """An integer field from ``minimum`` to ``maximum``."""
         if key not in self.data and default is not MISSING:
             return default
         value = self._get(key, default, f"<integer >= {minimum}>", meaning)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self._wrong_type(key, value, f"an integer >= {minimum}", meaning)
-        if value < minimum:
-            kind = "negative" if value < 0 else "too small"
-            raise self.fail(key, f"value {value} is {kind}",
-                            f"use an integer >= {minimum} ({meaning})")
-        return value
+        return _Item(self.file, value, self.where(key)).integer_value(minimum, meaning, maximum)
 
-    def number(self, key: str, *, default: Any = MISSING, allow_null: bool = False,
-               meaning: str = "") -> float | None:
-        """A positive number (int or float), or ``None`` if ``allow_null``."""
+    def number(self, key: str, *, maximum: float = float(MAX_INTEGER), default: Any = MISSING,
+               allow_null: bool = False, meaning: str = "") -> float | None:
+        """A finite number in (0, ``maximum``] (int or float), or ``None`` if ``allow_null``."""
         if key not in self.data and default is not MISSING:
             return default
         value = self._get(key, default, "<number > 0>", meaning)
@@ -117,9 +264,13 @@ class Reader:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             expected = "a number > 0" + (" or null" if allow_null else "")
             raise self._wrong_type(key, value, expected, meaning)
-        if not value > 0:
-            kind = "negative" if value < 0 else "non-positive"
-            raise self.fail(key, f"value {value} is {kind}", f"use a number > 0 ({meaning})")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self.fail(key, f"{value} is not a finite number",
+                            f"use a finite number > 0 and <= {maximum:g} ({meaning})")
+        if not 0 < value <= maximum:
+            kind = "negative" if value < 0 else "zero" if value == 0 else "above the limit"
+            raise self.fail(key, f"value {shown_number(value)} is {kind}",
+                            f"use a number > 0 and <= {maximum:g} ({meaning})")
         return float(value)
 
     def string(self, key: str, *, default: Any = MISSING, choices: tuple[str, ...] = (),
@@ -151,8 +302,9 @@ class Reader:
         return tuple(value)
 
     def int_list(self, key: str, *, length: int | None = None, minimum: int = 1,
-                 default: Any = MISSING, meaning: str = "") -> tuple[int, ...]:
-        """A list of integers >= ``minimum`` (of a fixed ``length`` if given)."""
+                 maximum: int = MAX_INTEGER, default: Any = MISSING,
+                 meaning: str = "") -> tuple[int, ...]:
+        """A list of integers from ``minimum`` to ``maximum`` (of a fixed ``length`` if given)."""
         example = "[" + ", ".join(["1"] * (length or 2)) + "]"
         if key not in self.data and default is not MISSING:
             return default
@@ -160,7 +312,8 @@ class Reader:
         if not isinstance(value, (list, tuple)) or (length is not None and len(value) != length):
             what = f"a list of {length} integers" if length else "a list of integers"
             raise self._wrong_type(key, value, what, meaning)
-        return tuple(self.item(key, i).integer_value(minimum, meaning) for i in range(len(value)))
+        return tuple(self.item(key, i).integer_value(minimum, meaning, maximum)
+                     for i in range(len(value)))
 
     # -- nested objects ----------------------------------------------------
     def object(self, key: str, *, meaning: str = "") -> "Reader":
@@ -193,23 +346,28 @@ class _Item:
     value: Any
     path: str
 
-    def integer_value(self, minimum: int, meaning: str) -> int:
+    def integer_value(self, minimum: int, meaning: str, maximum: int = MAX_INTEGER) -> int:
         value = self.value
+        valid = f"an integer >= {minimum}" + (f" and <= {maximum}" if maximum != MAX_INTEGER else "")
         if isinstance(value, bool) or not isinstance(value, int):
-            raise InputError(self.file, self.path,
-                             f"expected an integer >= {minimum}, got {_shown(value)}",
-                             f"write an integer >= {minimum} ({meaning})")
+            raise InputError(self.file, self.path, f"expected {valid}, got {_shown(value)}",
+                             f"write {valid} ({meaning})")
         if value < minimum:
             kind = "negative" if value < 0 else "too small"
-            raise InputError(self.file, self.path, f"value {value} is {kind}",
-                             f"use an integer >= {minimum} ({meaning})")
+            raise InputError(self.file, self.path, f"value {shown_number(value)} is {kind}",
+                             f"use {valid} ({meaning})")
+        if value > maximum:
+            raise InputError(self.file, self.path,
+                             f"value {shown_number(value)} is above the limit {maximum}",
+                             f"use an integer from {minimum} to {maximum} ({meaning})")
         return value
 
-    def int_list(self, length: int, minimum: int, meaning: str) -> tuple[int, ...]:
-        """This element as a list of ``length`` integers."""
+    def int_list(self, length: int, minimum: int, meaning: str,
+                 maximum: int = MAX_INTEGER) -> tuple[int, ...]:
+        """This element as a list of ``length`` integers from ``minimum`` to ``maximum``."""
         if not isinstance(self.value, (list, tuple)) or len(self.value) != length:
             raise InputError(self.file, self.path,
                              f"expected a list of {length} integers, got {_shown(self.value)}",
                              f"write a list of {length} integers ({meaning})")
-        return tuple(_Item(self.file, v, _join(self.path, i)).integer_value(minimum, meaning)
+        return tuple(_Item(self.file, v, _join(self.path, i)).integer_value(minimum, meaning, maximum)
                      for i, v in enumerate(self.value))

@@ -4,10 +4,16 @@ The format is the user-facing contract of DESIGN.md. Reading validates
 everything a later pass relies on and raises :class:`~model.errors.InputError`
 naming the file, the JSON path and the fix:
 
-- the file is JSON, an object, ``"version": 1``;
-- node ids are non-empty strings and unique; ``unit`` is a known kind;
-- edges name existing nodes; ``bandwidth`` is in (0, 1]; ``bytes``, ``depth``,
-  ``distance`` are non-negative numbers of the right type;
+- the file is UTF-8 JSON (a byte-order mark is accepted), an object,
+  ``"version": 1``, nested at most 64 levels, with finite numbers and valid
+  Unicode text (:func:`hardware.fields.parse_json`);
+- the graph has at least one node; node ids are non-empty strings and unique;
+  ``unit`` is a known kind;
+- edges name existing nodes; ``bandwidth`` is in (0, 1]; every other number
+  is finite, of the right type and within :data:`LIMITS` (``docs/limits.md``);
+- the ``attrs`` later passes read have the right type: top-level ``attrs`` is
+  an object, a node's ``attrs.state_bytes`` is a number of bytes, an edge's
+  ``attrs.network`` names a network;
 - edges sharing a ``net`` id share their source;
 - the same-iteration edges (``distance == 0``) form no cycle; a cycle must be
   broken by a loop-carried edge (``distance >= 1``).
@@ -26,11 +32,28 @@ from typing import Any
 
 import networkx as nx
 
+from hardware.description import NETWORK_NAMES
+from hardware.fields import MAX_FILE_BYTES, parse_json, shown_limit, shown_number
 from model.errors import InputError
 from model.graph import UNIT_KINDS, Edge, Graph, Node
 
 __all__ = ["read_graph", "parse_graph", "graph_to_dict", "write_graph", "validate_graph",
-           "write_json_atomic", "load_json"]
+           "write_json_atomic", "load_json", "LIMITS", "read_file_bytes"]
+
+#: Upper bounds of the numeric fields (documented in docs/limits.md). Each keeps
+#: a later pass finite and fast: ``depth`` is simulated one step per slot (2^20
+#: took 4 s and 430 MB on a three-node chain, 2^16 half a second), ``distance``
+#: feeds the sorter's int64 arithmetic, ``latency`` the solvers' int32 variables.
+LIMITS: dict[str, int] = {
+    "pcu": 2**20,
+    "pmu": 2**20,
+    "latency": 2**31,
+    "bytes": 2**62,
+    "depth": 2**16,
+    "distance": 2**16,
+    "state_bytes": 2**62,
+}
+_EXAMPLE = "see examples/fig9.json"
 
 _NODE_FIELDS = {"id", "op", "unit", "pcu", "pmu", "latency", "category", "mem_vars",
                 "starts_sdf", "attrs"}
@@ -39,20 +62,33 @@ _EDGE_FIELDS = {"src", "dst", "bandwidth", "bytes", "net", "virtual_channel", "d
 _GRAPH_FIELDS = {"version", "name", "nodes", "edges", "attrs"}
 
 
+def read_file_bytes(path: str | os.PathLike) -> bytes:
+    """The bytes of a user's graph file, or an :class:`InputError` saying why not.
+
+    A directory, a device or a file above :data:`~hardware.fields.MAX_FILE_BYTES`
+    is refused before reading (a device such as /dev/zero never ends).
+    """
+    name, path = str(path), Path(path)
+    try:
+        if path.is_dir():
+            raise InputError(name, "", "is a directory, not a graph file",
+                             "pass a graph file (e.g. examples/fig9.json)")
+        if not path.exists():
+            raise InputError(name, "", "file not found", "check the path")
+        if not path.is_file():
+            raise InputError(name, "", "not a regular file", "pass a graph file")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise InputError(name, "", f"larger than the limit of {MAX_FILE_BYTES:,} bytes",
+                             "split the graph or pass a smaller one")
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(name, "", f"cannot be read ({exc.strerror})",
+                         "pass a readable UTF-8 JSON file") from None
+
+
 def load_json(path: str | os.PathLike) -> Any:
     """Read a JSON file, turning every failure into an :class:`InputError`."""
-    name = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(name, "", "file not found", "check the path") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(name, "", f"cannot be read ({exc})", "pass a readable UTF-8 JSON file") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(name, f"line {exc.lineno} column {exc.colno}",
-                         f"not valid JSON ({exc.msg})", "fix the JSON syntax there") from None
+    return parse_json(read_file_bytes(path), str(path), _EXAMPLE)
 
 
 def read_graph(path: str | os.PathLike) -> Graph:
@@ -84,8 +120,9 @@ def parse_graph(data: Any, file: str = "graph.json", default_name: str = "graph"
     """
     check = _Checker(file)
     check.is_type(data, dict, "", "a JSON object with version, nodes and edges")
-    if data.get("version") != 1:
-        raise InputError(file, "version", f"unsupported version {data.get('version')!r}",
+    version = data.get("version")
+    if type(version) is not int or version != 1:  # JSON true and 1.0 are not version 1
+        raise InputError(file, "version", f"unsupported version {json.dumps(version)[:40]}",
                          'set "version": 1')
     for key in ("nodes", "edges"):
         if key not in data:
@@ -95,21 +132,33 @@ def parse_graph(data: Any, file: str = "graph.json", default_name: str = "graph"
     edges = [_parse_edge(check, raw, f"edges[{k}]") for k, raw in enumerate(data["edges"])]
     name = data.get("name", default_name)
     check.is_type(name, str, "name", "a string")
-    graph = Graph(name, nodes, edges, dict(data.get("attrs", {})),
+    attrs = data.get("attrs", {})
+    check.is_type(attrs, dict, "attrs", "an object")
+    graph = Graph(name, nodes, edges, dict(attrs),
                   {k: v for k, v in data.items() if k not in _GRAPH_FIELDS})
     validate_graph(graph, file)
     return graph
 
 
-def validate_graph(graph: Graph, file: str = "graph.json") -> None:
+def validate_graph(graph: Graph, file: str = "graph.json", cycle_fix: str | None = None) -> None:
     """Check the cross-references of a graph (ids, nets, cycles).
+
+    Parameters
+    ----------
+    graph : the graph to check.
+    file : the file name shown in errors.
+    cycle_fix : the fix suggested for a same-iteration cycle; by default, to
+        mark a loop-carried edge with ``distance`` (a format without that field
+        passes its own).
 
     Raises
     ------
     InputError
-        On a duplicate id, a dangling edge, a net with two sources, or a cycle of
-        same-iteration edges.
+        On a graph without nodes, a duplicate id, a dangling edge, a net with
+        two sources, or a cycle of same-iteration edges.
     """
+    if not graph.nodes:
+        raise InputError(file, "nodes", "the graph has no nodes", "add at least one node")
     seen: dict[str, int] = {}
     for k, node in enumerate(graph.nodes):
         if node.id in seen:
@@ -131,10 +180,14 @@ def validate_graph(graph: Graph, file: str = "graph.json") -> None:
                                  f'net "{edge.net}" has two sources, "{first[0]}" '
                                  f'(edges[{first[1]}]) and "{edge.src}"',
                                  "a net has one driver: give this edge another net id")
-    _check_acyclic(graph, file)
+    _check_acyclic(graph, file, cycle_fix or _CYCLE_FIX)
 
 
-def _check_acyclic(graph: Graph, file: str) -> None:
+_CYCLE_FIX = ('mark the edge that feeds the next iteration with "distance": 1 '
+              "(or more), or remove an edge of the cycle")
+
+
+def _check_acyclic(graph: Graph, file: str, fix: str) -> None:
     g = nx.DiGraph()
     g.add_nodes_from(graph.node_ids)
     index: dict[tuple[str, str], int] = {}
@@ -150,9 +203,7 @@ def _check_acyclic(graph: Graph, file: str) -> None:
     cycle = nx.find_cycle(g.subgraph(component))
     names = " -> ".join([u for u, _ in cycle] + [cycle[0][0]])
     first = min(index[(u, v)] for u, v in cycle)
-    raise InputError(file, f"edges[{first}]", f"same-iteration cycle {names}",
-                     'mark the edge that feeds the next iteration with "distance": 1 '
-                     "(or more), or remove an edge of the cycle")
+    raise InputError(file, f"edges[{first}]", f"same-iteration cycle {names}", fix)
 
 
 class _Checker:
@@ -171,15 +222,47 @@ class _Checker:
                              f"make it {expected}")
 
     def number(self, raw: dict, key: str, where: str, *, integer: bool = False,
-               minimum: float = 0.0, default: Any = None) -> Any:
+               maximum: int, default: Any = None) -> Any:
+        """A finite number from 0 to ``maximum`` (a whole one if ``integer``)."""
         if key not in raw or raw[key] is None:
             return default
-        value = raw[key]
+        value, place = raw[key], f"{where}.{key}"
         kind = "a whole number" if integer else "a number"
-        self.is_type(value, int if integer else (int, float), f"{where}.{key}", kind)
-        if not math.isfinite(value) or value < minimum:
-            raise InputError(self.file, f"{where}.{key}", f"{value} is below {minimum}",
-                             f"use {kind} >= {minimum}")
+        self.is_type(value, int if integer else (int, float), place, kind)
+        limit = shown_limit(maximum)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(self.file, place, f"{value} is not allowed: it must be a finite number",
+                             f"use {kind} from 0 to {limit}")
+        if not 0 <= value <= maximum:
+            raise InputError(self.file, place, f"{shown_number(value)} is outside 0 to {limit}",
+                             f"use {kind} from 0 to {limit}")
+        return value
+
+    def bandwidth(self, raw: dict, where: str) -> float:
+        """An edge's relative bandwidth, in (0, 1] (default 1)."""
+        if raw.get("bandwidth") is None:
+            return 1.0
+        value, place = raw["bandwidth"], f"{where}.bandwidth"
+        self.is_type(value, (int, float), place, "a number in (0, 1]")
+        if not 0 < value <= 1:  # also refuses NaN
+            raise InputError(self.file, place, f"{shown_number(value)} is outside (0, 1]",
+                             "give a relative bandwidth above 0 and at most 1 (drop the edge if 0)")
+        return float(value)
+
+    def node_id(self, raw: dict, key: str, where: str, expected: str) -> str:
+        """A non-empty id string that can be written as UTF-8 (no lone surrogate)."""
+        if key not in raw:
+            raise InputError(self.file, f"{where}.{key}", "missing", f"give {expected}")
+        value = raw[key]
+        self.is_type(value, str, f"{where}.{key}", expected)
+        if not value:
+            raise InputError(self.file, f"{where}.{key}", "empty id", f"give {expected}")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(self.file, f"{where}.{key}", "the id is not valid Unicode text "
+                             "(it holds a lone surrogate such as \\ud800)",
+                             f"give {expected} of letters, digits and punctuation") from None
         return value
 
     def string(self, raw: dict, key: str, where: str, default: Any = None) -> Any:
@@ -197,12 +280,7 @@ class _Checker:
 
 def _parse_node(check: _Checker, raw: Any, where: str) -> Node:
     check.is_type(raw, dict, where, 'an object like {"id": "N1", "op": "add"}')
-    if "id" not in raw:
-        raise InputError(check.file, f"{where}.id", "missing", "give the node a unique string id")
-    node_id = raw["id"]
-    check.is_type(node_id, str, f"{where}.id", "a non-empty string")
-    if not node_id:
-        raise InputError(check.file, f"{where}.id", "empty id", "give the node a non-empty id")
+    node_id = check.node_id(raw, "id", where, "the node a unique non-empty string id")
     unit = check.string(raw, "unit", where, "any")
     if unit not in UNIT_KINDS:
         raise InputError(check.file, f"{where}.unit", f'unknown unit "{unit}"',
@@ -213,13 +291,15 @@ def _parse_node(check: _Checker, raw: Any, where: str) -> Node:
         check.is_type(var, str, f"{where}.mem_vars[{k}]", "a string")
     attrs = raw.get("attrs", {})
     check.is_type(attrs, dict, f"{where}.attrs", "an object")
+    # the section cuts read attrs.state_bytes (bytes a stored tensor keeps)
+    check.number(attrs, "state_bytes", f"{where}.attrs", maximum=LIMITS["state_bytes"])
     return Node(
         id=node_id,
         op=check.string(raw, "op", where, ""),
         unit=unit,
-        pcu=check.number(raw, "pcu", where),
-        pmu=check.number(raw, "pmu", where),
-        latency=check.number(raw, "latency", where, integer=True),
+        pcu=check.number(raw, "pcu", where, maximum=LIMITS["pcu"]),
+        pmu=check.number(raw, "pmu", where, maximum=LIMITS["pmu"]),
+        latency=check.number(raw, "latency", where, integer=True, maximum=LIMITS["latency"]),
         category=check.string(raw, "category", where),
         mem_vars=tuple(mem_vars),
         starts_sdf=check.boolean(raw, "starts_sdf", where),
@@ -230,25 +310,25 @@ def _parse_node(check: _Checker, raw: Any, where: str) -> Node:
 
 def _parse_edge(check: _Checker, raw: Any, where: str) -> Edge:
     check.is_type(raw, dict, where, 'an object like {"src": "A", "dst": "B"}')
-    for end in ("src", "dst"):
-        if end not in raw:
-            raise InputError(check.file, f"{where}.{end}", "missing", f"name the edge's {end} node id")
-        check.is_type(raw[end], str, f"{where}.{end}", "a node id (string)")
-    bandwidth = check.number(raw, "bandwidth", where, default=1.0)
-    if not 0 < bandwidth <= 1:
-        raise InputError(check.file, f"{where}.bandwidth", f"{bandwidth} is outside (0, 1]",
-                         "give a relative bandwidth above 0 and at most 1 (drop the edge if 0)")
+    ends = [check.node_id(raw, end, where, f"the edge's {end} node id (a string)")
+            for end in ("src", "dst")]
     attrs = raw.get("attrs", {})
     check.is_type(attrs, dict, f"{where}.attrs", "an object")
+    # routing reads attrs.network (which on-chip network the edge uses)
+    network = check.string(attrs, "network", f"{where}.attrs")
+    if network is not None and network not in NETWORK_NAMES:
+        raise InputError(check.file, f"{where}.attrs.network", f'unknown network "{network}"',
+                         "use one of " + ", ".join(NETWORK_NAMES))
     return Edge(
-        src=raw["src"],
-        dst=raw["dst"],
-        bandwidth=float(bandwidth),
-        bytes=check.number(raw, "bytes", where),
+        src=ends[0],
+        dst=ends[1],
+        bandwidth=check.bandwidth(raw, where),
+        bytes=check.number(raw, "bytes", where, maximum=LIMITS["bytes"]),
         net=check.string(raw, "net", where),
         virtual_channel=check.boolean(raw, "virtual_channel", where),
-        depth=check.number(raw, "depth", where, integer=True),
-        distance=check.number(raw, "distance", where, integer=True, default=0),
+        depth=check.number(raw, "depth", where, integer=True, maximum=LIMITS["depth"]),
+        distance=check.number(raw, "distance", where, integer=True, maximum=LIMITS["distance"],
+                              default=0),
         attrs=dict(attrs),
         extra={k: v for k, v in raw.items() if k not in _EDGE_FIELDS},
     )

@@ -10,9 +10,10 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
+from hardware.fields import parse_json
 from model.errors import InputError
 from model.graph import Graph
-from model.graphjson import load_json, parse_graph
+from model.graphjson import parse_graph, read_file_bytes
 from model.importers.morpher import looks_like_morpher, parse_morpher
 from model.importers.msr_dnn import looks_like_msr_dnn, parse_msr_dnn
 
@@ -38,12 +39,12 @@ def detect_format(data: Any) -> str | None:
     return None
 
 
-def _text_if_markup(path: str | os.PathLike) -> str | None:
+def _text_if_markup(raw: bytes) -> str | None:
     """The file's text when it starts with '<' (markup, not JSON); None otherwise."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None  # load_json reports it with its usual message
+        text = raw.decode("utf-8-sig")  # a byte-order mark is not content
+    except UnicodeDecodeError:
+        return None  # parse_json reports it with its usual message
     return text if text.lstrip().startswith("<") else None
 
 
@@ -64,7 +65,8 @@ def load_graph(path: str | os.PathLike, format: str | None = None) -> Graph:
     if format is not None and format not in FORMATS:
         raise InputError(file, "", f'unknown format "{format}"',
                          "use --format " + " or ".join(FORMATS))
-    text = _text_if_markup(path) if format in (None, *TEXT_FORMATS) else None
+    raw = read_file_bytes(path)
+    text = _text_if_markup(raw) if format in (None, *TEXT_FORMATS) else None
     if text is not None or format in TEXT_FORMATS:
         if text is None:
             raise InputError(file, "line 1", f"not a {format} file (it does not start with '<')",
@@ -73,7 +75,7 @@ def load_graph(path: str | os.PathLike, format: str | None = None) -> Graph:
             raise InputError(file, "line 1", "markup that is no known graph format",
                              "pass a Morpher DFG (<Node idx=...> blocks) or a graph.json")
         return FORMATS[format or "morpher"][1](text, file, Path(path).stem)
-    data = load_json(path)
+    data = parse_json(raw, file)  # the format is not known yet: no example to point to
     format = format or detect_format(data)
     if format is None:
         raise InputError(file, "", "not a graph.json (no \"version\") nor a known foreign format",

@@ -105,7 +105,7 @@ def parse_morpher(text: str, file: str, name: str) -> Graph:
         attrs = dict(_ATTR.findall(block.group(1)))
         idx = attrs.get("idx")
         op_match = _OP.search(block.group(2))
-        if idx is None:
+        if not idx:  # an empty idx would give an empty or clashing node id
             raise InputError(file, f"line {line}", "<Node> without idx", 'add idx="<number>"')
         if op_match is None:
             raise InputError(file, f"line {line}", f"node {idx} has no <OP>", "add <OP>NAME</OP>")
