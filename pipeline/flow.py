@@ -13,15 +13,15 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from formulations.sections.estimates import estimate_units
-from formulations.routing.model import RouterConfig
-from formulations.sections.cut import Capacity
+from formulations.sections import Capacity, estimate_units
 from hardware import build_fabric
 from model.graph import Graph
 from model.mapping import Mapping
-from pipeline.feedback import CheckerRejected, MappingFailed, Unresolvable, run_levels
+from pipeline.buffers_pass import balance_section
+from pipeline.feedback import MappingFailed, Unresolvable, run_levels
 from pipeline.levels import CompileState, SectionWork, default_levels
 from pipeline.options import RunOptions
+from pipeline.streaming import map_streaming
 from sim.check import CheckReport
 
 __all__ = ["map_graph"]
@@ -43,7 +43,6 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
     say = progress or (lambda line: None)
     mapping = Mapping(graph=graph.name, hardware=spec.name)
     if spec.kind == "streaming-engine":
-        from pipeline.streaming import map_streaming   # imports this module: import late
         return map_streaming(graph, spec, options, progress,
                              **({"af_latency": options.af_latency} if options.af_latency else {}))
     if spec.kind != "rdu":
@@ -54,7 +53,7 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
     started = time.perf_counter()
     state = CompileState(estimate_units(graph, spec, options.tile_pmus), spec, fabric, options,
                          say, cap=Capacity.of_fabric(fabric))
-    levels = levels if levels is not None else default_levels(_default_balancer())
+    levels = levels if levels is not None else default_levels(balance_section)
     try:
         run_levels(state, levels, max_iterations=options.max_iterations)
     except Unresolvable as exc:
@@ -74,15 +73,6 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
                                time.perf_counter() - started)
     mapping.metrics |= {"feedback_rounds": len(state.trace), "sections_reused": state.reused}
     return mapping
-
-
-def _default_balancer():
-    """The stage-buffer pass, when this installation has it."""
-    try:
-        from pipeline.buffers_pass import balance_section
-    except ImportError:
-        return None
-    return balance_section
 
 
 def _fail(mapping: Mapping, diagnosis: str) -> Mapping:

@@ -26,10 +26,11 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from formulations.sections.estimates import materialize_banks
-from formulations.sections.cut import Capacity, Section, SectionError, cut_sections, unit_demand
+from formulations.sections import (Capacity, Section, SectionError, cut_sections,
+                                   materialize_banks, unit_demand)
 from model.graph import Edge, Graph, Node
-from pipeline.feedback import ErrorCode, ErrorHandlingData, MappingError, SectionUsage
+from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, MappingError,
+                               SectionUsage)
 from pipeline.section_pass import SectionOutcome, map_section, stage_record
 from sim.check import CheckReport, check_section
 
@@ -129,9 +130,10 @@ class CutLevel:
         scales = {k - len(keep): s for k, s in state.scales.items() if k >= len(keep)}
         scales = {k: scales.get(k, state.default_scale) for k in range(len(rest) + 1)}
         try:
-            plan = cut_sections(state.graph.subgraph(rest), state.cap, scales,
+            plan = cut_sections(state.graph.subgraph(rest), state.cap,
+                                _cut_settings(state.options), scales,
                                 separate=[p for p in state.separate if p[0] in rest],
-                                first_id=len(keep), **_cut_options(state.options))
+                                first_id=len(keep))
         except SectionError as exc:
             raise MappingError(ErrorHandlingData(ErrorCode.UNRESOLVABLE, self.name, str(exc)))
         state.work = keep + [SectionWork(s) for s in plan.sections]
@@ -202,10 +204,9 @@ def _show(scale: dict[str, float]) -> str:
     return "{" + ", ".join(f"{r} {v:.3g}" for r, v in sorted(scale.items())) + "}"
 
 
-def _cut_options(options) -> dict:
-    return {"backend": options.backend_for("sections"), "seed": options.seed,
-            "time_limit": options.section_time_limit or options.time_limit,
-            "export_dir": options.export_dir}
+def _cut_settings(options):
+    """The section cut's SolveSettings: its backend, the run's seed and export folder."""
+    return options.settings("sections", options.section_time_limit or options.time_limit)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -370,7 +371,6 @@ class PlaceRouteLevel:
             self._raise(state, w, outcome)
         report = check_section(w.graph, state.fabric, outcome.placement, outcome.paths)
         if not report.ok:
-            from pipeline.feedback import CheckerRejected
             raise CheckerRejected(w.section.id, report.violations)
         w.outcome, w.check = outcome, report
 

@@ -13,8 +13,8 @@ import time
 from contextlib import nullcontext
 from pathlib import Path
 
-from formulations.placement.model import PLACERS
-from formulations.routing.model import ROUTERS
+from formulations.placement import PLACERS
+from formulations.routing import ROUTERS
 from hardware import DEFAULT_PRESET, InputError, build_fabric, load_hardware, preset_names
 from model.importers import FORMATS, load_graph
 from model.mapping import Mapping, write_mapping

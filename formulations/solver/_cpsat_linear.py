@@ -22,7 +22,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from .cp import run_cp_sat
-from .linear import ModelArrays
+from .arrays import ModelArrays
 
 __all__ = ["cpsat_solve", "to_cp_model", "BIG"]
 

@@ -13,7 +13,7 @@ import re
 import highspy
 import numpy as np
 
-from .linear import ModelArrays
+from .arrays import ModelArrays
 from .result import SolveStatus
 
 __all__ = ["backend_solve", "write_model", "to_highs_lp", "new_highs", "run_highs", "ensure_threads"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ortools.linear_solver import pywraplp
 
-from .linear import ModelArrays
+from .arrays import ModelArrays
 from .result import SolveStatus
 
 __all__ = ["scip_solve", "cbc_solve", "solver_available", "solve_mps_file_scip"]

@@ -19,7 +19,8 @@ from __future__ import annotations
 import functools
 import math
 
-from .linear import ModelArrays
+from ._highs import ensure_threads
+from .arrays import ModelArrays
 from .result import SolveStatus
 
 __all__ = ["pyomo_solve", "pyomo_solvers", "pyomo_available", "CANDIDATES"]
@@ -83,7 +84,6 @@ def pyomo_solve(a: ModelArrays, opts, solver: str) -> dict:
             model.x[j].set_value(val, skip_validation=True)
         kwargs["warmstart"] = True
     if "highs" in solver:
-        from ._highs import ensure_threads
         ensure_threads(opts.threads)
     results = opt.solve(model, **kwargs)
     out = _read(model, results, a, pyo)

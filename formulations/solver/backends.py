@@ -34,11 +34,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .linear import LinearModel, ModelArrays, check_hint
+from ._cpsat_linear import cpsat_solve
+from ._highs import backend_solve
+from ._ortools_lp import cbc_solve, scip_solve, solver_available
+from ._pyomo import pyomo_available, pyomo_solve, pyomo_solvers
+from .arrays import ModelArrays, check_hint
 from .result import SolveResult, SolveStatus, relative_gap
 
 __all__ = ["Backend", "SolveOptions", "available_backends", "get_backend", "register_backend",
-           "unregister_backend", "solve", "DEFAULT_BACKEND"]
+           "unregister_backend", "solve", "solve_options", "DEFAULT_BACKEND"]
 
 DEFAULT_BACKEND = "highs"
 
@@ -100,6 +104,7 @@ def register_backend(name: str, solve_fn: Callable[[ModelArrays, SolveOptions], 
     >>> def always_infeasible(arrays, opts):
     ...     return {"status": SolveStatus.INFEASIBLE, "message": "no"}
     >>> _ = register_backend("demo-infeasible", always_infeasible)
+    >>> from formulations.solver import LinearModel
     >>> LinearModel().solve(backend="demo-infeasible").status.name
     'INFEASIBLE'
     >>> unregister_backend("demo-infeasible")
@@ -127,7 +132,6 @@ def available_backends() -> list[str]:
     >>> names[0], "cp-sat" in names
     ('highs', True)
     """
-    from ._pyomo import pyomo_solvers
 
     names = [name for name, b in _REGISTRY.items() if _is_available(b)]
     return names + [f"pyomo:{s}" for s in pyomo_solvers()]
@@ -171,14 +175,12 @@ def get_backend(name: str) -> Backend:
 
 @functools.lru_cache(maxsize=None)
 def _pyomo_backend(solver: str) -> Backend:
-    from ._pyomo import pyomo_available
 
     return Backend(f"pyomo:{solver}", functools.partial(_call_pyomo, solver=solver),
                    lambda: pyomo_available(solver), f"{solver} through Pyomo")
 
 
 def _call_pyomo(a: ModelArrays, opts: SolveOptions, solver: str) -> dict:
-    from ._pyomo import pyomo_solve
     return pyomo_solve(a, opts, solver)
 
 
@@ -222,6 +224,7 @@ def solve(model: LinearModel, backend: str = DEFAULT_BACKEND, time_limit: float 
 
     Examples
     --------
+    >>> from formulations.solver import LinearModel
     >>> m = LinearModel()
     >>> x = m.add_var("x", ub=10, integer=True)
     >>> _ = m.add(2 * x <= 7, name="cap", family="capacity")
@@ -230,9 +233,9 @@ def solve(model: LinearModel, backend: str = DEFAULT_BACKEND, time_limit: float 
     [3.0, 3.0, 3.0]
     """
     impl = get_backend(backend)
-    opts = _options(time_limit, seed, threads, mip_gap, verbose, options)
+    opts = solve_options(time_limit, seed, threads, mip_gap, verbose, options)
     start = time.perf_counter()
-    arrays = model.to_arrays() if isinstance(model, LinearModel) else model
+    arrays = model if isinstance(model, ModelArrays) else model.to_arrays()
     hint = check_hint(arrays)
     raw = _run(impl, arrays, opts)
     if raw.get("ambiguous") and (arrays.obj.any() or arrays.obj_const):
@@ -262,7 +265,7 @@ def _tell_infeasible_from_unbounded(impl: Backend, arrays: ModelArrays, opts: So
     return {**raw, "message": raw.get("message", "") + "; infeasible or unbounded"}
 
 
-def _options(time_limit: float, seed: int, threads: int, mip_gap: float | None,
+def solve_options(time_limit: float, seed: int, threads: int, mip_gap: float | None,
              verbose: bool, options: Mapping[str, Any] | None = None) -> SolveOptions:
     if not time_limit > 0:
         raise ValueError(f"time_limit must be > 0 seconds, got {time_limit}")
@@ -308,38 +311,31 @@ def _float(x) -> float | None:
 # the built-in backends
 # ---------------------------------------------------------------------------------------------
 def _highs(a: ModelArrays, opts: SolveOptions) -> dict:
-    from ._highs import backend_solve
     return backend_solve(a, opts)
 
 
 def _cpsat(a: ModelArrays, opts: SolveOptions) -> dict:
-    from ._cpsat_linear import cpsat_solve
     return cpsat_solve(a, opts)
 
 
 def _scip(a: ModelArrays, opts: SolveOptions) -> dict:
-    from ._ortools_lp import scip_solve
     return scip_solve(a, opts)
 
 
 def _cbc(a: ModelArrays, opts: SolveOptions) -> dict:
-    from ._ortools_lp import cbc_solve
     return cbc_solve(a, opts)
 
 
 @functools.lru_cache(maxsize=None)
 def _pywraplp_has(solver_id: str) -> bool:
-    from ._ortools_lp import solver_available
     return solver_available(solver_id)
 
 
 def _pyomo_highs(a: ModelArrays, opts: SolveOptions) -> dict:
-    from ._pyomo import pyomo_solve
     return pyomo_solve(a, opts, "appsi_highs")
 
 
 def _pyomo_highs_available() -> bool:
-    from ._pyomo import pyomo_available
     return pyomo_available("appsi_highs")
 
 

@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping
 
 from ortools.sat.python import cp_model
 
-from .linear import HintCheck
+from .arrays import HintCheck
 from .result import SolveResult, SolveStatus, relative_gap
 
 __all__ = ["solve_cp_model", "export_cp_model", "load_cp_model", "check_cp_hint", "run_cp_sat"]

@@ -20,9 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from .backends import _options
+from ._highs import solve_file
+from ._ortools_lp import solve_mps_file_scip
+from .backends import solve_options
+from .cp import export_cp_model, load_cp_model, solve_cp_model
 from .linear import LinearModel
-from .result import SolveResult, relative_gap
+from .result import SolveResult, SolveStatus, relative_gap
 
 __all__ = ["write_model_file", "solve_model_file", "MODEL_SUFFIXES"]
 
@@ -62,7 +65,6 @@ def write_model_file(model: Any, path: str | Path) -> Path:
     """
     from ortools.sat.python import cp_model
 
-    from .cp import export_cp_model
 
     path = Path(path)
     suffix = _suffix(path)
@@ -98,27 +100,23 @@ def solve_model_file(path: str | Path, backend: str = "highs", time_limit: float
     """
     suffix = _suffix(path)
     if suffix == ".pb.txt":
-        from .cp import load_cp_model, solve_cp_model
         return solve_cp_model(load_cp_model(str(path)), time_limit, seed, threads, None,
                               mip_gap=mip_gap, verbose=verbose, name=Path(path).name,
                               params=options)
-    opts = _options(time_limit, seed, threads, mip_gap, verbose, options)
+    opts = solve_options(time_limit, seed, threads, mip_gap, verbose, options)
     reader = _file_reader(backend, suffix)
     start = time.perf_counter()
     try:
         raw = reader(str(path), opts)
     except Exception as exc:  # noqa: BLE001 - a failed solve is a result, not a crash
-        from .result import SolveStatus
         raw = {"status": SolveStatus.ERROR, "message": f"{type(exc).__name__}: {exc}"}
     return _file_result(raw, backend, time.perf_counter() - start, Path(path).name)
 
 
 def _file_reader(backend: str, suffix: str):
     if backend == "highs":
-        from ._highs import solve_file
         return solve_file
     if backend == "scip" and suffix == ".mps":
-        from ._ortools_lp import solve_mps_file_scip
         return solve_mps_file_scip
     raise ValueError(f"cannot solve a {suffix} file with backend {backend!r}; "
                      f"use 'highs' ({suffix}) or 'scip' (.mps)")

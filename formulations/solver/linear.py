@@ -34,12 +34,14 @@ import numbers
 import re
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .result import SolveResult
+from ._highs import write_model
+from .arrays import FEASIBILITY_TOLERANCE, HintCheck, ModelArrays, check_hint
+from .backends import solve
+from .result import SolveResult
 
 __all__ = [
     "INF",
@@ -53,8 +55,6 @@ __all__ = [
 ]
 
 INF = math.inf
-_FEAS_TOL = 1e-6
-_INT_TOL = 1e-6
 
 
 # ---------------------------------------------------------------------------------------------
@@ -270,56 +270,6 @@ class LinearConstraint:
 
     def __repr__(self) -> str:
         return f"LinearConstraint({self.lo} <= {self.expr!r} <= {self.hi})"
-
-
-# ---------------------------------------------------------------------------------------------
-# arrays handed to the backends
-# ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ModelArrays:
-    """The model as numpy arrays (rows in CSR form), the common input of every backend."""
-
-    name: str
-    col_names: list[str]
-    col_lb: np.ndarray
-    col_ub: np.ndarray
-    col_int: np.ndarray  # bool
-    obj: np.ndarray
-    obj_const: float
-    maximize: bool
-    row_names: list[str]
-    row_families: list[str]
-    row_lo: np.ndarray
-    row_hi: np.ndarray
-    row_start: np.ndarray  # int32, len n_rows + 1
-    row_index: np.ndarray  # int32
-    row_value: np.ndarray
-    hint: dict[int, float]
-
-    @property
-    def n_vars(self) -> int:
-        return len(self.col_names)
-
-    @property
-    def n_rows(self) -> int:
-        return len(self.row_names)
-
-    def row_ids(self) -> np.ndarray:
-        """Row number of every nonzero (parallel to ``row_index``)."""
-        return np.repeat(np.arange(self.n_rows), np.diff(self.row_start))
-
-    def activities(self, x: np.ndarray) -> np.ndarray:
-        """Row activities ``A @ x``."""
-        return np.bincount(self.row_ids(), weights=self.row_value * x[self.row_index],
-                           minlength=self.n_rows)
-
-
-@dataclass(frozen=True)
-class HintCheck:
-    """Outcome of checking a hint against bounds, integrality and constraints."""
-
-    status: str  # "none" | "accepted" | "partial" | "infeasible"
-    violations: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -722,19 +672,16 @@ class LinearModel:
 
     def write_mps(self, path: str) -> None:
         """Write the model as free MPS (integer markers, HiGHS writer); SCIP and HiGHS read it."""
-        from ._highs import write_model
         write_model(self.to_arrays(), str(path), fmt="mps")
 
     def write_lp(self, path: str) -> None:
         """Write the model in CPLEX LP format (HiGHS writer); names are made LP-safe."""
-        from ._highs import write_model
         write_model(self.to_arrays(), str(path), fmt="lp")
 
     def solve(self, backend: str = "highs", time_limit: float = 10.0, seed: int = 0,
               threads: int = 1, mip_gap: float | None = None, verbose: bool = False,
               options=None) -> SolveResult:
         """Solve on a registered backend; see :func:`formulations.solver.backends.solve`."""
-        from .backends import solve
         return solve(self, backend=backend, time_limit=time_limit, seed=seed, threads=threads,
                      mip_gap=mip_gap, verbose=verbose, options=options)
 
@@ -756,50 +703,3 @@ def _check_name(name: str, taken: Mapping[str, int], what: str) -> None:
         raise ValueError(f"{what} name {name!r} must be a non-empty string without whitespace")
     if name in taken:
         raise ValueError(f"duplicate {what} name {name!r}")
-
-
-# ---------------------------------------------------------------------------------------------
-# hints
-# ---------------------------------------------------------------------------------------------
-def check_hint(arrays: ModelArrays, max_names: int = 50) -> HintCheck:
-    """Check ``arrays.hint`` against bounds, integrality and every fully hinted row.
-
-    Returns
-    -------
-    HintCheck
-        ``"none"`` without a hint; ``"infeasible"`` with the names of what it violates (at most
-        ``max_names``); ``"accepted"`` for a complete feasible hint; ``"partial"`` otherwise.
-    """
-    if not arrays.hint:
-        return HintCheck("none")
-    n = arrays.n_vars
-    x = np.zeros(n)
-    hinted = np.zeros(n, dtype=bool)
-    cols = np.fromiter(arrays.hint.keys(), dtype=np.int64, count=len(arrays.hint))
-    x[cols] = np.fromiter(arrays.hint.values(), dtype=float, count=len(arrays.hint))
-    hinted[cols] = True
-    violations = _bound_violations(arrays, x, hinted)
-    violations += _row_violations(arrays, x, hinted)
-    if violations:
-        return HintCheck("infeasible", tuple(violations[:max_names]))
-    return HintCheck("accepted" if hinted.all() else "partial")
-
-
-def _bound_violations(arrays: ModelArrays, x: np.ndarray, hinted: np.ndarray) -> list[str]:
-    tol = _FEAS_TOL * np.maximum(1.0, np.abs(x))
-    bad_bound = hinted & ((x < arrays.col_lb - tol) | (x > arrays.col_ub + tol))
-    bad_int = hinted & arrays.col_int & (np.abs(x - np.round(x)) > _INT_TOL)
-    out = [f"bound:{arrays.col_names[j]}" for j in np.flatnonzero(bad_bound)]
-    out += [f"integrality:{arrays.col_names[j]}" for j in np.flatnonzero(bad_int)]
-    return out
-
-
-def _row_violations(arrays: ModelArrays, x: np.ndarray, hinted: np.ndarray) -> list[str]:
-    if arrays.n_rows == 0:
-        return []
-    rows = arrays.row_ids()
-    missing = np.bincount(rows, weights=~hinted[arrays.row_index], minlength=arrays.n_rows)
-    act = arrays.activities(x)
-    tol = _FEAS_TOL * np.maximum(1.0, np.abs(act))
-    bad = (missing == 0) & ((act < arrays.row_lo - tol) | (act > arrays.row_hi + tol))
-    return [arrays.row_names[r] for r in np.flatnonzero(bad)]

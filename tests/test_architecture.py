@@ -1,0 +1,133 @@
+"""The package rules of DESIGN.md, read from the source with ``ast``.
+
+- no import circle between project modules (a package's ``__init__`` counts as a
+  module: a submodule that imports its own package while the package imports it
+  closes a circle);
+- ``sim`` never imports ``formulations`` or ``pipeline`` (it stays an independent
+  judge); ``formulations`` never imports ``pipeline``; ``model`` imports only
+  ``hardware``; ``hardware`` imports no other project package;
+- project imports sit at the top of a module, and no private name (``_x``) is
+  imported from another module;
+- public functions take no ``**kwargs`` catch-all, and no function is longer than
+  :data:`MAX_LINES` lines.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("hardware", "model", "formulations", "pipeline", "sim", "benchmarks")
+#: What each package may import besides itself (DESIGN.md's package table).
+ALLOWED = {
+    "hardware": set(),
+    "model": {"hardware"},
+    "formulations": {"model", "hardware"},
+    "sim": {"model", "hardware"},
+    "pipeline": {"formulations", "model", "hardware", "sim"},
+    "benchmarks": set(PACKAGES),
+}
+MAX_LINES = 80
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found[name] = path
+    return found
+
+
+MODULES = _modules()
+TREES = {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in MODULES.items()}
+
+
+def _imports(name: str, tree: ast.Module):
+    """(imported module, names, node, at top level) for every project import of ``name``."""
+    package = name if MODULES[name].name == "__init__.py" else name.rpartition(".")[0]
+    top = {id(node) for node in tree.body}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.Import):
+            target, names = "", [alias.name for alias in node.names]
+        else:
+            continue
+        for module in ([target] if target else names):
+            if module.split(".")[0] in PACKAGES:
+                yield module, (names if target else []), node, id(node) in top
+
+
+def _import_graph() -> nx.DiGraph:
+    graph = nx.DiGraph()
+    graph.add_nodes_from(MODULES)
+    for name, tree in TREES.items():
+        for module, names, _, _ in _imports(name, tree):
+            targets = [module] + [f"{module}.{n}" for n in names]
+            graph.add_edges_from((name, t) for t in targets if t in MODULES and t != name)
+    return graph
+
+
+def test_no_import_circles():
+    circles = [sorted(c) for c in nx.strongly_connected_components(_import_graph()) if len(c) > 1]
+    assert circles == []
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_package_imports_follow_the_design(package):
+    broken = []
+    for name, tree in TREES.items():
+        if name.split(".")[0] != package:
+            continue
+        for module, _, node, _ in _imports(name, tree):
+            other = module.split(".")[0]
+            if other != package and other not in ALLOWED[package]:
+                broken.append(f"{name}:{node.lineno} imports {module}")
+    assert broken == []
+
+
+def test_project_imports_at_the_top_and_no_private_names():
+    broken = []
+    for name, tree in TREES.items():
+        for module, names, node, at_top in _imports(name, tree):
+            if not at_top and not _in_type_checking(tree, node):
+                broken.append(f"{name}:{node.lineno} imports {module} inside a block")
+            private = [n for n in names if n.startswith("_") and not n.startswith("__")]
+            if private and module != name:
+                broken.append(f"{name}:{node.lineno} imports private {private} from {module}")
+    assert broken == []
+
+
+def _in_type_checking(tree: ast.Module, node: ast.AST) -> bool:
+    """Whether ``node`` sits in a top-level ``if TYPE_CHECKING:`` block."""
+    for block in tree.body:
+        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test):
+            if any(inner is node for inner in ast.walk(block)):
+                return True
+    return False
+
+
+def test_public_functions_have_no_kwargs_catch_all():
+    broken = [f"{name}.{fn.name}" for name, tree in TREES.items() for fn in ast.walk(tree)
+              if isinstance(fn, ast.FunctionDef) and fn.args.kwarg
+              and not fn.name.startswith("_")]
+    assert broken == []
+
+
+def test_functions_are_short():
+    long = [f"{name}.{fn.name}: {fn.end_lineno - fn.lineno + 1} lines"
+            for name, tree in TREES.items() for fn in ast.walk(tree)
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+            and fn.end_lineno - fn.lineno + 1 > MAX_LINES]
+    assert long == []
