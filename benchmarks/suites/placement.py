@@ -134,7 +134,7 @@ def _section(kind: str, params: dict):
         graph = random_dag(params["n"], params["edges"], seed=params["seed"], components=1,
                            units=params.get("units", "mixed"))
         return graph, fabric
-    from formulations.sections.cut import Capacity, greedy_cut
+    from formulations.sections import Capacity, greedy_cut
     from model.importers import load_graph
     path = graphs_root() / "msr-dnn" / "OperatorGraphs" / f"{params['stem']}.json"
     graph = load_graph(path)

@@ -3,7 +3,7 @@
 Every MSR DNN graph (``OperatorGraphs`` and ``LayerGraphs``, read in place) is
 cut for the ``plasticine`` and ``sn10`` presets twice in one run: by the
 baseline (the greedy topological cut: a category-aware topological order
-filled section by section) and by :func:`formulations.sections.cut.cut_sections`
+filled section by section) and by :func:`formulations.sections.cut_sections`
 (the model, warm-started by that cut, 60 s in all), with the resource
 estimates the pipeline uses (:mod:`formulations.sections.estimates`). A row gives the
 lower bound, the section counts, the DRAM byte totals and their ratios, the
@@ -18,6 +18,11 @@ from typing import Any
 
 from benchmarks.registry import Column, Entry, Suite
 from benchmarks.suites.common import missing_msr_entry, msr_graphs
+from formulations.sections import (Capacity, Section, category_topological_order, cut_sections,
+                                   cut_traffic, estimate_units, unit_demand)
+from formulations.solver import SolveSettings
+from hardware import build_fabric, load_hardware
+from model.importers import load_graph
 
 __all__ = ["SUITE", "cut_file", "NAIVE"]
 
@@ -49,9 +54,8 @@ COLUMNS = (
 
 def _naive_cut(graph, cap):
     """Cut a category-aware topological order into runs that fit, in order (no filling)."""
-    from formulations.sections.cut import Section, _category_topological_order, unit_demand
     sections = [Section(0)]
-    for node_id in _category_topological_order(graph):
+    for node_id in category_topological_order(graph):
         demand = unit_demand(graph.node(node_id))
         current = sections[-1]
         same = not current.nodes or current.category == graph.node(node_id).category
@@ -65,17 +69,12 @@ def _naive_cut(graph, cap):
 
 def cut_file(path: str, preset: str) -> dict[str, Any]:
     """One row: the naive and filling greedy cuts and the model, with the same estimates."""
-    from formulations.sections.estimates import estimate_units
-    from formulations.sections.cut import Capacity, cut_sections, cut_traffic
-    from hardware import build_fabric, load_hardware
-    from model.importers import load_graph
-
     spec = load_hardware(preset)
     graph = estimate_units(load_graph(path), spec)      # the estimates the pipeline cuts with
     cap = Capacity.of_fabric(build_fabric(spec))
     naive = _naive_cut(graph, cap)
     started = time.perf_counter()
-    plan = cut_sections(graph, cap, backend="cp-sat", time_limit=TIME_LIMIT, seed=0)
+    plan = cut_sections(graph, cap, SolveSettings("cp-sat", time_limit=TIME_LIMIT, seed=0))
     model_s = time.perf_counter() - started
     return {"nodes": len(graph.nodes), "lower_bound": plan.lower_bound,
             "naive_sections": len(naive), "greedy_sections": plan.greedy_sections,
@@ -90,7 +89,6 @@ def cut_file(path: str, preset: str) -> dict[str, Any]:
 
 def _naive_ratio(graph, naive, plan) -> float | None:
     """Model bytes over naive-greedy bytes, where both cut into as many sections."""
-    from formulations.sections.cut import cut_traffic
     naive_bytes = cut_traffic(graph, naive)
     if len(naive) != plan.count or not naive_bytes:
         return None

@@ -2,8 +2,9 @@
 
 import pytest
 
-from formulations.sections.estimates import estimate_units, materialize_banks, tile_pmus
-from formulations.sections.cut import Capacity, cut_sections
+from formulations.sections import (Capacity, cut_sections, estimate_units, materialize_banks,
+                                   tile_pmus)
+from formulations.solver import SolveSettings
 from hardware import build_fabric, load_hardware
 from model.graph import Edge, Graph, Node
 from pipeline.flow import map_graph
@@ -60,8 +61,8 @@ def test_cutter_counts_banks_so_big_tensors_need_more_sections():
     cap = Capacity.of_fabric(build_fabric(spec))
     small = tensors(*[1] * cap.pmu)
     big = tensors(*[spec.pmu_bytes * 2] * cap.pmu)
-    assert cut_sections(estimate_units(small, spec, 2), cap, backend="greedy").count == 1
-    assert cut_sections(estimate_units(big, spec, 2), cap, backend="greedy").count == 2
+    assert cut_sections(estimate_units(small, spec, 2), cap, SolveSettings("greedy")).count == 1
+    assert cut_sections(estimate_units(big, spec, 2), cap, SolveSettings("greedy")).count == 2
 
 
 @pytest.mark.parametrize("placer", ["greedy"])

@@ -4,7 +4,10 @@ import networkx as nx
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from formulations.sections.cut import Capacity, SectionError, greedy_cut, unit_demand
+from formulations.sections import (Capacity, SectionError, build_section_model,
+                                   category_topological_order, cut_sections, cut_traffic,
+                                   forced_traffic, greedy_cut, lower_bound, unit_demand)
+from formulations.solver import SolveSettings
 from hardware import build_fabric, load_hardware
 from model.graph import Edge, Graph, Node
 
@@ -52,6 +55,13 @@ def test_categories_stay_apart_without_extra_sections():
     assert [s.nodes for s in sections] == [["f0", "f1", "f2"], ["b0", "b1", "b2"]]
 
 
+def test_category_order_is_topological_and_stays_in_a_category():
+    nodes = [Node("f0", category="forward"), Node("b0", category="backward"),
+             Node("f1", category="forward"), Node("b1", category="backward")]
+    edges = [Edge("f0", "f1"), Edge("f1", "b0"), Edge("b0", "b1"), Edge("f0", "b1")]
+    assert category_topological_order(Graph("g", nodes, edges)) == ["f0", "f1", "b0", "b1"]
+
+
 def test_node_bigger_than_the_chip():
     g = Graph("g", [Node("big", pcu=100)], [])
     with pytest.raises(SectionError, match='"big"'):
@@ -71,8 +81,6 @@ def test_scale_factor_leaves_headroom():
 
 
 # ---- the section model ------------------------------------------------------------------
-from formulations.sections.cut import (build_section_model, cut_sections, cut_traffic,  # noqa: E402
-                                   forced_traffic, lower_bound)
 
 
 def check_cut(graph, cap, plan, scales=None):
@@ -94,7 +102,7 @@ def test_model_cut_is_valid_and_never_worse_than_greedy(graph, pcu, pmu):
     for e in graph.edges:
         e.bytes = float(hash((e.src, e.dst)) % 97 + 1)
     cap = Capacity(pcu=pcu, pmu=pmu, total=pcu + pmu, agcu=0)
-    plan = cut_sections(graph, cap, backend="cp-sat", time_limit=5)
+    plan = cut_sections(graph, cap, SolveSettings("cp-sat", time_limit=5))
     check_cut(graph, cap, plan)
     assert lower_bound(graph, cap) <= plan.count <= plan.greedy_sections
     assert plan.traffic <= plan.greedy_traffic + 1e-9
@@ -112,7 +120,7 @@ def test_window_search_improves_and_bound_holds_on_a_long_chain(monkeypatch):
                                  "backward") for i in range(30)],
                   [Edge(f"n{i}", f"n{i+1}", bytes=b) for i, b in enumerate(sizes)])
     cap = Capacity(pcu=4, pmu=0, total=4, agcu=0)
-    plan = cut_sections(graph, cap, backend="cp-sat", time_limit=10)
+    plan = cut_sections(graph, cap, SolveSettings("cp-sat", time_limit=10))
     check_cut(graph, cap, plan)
     assert plan.traffic < plan.greedy_traffic
     assert forced_traffic(graph, cap, plan.count) >= 50          # the category edge
@@ -126,7 +134,7 @@ def test_model_cuts_the_light_edge_where_greedy_cuts_the_heavy_one():
     graph = Graph("chain", [Node(f"n{i}", unit="pcu") for i in range(5)],
                   [Edge(f"n{i}", f"n{i+1}", bytes=b) for i, b in enumerate(sizes)])
     cap = Capacity(pcu=3, pmu=0, total=3, agcu=0)
-    plan = cut_sections(graph, cap, backend="highs", time_limit=10)
+    plan = cut_sections(graph, cap, SolveSettings("highs", time_limit=10))
     assert plan.greedy_sections == plan.count == 2
     assert plan.greedy_traffic == 100 and plan.traffic == 1
     assert plan.status == "OPTIMAL" and plan.method == "section model"
@@ -136,7 +144,7 @@ def test_separated_pair_lands_in_different_sections():
     graph = Graph("chain", [Node(f"n{i}", unit="pcu") for i in range(4)],
                   [Edge(f"n{i}", f"n{i+1}", bytes=1) for i in range(3)])
     cap = Capacity(pcu=8, pmu=0, total=8, agcu=0)
-    plan = cut_sections(graph, cap, separate=[("n1", "n2")], time_limit=5)
+    plan = cut_sections(graph, cap, SolveSettings("cp-sat", time_limit=5), separate=[("n1", "n2")])
     where = {n: s.id for s in plan.sections for n in s.nodes}
     assert where["n1"] < where["n2"] and plan.count == 2
 
@@ -145,7 +153,8 @@ def test_per_resource_scale_shrinks_only_that_resource():
     graph = Graph("mix", [Node(f"c{i}", unit="pcu") for i in range(4)]
                   + [Node(f"m{i}", unit="pmu") for i in range(4)], [])
     cap = Capacity(pcu=4, pmu=4, total=8, agcu=0)
-    plan = cut_sections(graph, cap, {k: {"pmu": 2.0} for k in range(9)}, time_limit=5)
+    plan = cut_sections(graph, cap, SolveSettings("cp-sat", time_limit=5),
+                        {k: {"pmu": 2.0} for k in range(9)})
     assert plan.count == 2
     for s in plan.sections:
         assert s.pmu <= 2

@@ -1,0 +1,224 @@
+"""The section model (source 003 gives none; DESIGN.md fixes the objective).
+
+:func:`build_section_model` reads top to bottom: data (unit demands, the sections
+each node can reach: :func:`section_windows`) → variables (``x[node][section]``,
+category flags, crossing flags) → constraints (``assignment``, ``order``,
+``boundary``, ``capacity``, ``category``, ``traffic``) → objective (bytes crossing
+cuts). :func:`solve_section_model` solves it under the run's
+:class:`~formulations.solver.SolveSettings` (exporting it first when asked) and
+:func:`decode_assignment` reads the cut back. :func:`forced_traffic` is the traffic
+every cut pays, a lower bound from the same windows.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from formulations.sections.problem import (Capacity, Scale, edge_traffic, smallest_scale,
+                                           unit_demand, scale_of)
+from formulations.solver import LinearModel, SolveSettings
+from model.graph import Graph
+
+__all__ = ["build_section_model", "solve_section_model", "decode_assignment",
+           "section_windows", "forced_traffic"]
+
+
+def build_section_model(graph: Graph, cap: Capacity, count: int, scales: dict[int, Scale],
+                        separate: list[tuple[str, str]] = ()):
+    """The section model with ``count`` ordered sections, as a LinearModel.
+
+    Data: unit demands per node, capacities per section (``cap / scale``).
+    Variables: ``x[v][k] = 1`` when node v is in section k (only for the
+    sections v can reach given its ancestors' and descendants' demands), a
+    category flag per section, a crossing flag per edge.
+    Constraints (families): ``assignment`` (each node in one section),
+    ``order`` (an edge never goes back to an earlier section: the quotient is
+    acyclic), ``capacity`` (PCU, PMU, all units, AGCUs per section),
+    ``category`` (one category per section), ``boundary`` (separated pairs),
+    ``traffic`` (an edge whose ends differ crosses a cut).
+    Objective: bytes crossing cuts.
+
+    Returns
+    -------
+    model, x, hint_for : the LinearModel, ``x[node][section] -> Var``, and a
+        function turning an assignment ``node -> section`` into a complete hint.
+    """
+    model = LinearModel(f"sections_{graph.name}_{count}")
+    windows = section_windows(graph, cap, count, scales)
+    x = {v: {k: model.add_binary(f"x[{i},{k}]") for k in windows[v]}
+         for i, v in enumerate(graph.node_ids)}
+    position = {v: ([x[v][k] for k in x[v]], [float(k) for k in x[v]]) for v in x}
+    for i, v in enumerate(graph.node_ids):
+        model.add_row(list(x[v].values()), [1.0] * len(x[v]), 1, 1, name=f"assign[{i}]",
+                      family="assignment")
+    for j, e in enumerate(graph.edges):
+        if not e.loop_carried and e.src != e.dst:
+            _add_order(model, position, e.src, e.dst, 0.0, f"order[{j}]", "order")
+    for j, (a, b) in enumerate(separate):
+        _add_order(model, position, a, b, 1.0, f"boundary[{j}]", "boundary")
+    _add_capacities(model, graph, x, cap, count, scales)
+    flags = _add_categories(model, graph, x, count)
+    crossing = []
+    for j, e in enumerate(graph.edges):
+        if e.src == e.dst:
+            continue
+        z = model.add_binary(f"cross[{j}]")
+        crossing.append((z, edge_traffic(e), e))
+        for k in set(x[e.src]) | set(x[e.dst]):
+            coefs = [(z, 1.0)] + ([(x[e.dst][k], -1.0)] if k in x[e.dst] else []) \
+                + ([(x[e.src][k], 1.0)] if k in x[e.src] else [])
+            model.add_row([c[0] for c in coefs], [c[1] for c in coefs], lb=0,
+                          name=f"traffic[{j},{k}]", family="traffic")
+    scale = max((t for _, t, _ in crossing), default=1.0) or 1.0
+    model.minimize(sum(round(t / scale * 1e6) * z for z, t, _ in crossing) if crossing else 0)
+    # objective units -> bytes; each rounded coefficient is off by at most half a unit
+    model.bytes_of_bound = lambda bound: max(0.0, bound - 0.5 * len(crossing)) * scale / 1e6
+
+    def hint_for(assignment: dict[str, int]) -> dict:
+        hint = {x[v][k]: float(assignment[v] == k) for v in x for k in x[v]}
+        hint |= {z: float(assignment[e.src] != assignment[e.dst]) for z, _, e in crossing}
+        used = {(assignment[v], graph.node(v).category) for v in x}
+        hint |= {flag: float(key in used) for key, flag in flags.items()}
+        return hint
+
+    return model, x, hint_for
+
+
+def _add_order(model, position, a: str, b: str, gap: float, name: str, family: str) -> None:
+    """section(b) - section(a) >= gap."""
+    vb, kb = position[b]
+    va, ka = position[a]
+    model.add_row(vb + va, kb + [-k for k in ka], lb=gap, name=name, family=family)
+
+
+def _add_capacities(model, graph: Graph, x, cap: Capacity, count: int,
+                    scales: dict[int, Scale]) -> None:
+    demand = {v: unit_demand(graph.node(v)) for v in x}
+    limits = {"pcu": (("pcu",), cap.pcu), "pmu": (("pmu",), cap.pmu),
+              "units": (("pcu", "pmu", "any"), cap.total), "agcu": (("agcu",), cap.agcu)}
+    for k in range(count):
+        scale = scales.get(k, 1.0)
+        for label, (keys, limit) in limits.items():
+            terms = [(x[v][k], sum(demand[v][key] for key in keys)) for v in x if k in x[v]]
+            terms = [(var, c) for var, c in terms if c]
+            if terms:
+                bound = limit if label == "agcu" else limit / scale_of(scale, label)
+                model.add_row([t[0] for t in terms], [t[1] for t in terms], ub=bound,
+                              name=f"{label}_capacity[{k}]", family="capacity")
+
+
+def _add_categories(model, graph: Graph, x, count: int) -> dict:
+    """One category per section; returns the flags by (section, category)."""
+    groups: dict[str | None, list[str]] = {}
+    for node in graph.nodes:
+        groups.setdefault(node.category, []).append(node.id)
+    by_key: dict = {}
+    if len(groups) < 2:
+        return by_key
+    for k in range(count):
+        flags = []
+        for c, (category, members) in enumerate(groups.items()):
+            inside = [x[v][k] for v in members if k in x[v]]
+            if not inside:
+                continue
+            flag = model.add_binary(f"category[{k},{c}]")
+            flags.append(flag)
+            by_key[(k, category)] = flag
+            model.add_row(inside + [flag], [1.0] * len(inside) + [-float(len(inside))], ub=0,
+                          name=f"category_use[{k},{c}]", family="category")
+        if len(flags) > 1:
+            model.add_row(flags, [1.0] * len(flags), ub=1, name=f"one_category[{k}]",
+                          family="category")
+    return by_key
+
+
+def solve_section_model(model, settings: SolveSettings, stem: str | None = None):
+    """Solve ``model`` on ``settings`` (backend, time limit, seed); when ``stem`` is given
+    and ``settings.export_dir`` is set, write it there first as
+    ``<model name>_<stem>.mps``."""
+    if stem is not None and settings.export_dir:
+        Path(settings.export_dir).mkdir(parents=True, exist_ok=True)
+        model.write_mps(str(Path(settings.export_dir) / f"{model.name}_{stem}.mps"))
+    return model.solve(backend=settings.backend, time_limit=settings.time_limit,
+                       seed=settings.seed)
+
+
+def decode_assignment(graph: Graph, x, count: int, result) -> dict[str, int]:
+    """Node -> section of a solved model (the section whose ``x`` is largest)."""
+    return {v: max(x[v], key=lambda k: result.value(x[v][k])) for v in x}
+
+
+def section_windows(graph: Graph, cap: Capacity, count: int,
+                     scales: dict[int, Scale]) -> dict[str, list[int]]:
+    """Sections each node can reach: its ancestors must fit before it, its descendants after.
+
+    With the loosest capacity (the smallest scale), a node whose ancestors
+    (itself included) need ``a`` units of a kind cannot sit before section
+    ``ceil(a / cap) - 1``; likewise for descendants from the end. Valid for any
+    cut, so it shrinks the model without losing optima.
+    """
+    order = graph.topological_order()
+    pos = {v: i for i, v in enumerate(order)}
+    preds = {v: [pos[p] for p in graph.predecessors(v) if _same_iteration(graph, p, v)]
+             for v in order}
+    succs = {v: [pos[s] for s in graph.successors(v) if _same_iteration(graph, v, s)]
+             for v in order}
+    loosest = smallest_scale(scales)
+    kinds = [("pcu", cap.pcu), ("pmu", cap.pmu)]
+    masks = {kind: 0 for kind, _ in kinds}
+    for v in order:
+        d = unit_demand(graph.node(v))
+        for kind, _ in kinds:
+            if d[kind] >= 1:
+                masks[kind] |= 1 << pos[v]
+    anc = _closure(order, preds, pos)
+    desc = _closure(order[::-1], succs, pos)
+    windows = {}
+    for v in order:
+        first = max([0] + [math.ceil(loosest * (anc[v] & masks[k]).bit_count() / c) - 1
+                           for k, c in kinds if c])
+        last = min([count - 1] + [count - math.ceil(loosest * (desc[v] & masks[k]).bit_count() / c)
+                                  for k, c in kinds if c])
+        windows[v] = list(range(first, last + 1)) or list(range(count))
+    return windows
+
+
+def _same_iteration(graph: Graph, a: str, b: str) -> bool:
+    return any(not graph.edges[i].loop_carried and graph.edges[i].dst == b
+               for i in graph.out_edges(a))
+
+
+def _closure(order: list[str], parents: dict[str, list[int]], pos: dict[str, int]) -> dict[str, int]:
+    """Bitset of each node and everything before it along ``parents`` (in ``order``)."""
+    by_pos = {pos[v]: v for v in order}
+    closure: dict[str, int] = {}
+    for v in order:
+        bits = 1 << pos[v]
+        for p in parents[v]:
+            bits |= closure[by_pos[p]]
+        closure[v] = bits
+    return closure
+
+
+def forced_traffic(graph: Graph, cap: Capacity, count: int,
+                   scales: dict[int, Scale] | None = None) -> float:
+    """DRAM bytes every cut into ``count`` sections pays: a lower bound on traffic.
+
+    An edge crosses a cut in every valid cut when its ends have different
+    categories (a section never mixes them), or when no section is reachable
+    by both ends (:func:`section_windows`; the quotient order then forces
+    them apart).
+
+    Examples
+    --------
+    >>> from model.graph import Edge, Node
+    >>> g = Graph("g", [Node("f", unit="pcu", category="forward"),
+    ...                 Node("b", unit="pcu", category="backward")], [Edge("f", "b", bytes=8)])
+    >>> forced_traffic(g, Capacity(pcu=4, pmu=4, total=8, agcu=0), 2)
+    8.0
+    """
+    windows = section_windows(graph, cap, count, dict(scales or {}))
+    return sum(edge_traffic(e) for e in graph.edges
+               if e.src != e.dst and (graph.node(e.src).category != graph.node(e.dst).category
+                                      or not set(windows[e.src]) & set(windows[e.dst])))

@@ -1,0 +1,191 @@
+"""The section-cut problem: capacities, sections, demands, traffic and the count bound.
+
+A section is one chip configuration; sections run one after another and pass
+data through DRAM. A valid cut is an ordered partition of the nodes whose
+quotient graph is acyclic (a section reads only from earlier sections or
+DRAM), where every section fits the target's unit counts and never mixes
+categories (forward, backward, optimizer). Its cost: fewest sections, then
+least DRAM traffic across cuts (:func:`cut_traffic`).
+
+This module holds what the greedy cut (:mod:`formulations.sections.greedy`),
+the section model (:mod:`formulations.sections.model`) and the driver
+(:mod:`formulations.sections.cut`) share.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from model.graph import Graph, Node
+
+__all__ = ["SectionError", "Capacity", "Section", "Scale", "scale_of", "smallest_scale",
+           "unit_demand", "SectionPlan", "edge_traffic", "cut_traffic", "lower_bound",
+           "assignment_of", "sections_from"]
+
+
+class SectionError(Exception):
+    """A node that cannot fit in any section on its own."""
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """Units one section may use: PCU sites, PMU sites, both together, AGCUs."""
+
+    pcu: int
+    pmu: int
+    total: int
+    agcu: int
+
+    @classmethod
+    def of_fabric(cls, fabric) -> "Capacity":
+        units = [s for s in fabric.sites if s.unit != "agcu"]
+        return cls(pcu=sum(fabric.can_host(s.id, "pcu") for s in units),
+                   pmu=sum(fabric.can_host(s.id, "pmu") for s in units),
+                   total=len(units), agcu=len(fabric.sites_of("agcu")))
+
+
+@dataclass
+class Section:
+    """One section: its id, nodes in the cut order, and the units they need."""
+
+    id: int
+    nodes: list[str] = field(default_factory=list)
+    category: str | None = None
+    pcu: float = 0.0
+    pmu: float = 0.0
+    any: float = 0.0
+    agcu: float = 0.0
+
+    def fits_with(self, demand: dict[str, float], cap: Capacity, scale: "Scale" = 1.0) -> bool:
+        pcu, pmu = self.pcu + demand["pcu"], self.pmu + demand["pmu"]
+        flexible = self.any + demand["any"]
+        return (scale_of(scale, "pcu") * pcu <= cap.pcu
+                and scale_of(scale, "pmu") * pmu <= cap.pmu
+                and scale_of(scale, "units") * (pcu + pmu + flexible) <= cap.total
+                and self.agcu + demand["agcu"] <= cap.agcu)
+
+    def add(self, node_id: str, demand: dict[str, float]) -> None:
+        self.nodes.append(node_id)
+        for key in ("pcu", "pmu", "any", "agcu"):
+            setattr(self, key, getattr(self, key) + demand[key])
+
+
+#: A resource scale factor: one number for every resource, or one per resource
+#: (``{"pcu": s, "pmu": s, "units": s}``; a missing key means 1.0). The cutter
+#: plans a section as if its estimates were ``scale`` times larger.
+Scale = float | dict[str, float]
+
+
+def scale_of(scale: Scale, resource: str) -> float:
+    """The factor ``scale`` applies to ``resource`` ("pcu", "pmu" or "units").
+
+    Examples
+    --------
+    >>> scale_of(1.5, "pmu"), scale_of({"pmu": 2.0}, "pmu"), scale_of({"pmu": 2.0}, "pcu")
+    (1.5, 2.0, 1.0)
+    """
+    if isinstance(scale, (int, float)):
+        return float(scale)
+    return float(scale.get(resource, 1.0))
+
+
+def smallest_scale(scales: dict[int, Scale]) -> float:
+    """The loosest factor of any section and resource (at most 1.0)."""
+    return min([1.0] + [scale_of(s, r) for s in scales.values() for r in ("pcu", "pmu", "units")])
+
+
+def unit_demand(node: Node) -> dict[str, float]:
+    """Units a node needs: its ``pcu``/``pmu`` estimates, else one unit of its kind.
+
+    Examples
+    --------
+    >>> unit_demand(Node("a", unit="pmu"))
+    {'pcu': 0.0, 'pmu': 1.0, 'any': 0.0, 'agcu': 0.0}
+    >>> unit_demand(Node("b", pcu=2, pmu=1))
+    {'pcu': 2.0, 'pmu': 1.0, 'any': 0.0, 'agcu': 0.0}
+    """
+    demand = {"pcu": 0.0, "pmu": 0.0, "any": 0.0, "agcu": 0.0}
+    if node.pcu is not None or node.pmu is not None:
+        demand["pcu"], demand["pmu"] = float(node.pcu or 0), float(node.pmu or 0)
+    else:
+        demand[node.unit] = 1.0
+    return demand
+
+
+@dataclass
+class SectionPlan:
+    """A cut: sections in order, with the bound, the baseline and the solver's word."""
+
+    sections: list[Section]
+    lower_bound: int
+    greedy_sections: int
+    greedy_traffic: float
+    traffic: float
+    method: str
+    status: str = "FEASIBLE"
+    bound_traffic: float | None = None
+    results: list = field(default_factory=list)     # SolveResult of every model solved
+
+    @property
+    def count(self) -> int:
+        return len(self.sections)
+
+
+def edge_traffic(edge) -> float:
+    """DRAM bytes an edge costs when it crosses a cut: stored once and loaded once.
+
+    ``bytes`` when the graph gives it, else the relative bandwidth.
+    """
+    return float(edge.bytes) if edge.bytes is not None else float(edge.bandwidth)
+
+
+def cut_traffic(graph: Graph, sections: list[Section]) -> float:
+    """DRAM bytes of every edge whose ends lie in different sections."""
+    where = {n: s.id for s in sections for n in s.nodes}
+    return sum(edge_traffic(e) for e in graph.edges
+               if e.src in where and e.dst in where and where[e.src] != where[e.dst])
+
+
+def lower_bound(graph: Graph, cap: Capacity, scale: float = 1.0) -> int:
+    """Fewest sections any cut needs: per category, the largest resource ratio.
+
+    ``max(ΣPCU/PCU capacity, ΣPMU/PMU capacity, Σunits/units, ΣAGCU/AGCUs)``
+    rounded up, summed over categories (sections never mix them).
+
+    Examples
+    --------
+    >>> g = Graph("g", [Node(f"n{i}", unit="pcu") for i in range(5)], [])
+    >>> lower_bound(g, Capacity(pcu=2, pmu=2, total=4, agcu=0))
+    3
+    """
+    totals: dict[str | None, dict[str, float]] = {}
+    for node in graph.nodes:
+        t = totals.setdefault(node.category, {"pcu": 0.0, "pmu": 0.0, "any": 0.0, "agcu": 0.0})
+        for key, value in unit_demand(node).items():
+            t[key] += value
+    bound = 0
+    for t in totals.values():
+        ratios = [scale * t["pcu"] / max(cap.pcu, 1e-9), scale * t["pmu"] / max(cap.pmu, 1e-9),
+                  scale * (t["pcu"] + t["pmu"] + t["any"]) / max(cap.total, 1e-9)]
+        if t["agcu"]:
+            ratios.append(t["agcu"] / max(cap.agcu, 1e-9))
+        bound += max(1, math.ceil(max(ratios) - 1e-9))
+    return bound
+
+
+def assignment_of(sections: list[Section]) -> dict[str, int]:
+    """Node -> position of its section."""
+    return {n: k for k, s in enumerate(sections) for n in s.nodes}
+
+
+def sections_from(graph: Graph, assignment: dict[str, int]) -> list[Section]:
+    """Sections in order (empty ones dropped), nodes in topological order."""
+    used = sorted(set(assignment.values()))
+    sections = [Section(k) for k in range(len(used))]
+    rank = {k: i for i, k in enumerate(used)}
+    for v in graph.topological_order():
+        s = sections[rank[assignment[v]]]
+        s.category = graph.node(v).category
+        s.add(v, unit_demand(graph.node(v)))
+    return sections
