@@ -7,11 +7,10 @@ simulates the section before and after with back pressure
 per edge rows (``buffers``), the inserted buffers, PMUs and throughput before and after, one
 stage record, and a markdown fragment.
 
-Options read from ``pipeline.flow.RunOptions``: ``backend`` (any name of
-:func:`formulations.solver.available_backends`, plus the aliases ``cpsat``/``ortools`` for
-``cp-sat``), ``time_limit``, ``seed``, ``export_dir`` (the model is written there as
-``buffers_section<k>.mps``), and, when present, ``depth_per_pmu`` (``--depth-per-pmu``),
-``buffer_mode`` ("both" | "tune" | "insert"), ``load_shift`` and ``strict_new_capacity``.
+Options read from :class:`pipeline.options.RunOptions`: the ``buffers`` backend of its
+backend table, ``time_limit``, ``seed``, ``export_dir`` (the model is written there as
+``buffers_section<k>.mps``), ``depth_per_pmu`` (``--depth-per-pmu``), ``buffer_mode``
+("both" | "tune" | "insert"), ``load_shift`` and ``strict_new_capacity``.
 
 Caveats
 -------
@@ -25,20 +24,17 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from formulations.buffers.model import BufferOptions, BufferSolution, solve_buffers
+from formulations.buffers import BufferOptions, BufferSolution, solve_buffers
 from model.graph import Graph
 from pipeline.section_pass import stage_record
 from sim.backpressure import check_balancing, simulate
 
-__all__ = ["BufferPassOutcome", "balance_section", "backend_name", "buffer_options",
-           "SIMULATE_MAX_SIZE"]
+__all__ = ["BufferPassOutcome", "balance_section", "buffer_options", "SIMULATE_MAX_SIZE"]
 
 #: Sections with more nodes + edges than this are not simulated.
 SIMULATE_MAX_SIZE = 6000
-_ALIASES = {"cpsat": "cp-sat", "ortools": "cp-sat", "cp_sat": "cp-sat", "pyomo": "pyomo-highs"}
 
 
 @dataclass
@@ -102,19 +98,6 @@ def _num(x) -> str:
     return f"{x:g}" if isinstance(x, (int, float)) else str(x)
 
 
-def backend_name(name: str | None) -> str:
-    """The registry name of ``name`` (aliases ``cpsat``, ``ortools`` → ``cp-sat``).
-
-    Examples
-    --------
-    >>> backend_name("cpsat"), backend_name("highs"), backend_name(None)
-    ('cp-sat', 'highs', 'cp-sat')
-    """
-    if not name:
-        return "cp-sat"
-    return _ALIASES.get(name.lower(), name)
-
-
 def buffer_options(options) -> BufferOptions:
     """The model options from a RunOptions (optional fields read with defaults)."""
     return BufferOptions(mode=options.buffer_mode, load_shift=options.load_shift,
@@ -131,7 +114,7 @@ def balance_section(sub: Graph, spec, options, section: int | None = None) -> Bu
         The section (local edge indices are ``sub.edges`` positions).
     spec : RduSpec
         Hardware description (PMU bytes give each buffer's capacity in samples).
-    options : pipeline.flow.RunOptions
+    options : pipeline.options.RunOptions
     section : int, optional
         Section id, for names and records.
 
@@ -141,30 +124,29 @@ def balance_section(sub: Graph, spec, options, section: int | None = None) -> Bu
 
     Raises
     ------
-    formulations.buffers.model.BufferBalancingError
+    formulations.buffers.BufferBalancingError
         For bad depths or a same-iteration cycle in ``sub``.
     ValueError
         For an unknown or unavailable backend.
 
     Examples
     --------
-    >>> from types import SimpleNamespace
-    >>> from formulations.buffer_examples import fig11_graph
-    >>> g = fig11_graph()
-    >>> opts = SimpleNamespace(backend="highs", time_limit=10, seed=0, export_dir=None,
-    ...                        depth_per_pmu=1)
-    >>> out = balance_section(g, None, opts, section=0)
+    >>> from model.graph import Edge, Node
+    >>> from pipeline.options import RunOptions
+    >>> fig11 = Graph("fig11", [Node("S0"), Node("S1"), Node("S2")],
+    ...               [Edge("S0", "S1"), Edge("S1", "S2"), Edge("S0", "S2")])
+    >>> opts = RunOptions(backends={"buffers": "highs"}, time_limit=10, depth_per_pmu=1)
+    >>> out = balance_section(fig11, None, opts, section=0)
     >>> out.pmus_before, out.pmus_after, out.throughput_before, out.throughput_after
     (3, 4, 0.5, 1.0)
     >>> out.rows[2]["final_depth"], out.violations
     (2, [])
     """
     started = time.perf_counter()
-    backend = options.backend_for("buffers")
+    settings = options.settings("buffers", options.time_limit)
     opts = buffer_options(options)
-    export = _export_path(options, section, sub)
-    solution = solve_buffers(sub, spec, opts, backend=backend, time_limit=options.time_limit,
-                             seed=options.seed, export_path=export)
+    name = f"section{section}" if section is not None else sub.name
+    solution = solve_buffers(sub, settings, spec, opts, name=name)
     rows = solution.edge_rows()
     notes = list(solution.problem.notes)
     violations = _check(sub, solution, rows, spec, opts) if solution.ok else []
@@ -173,16 +155,8 @@ def balance_section(sub: Graph, spec, options, section: int | None = None) -> Bu
                                 solution.pmus_before, solution.pmus_after if solution.ok
                                 else solution.pmus_before, before, after,
                                 {}, solution, notes, violations)
-    outcome.stage = _stage(outcome, backend, started)
+    outcome.stage = _stage(outcome, settings.backend, started)
     return outcome
-
-
-def _export_path(options, section, sub: Graph) -> Path | None:
-    export_dir = options.export_dir
-    if not export_dir:
-        return None
-    tag = f"section{section}" if section is not None else sub.name
-    return Path(export_dir) / f"buffers_{tag}.mps"
 
 
 def _check(sub: Graph, solution: BufferSolution, rows, spec, opts: BufferOptions) -> list[str]:

@@ -24,6 +24,12 @@ from typing import Any
 
 from benchmarks.registry import Column, Entry, Suite
 from benchmarks.suites.common import missing_msr_entry, msr_graphs
+from formulations.buffers import (BufferOptions, build_buffer_model, buffer_problem,
+                                  pairwise_balance, solve_buffers)
+from formulations.solver import SolveSettings
+from hardware import load_hardware
+from model.importers import load_graph
+from sim.backpressure import simulate
 
 __all__ = ["SUITE", "BACKENDS", "QUICK_BACKENDS", "balance_graph", "entries_for"]
 
@@ -64,12 +70,9 @@ COLUMNS = (
 def balance_graph(path: str, backend: str, preset: str = PRESET, extras: bool = False,
                   time_limit: float = TIME_LIMIT) -> dict[str, Any]:
     """One row: balance ``path`` on ``backend``; with ``extras`` also heuristic and simulator."""
-    from formulations.buffers.model import BufferOptions, solve_buffers
-    from hardware import load_hardware
-    from model.importers import load_graph
-
     graph, spec = load_graph(path), load_hardware(preset)
-    sol = solve_buffers(graph, spec, BufferOptions(), backend=backend, time_limit=time_limit)
+    settings = SolveSettings(backend, time_limit=time_limit)
+    sol = solve_buffers(graph, settings, spec, BufferOptions())
     first = sol.result
     row = {"nodes": len(graph.nodes), "edges": len(graph.edges),
            "joins": len(sol.problem.joins), "backend": backend,
@@ -82,7 +85,7 @@ def balance_graph(path: str, backend: str, preset: str = PRESET, extras: bool = 
            "note": sol.diagnosis or _solve_note(sol)}
     row |= _lp_bound(sol)
     if extras and sol.ok:
-        row |= _extras(graph, spec, sol, backend, time_limit)
+        row |= _extras(graph, spec, sol, settings)
     return row
 
 
@@ -95,8 +98,6 @@ def _solve_note(sol) -> str:
 
 def _lp_bound(sol) -> dict[str, Any]:
     """The LP relaxation's optimum and its gap to the answer (PMUs)."""
-    from formulations.buffers.model import build_buffer_model
-
     if sol.result is None:
         return {}
     model, _ = build_buffer_model(sol.problem, relax=True)
@@ -107,13 +108,8 @@ def _lp_bound(sol) -> dict[str, Any]:
     return {"lp_bound": round(lp.objective, 3), "lp_gap": max(0.0, gap)}
 
 
-def _extras(graph, spec, sol, backend: str, time_limit: float) -> dict[str, Any]:
-    from formulations.buffers.model import BufferOptions, buffer_problem, solve_buffers
-    from formulations.buffers.heuristic import pairwise_balance
-    from sim.backpressure import simulate
-
-    fixed = solve_buffers(graph, spec, BufferOptions(load_shift=False), backend=backend,
-                          time_limit=time_limit)
+def _extras(graph, spec, sol, settings: SolveSettings) -> dict[str, Any]:
+    fixed = solve_buffers(graph, settings, spec, BufferOptions(load_shift=False))
     heuristic = pairwise_balance(buffer_problem(graph, spec, BufferOptions(load_shift=False)))
     started = time.perf_counter()
     rows = sol.edge_rows()

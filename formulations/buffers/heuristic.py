@@ -24,6 +24,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from formulations.buffers.problem import (BufferProblem, arrival_depths, pmus_for,
+                                          unbalanced_joins)
+
 __all__ = ["HeuristicAnswer", "pairwise_balance", "warm_start"]
 
 
@@ -42,12 +45,12 @@ class HeuristicAnswer:
         return not self.unbalanced
 
 
-def pairwise_balance(problem, order=None, rounds: int = 1) -> HeuristicAnswer:
+def pairwise_balance(problem: BufferProblem, order=None, rounds: int = 1) -> HeuristicAnswer:
     """Raise the lesser inputs join by join, in ``order`` (default: topological).
 
     Parameters
     ----------
-    problem : formulations.buffers.model.BufferProblem
+    problem : formulations.buffers.problem.BufferProblem
     order : sequence of str, optional
         Joins in the order to visit them.
     rounds : int, default 1
@@ -59,16 +62,19 @@ def pairwise_balance(problem, order=None, rounds: int = 1) -> HeuristicAnswer:
 
     Examples
     --------
-    >>> from formulations.buffers.model import BufferOptions, buffer_problem
-    >>> from formulations.buffer_examples import fig12_graph
-    >>> p = buffer_problem(fig12_graph(), options=BufferOptions(mode="tune", depth_per_pmu=1))
+    >>> from formulations.buffers.problem import BufferOptions, buffer_problem
+    >>> from model.graph import Edge, Graph, Node
+    >>> fig12 = Graph("fig12", [Node(n) for n in ("L", "P1", "P2", "P3", "J1", "J2")],
+    ...               [Edge("L", "P1"), Edge("L", "P2"), Edge("L", "P3"),
+    ...                Edge("P1", "J1", depth=5), Edge("P2", "J1", depth=3, net="p2"),
+    ...                Edge("P2", "J2", depth=3, net="p2"), Edge("P3", "J2", depth=4)])
+    >>> p = buffer_problem(fig12, options=BufferOptions(mode="tune", depth_per_pmu=1))
     >>> a = pairwise_balance(p, order=["J2", "J1"])
     >>> a.depths[3:], a.unbalanced
     ([5, 5, 4], ['J2'])
     >>> pairwise_balance(p, order=["J1", "J2"]).depths[3:]
     [5, 5, 5]
     """
-    from formulations.buffers.model import arrival_depths, pmus_for, unbalanced_joins
 
     topological = order is None
     order = list(problem.joins if order is None else order)
@@ -136,7 +142,7 @@ def warm_start(problem):
 
     Examples
     --------
-    >>> from formulations.buffers.model import buffer_problem
+    >>> from formulations.buffers.problem import buffer_problem
     >>> from model.graph import Graph, Node, Edge
     >>> g = Graph("d", [Node(n) for n in "fabj"], [Edge("f", "a"), Edge("a", "j", depth=2),
     ...                                             Edge("f", "b"), Edge("b", "j")])
@@ -144,7 +150,6 @@ def warm_start(problem):
     >>> new_depths, arrival["j"]
     ([0, 1], 3)
     """
-    from formulations.buffers.model import arrival_depths
 
     if problem.options.insertion:
         depths = [b.original_depth for b in problem.buffers]

@@ -9,15 +9,35 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from formulations.buffers.model import (BufferBalancingError, BufferOptions, buffer_problem,
-                                  build_buffer_model, pmus_for, solve_buffers)
-from formulations.buffer_examples import fig11_graph as fig11
-from formulations.buffer_examples import fig13_graph as fig13
-from formulations.buffer_examples import fig14_graph as fig14
-from formulations.buffers.heuristic import pairwise_balance, warm_start
-from formulations.solver import available_backends, solve_model_file, write_model_file
+from pathlib import Path
+
+from formulations.buffers import (BufferBalancingError, BufferOptions, buffer_hint, buffer_problem,
+                                  build_buffer_model, pairwise_balance, pmus_for, solve_buffers,
+                                  warm_start)
+from formulations.solver import (SolveSettings, available_backends, solve_model_file,
+                                 write_model_file)
 from model.graph import Edge, Graph, Node
+from model.graphjson import read_graph
 from sim.backpressure import check_balancing
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+#: The solve settings these tests use unless they name a backend.
+HIGHS = SolveSettings("highs", time_limit=60.0)
+
+
+def fig11() -> Graph:
+    """FIG. 11: S0 feeds S1 and S2, S1 feeds S2 (a two-stage path against a one-stage one)."""
+    return read_graph(EXAMPLES / "buffers_fig11.json")
+
+
+def fig13() -> Graph:
+    """FIG. 13: two off-chip loads, paths of depth 5 and 3 into one join."""
+    return read_graph(EXAMPLES / "buffers_fig13.json")
+
+
+def fig14() -> Graph:
+    """FIG. 12 / 14 folded: one load feeds buffers of depth 5, 3 (shared by both joins), 4."""
+    return read_graph(EXAMPLES / "buffers_fig14.json")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -36,14 +56,14 @@ def checked(graph: Graph, sol, depth_per_pmu=None) -> None:
 
 
 def test_fig11_minimum_is_four_pmus_and_tuning_wins_the_tie():
-    sol = solve_buffers(fig11(), options=BufferOptions(depth_per_pmu=1))
+    sol = solve_buffers(fig11(), HIGHS, options=BufferOptions(depth_per_pmu=1))
     assert (sol.pmus_before, sol.pmus_after, sol.added_depth) == (3, 4, 1)
     assert sol.lp_integral is True and "network LP" in sol.method
     checked(fig11(), sol, 1)
 
 
 def test_fig12_tuning_only_gives_5_5_5():
-    sol = solve_buffers(fig14(), options=BufferOptions(mode="tune", depth_per_pmu=1))
+    sol = solve_buffers(fig14(), HIGHS, options=BufferOptions(mode="tune", depth_per_pmu=1))
     assert sol.status == "OPTIMAL" and totals(sol) == [5, 5, 5]
     checked(fig14(), sol, 1)
 
@@ -58,11 +78,11 @@ def test_fig12_heuristic_depends_on_the_order():
 
 
 def test_fig13_load_time_balances_for_free():
-    sol = solve_buffers(fig13(), options=BufferOptions(depth_per_pmu=1))
+    sol = solve_buffers(fig13(), HIGHS, options=BufferOptions(depth_per_pmu=1))
     assert sol.pmus_after == sol.pmus_before == 8 and sol.added_depth == 0
     assert sol.loads["L2"] - sol.loads["L1"] == 2
     checked(fig13(), sol, 1)
-    fixed = solve_buffers(fig13(), options=BufferOptions(depth_per_pmu=1, load_shift=False))
+    fixed = solve_buffers(fig13(), HIGHS, options=BufferOptions(depth_per_pmu=1, load_shift=False))
     assert fixed.added_depth == 2 and fixed.pmus_after == 10
     checked(fig13(), fixed, 1)
 
@@ -75,7 +95,7 @@ FIG14_OPTIMA = {(1, False): 14, (1, True): 15, (2, False): 8, (2, True): 8, (3, 
 @pytest.mark.parametrize("D,strict", sorted(FIG14_OPTIMA))
 def test_fig14_full_model_optima(D, strict):
     opts = BufferOptions(depth_per_pmu=D, strict_new_capacity=strict)
-    sol = solve_buffers(fig14(), options=opts)
+    sol = solve_buffers(fig14(), HIGHS, options=opts)
     assert sol.status == "OPTIMAL"
     assert sol.pmus_after == FIG14_OPTIMA[D, strict]
     checked(fig14(), sol, D)
@@ -83,9 +103,9 @@ def test_fig14_full_model_optima(D, strict):
 
 @pytest.mark.parametrize("D,expected", [(1, 15), (2, 9), (4, 6)])
 def test_fig14_tuning_only_and_insert_only(D, expected):
-    tune = solve_buffers(fig14(), options=BufferOptions(mode="tune", depth_per_pmu=D))
+    tune = solve_buffers(fig14(), HIGHS, options=BufferOptions(mode="tune", depth_per_pmu=D))
     assert totals(tune) == [5, 5, 5] and tune.pmus_after == expected
-    insert = solve_buffers(fig14(), options=BufferOptions(mode="insert", depth_per_pmu=D))
+    insert = solve_buffers(fig14(), HIGHS, options=BufferOptions(mode="insert", depth_per_pmu=D))
     assert totals(insert) == [5, 3, 4] and insert.pmus_after == expected
     checked(fig14(), insert, D)
 
@@ -116,12 +136,12 @@ def diamond(*lengths, name="paths") -> Graph:
 
 
 def test_already_balanced_section_is_skipped():
-    sol = solve_buffers(diamond(3, 3), options=BufferOptions(depth_per_pmu=1))
+    sol = solve_buffers(diamond(3, 3), HIGHS, options=BufferOptions(depth_per_pmu=1))
     assert sol.status == "SKIPPED" and sol.added_depth == 0 and sol.results == []
 
 
 def test_three_paths_into_one_join():
-    sol = solve_buffers(diamond(2, 5, 3), options=BufferOptions(depth_per_pmu=1))
+    sol = solve_buffers(diamond(2, 5, 3), HIGHS, options=BufferOptions(depth_per_pmu=1))
     assert sol.added_depth == 5 and sol.pmus_after - sol.pmus_before == 5
 
 
@@ -131,7 +151,7 @@ def test_nested_joins():
                Edge("F", "e", depth=1, net="f"), Edge("a", "Jin", depth=1),
                Edge("b", "Jin", depth=0), Edge("Jin", "Jout", depth=1),
                Edge("e", "Jout", depth=1)])
-    sol = solve_buffers(g, options=BufferOptions(depth_per_pmu=1))
+    sol = solve_buffers(g, HIGHS, options=BufferOptions(depth_per_pmu=1))
     assert sol.added_depth == 2 and sol.unbalanced() == []
     checked(g, sol, 1)
 
@@ -140,14 +160,14 @@ def test_capacity_ceiling_tie_prefers_less_added_depth():
     g = Graph("ceil", [Node("F"), Node("a"), Node("J")],
               [Edge("F", "a", depth=1, net="f"), Edge("F", "J", depth=4, net="f2"),
                Edge("a", "J", depth=4)])
-    sol = solve_buffers(g, options=BufferOptions(depth_per_pmu=4))
+    sol = solve_buffers(g, HIGHS, options=BufferOptions(depth_per_pmu=4))
     assert sol.pmus_after == sol.pmus_before + 1 and sol.added_depth == 1
 
 
 def test_loop_carried_edges_are_not_balanced_and_noted():
     g = Graph("loop", [Node("F"), Node("a"), Node("J")],
               [Edge("F", "a"), Edge("a", "J"), Edge("F", "J"), Edge("J", "F", distance=1)])
-    sol = solve_buffers(g, options=BufferOptions(depth_per_pmu=1))
+    sol = solve_buffers(g, HIGHS, options=BufferOptions(depth_per_pmu=1))
     assert sol.problem.loop_edges == (3,) and any("loop-carried" in n for n in sol.problem.notes)
     assert sol.edge_rows()[3]["balanced"] is False and sol.unbalanced() == []
 
@@ -156,10 +176,10 @@ def test_tune_only_infeasible_is_diagnosed_in_user_terms():
     g = Graph("conflict", [Node("F"), Node("M"), Node("J1"), Node("J2")],
               [Edge("F", "J1", net="b"), Edge("F", "J2", net="b"), Edge("F", "M", net="c"),
                Edge("F", "J2", net="c"), Edge("M", "J1")])
-    sol = solve_buffers(g, options=BufferOptions(mode="tune", depth_per_pmu=1))
+    sol = solve_buffers(g, HIGHS, options=BufferOptions(mode="tune", depth_per_pmu=1))
     assert sol.status == "INFEASIBLE" and not sol.ok
     assert "buffer M -> J1 keeps depth >= 1" in sol.diagnosis and "insertion" in sol.diagnosis
-    assert solve_buffers(g, options=BufferOptions(depth_per_pmu=1)).ok
+    assert solve_buffers(g, HIGHS, options=BufferOptions(depth_per_pmu=1)).ok
 
 
 def test_bad_input_gets_clear_errors():
@@ -170,7 +190,7 @@ def test_bad_input_gets_clear_errors():
     with pytest.raises(ValueError, match="mode"):
         BufferOptions(mode="shrink")
     with pytest.raises(ValueError, match="unknown solver backend"):
-        solve_buffers(fig11(), backend="nope")
+        solve_buffers(fig11(), SolveSettings("nope"))
 
 
 def test_pmus_for():
@@ -181,8 +201,7 @@ def test_pmus_for():
 def test_warm_start_is_feasible():
     problem = buffer_problem(fig14(), options=BufferOptions(depth_per_pmu=2))
     model, bvars = build_buffer_model(problem)
-    from formulations.buffers.model import _hint
-    model.set_hint(_hint(problem, bvars))
+    model.set_hint(buffer_hint(problem, bvars))
     assert model.check_hint().status == "accepted"
     assert warm_start(buffer_problem(fig14(), options=BufferOptions(mode="tune"))) is not None
 
@@ -196,7 +215,8 @@ BACKENDS = [b for b in ("highs", "cp-sat", "scip", "pyomo-highs") if b in availa
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("D", [1, 2])
 def test_every_backend_gives_the_same_optimum(backend, D):
-    sol = solve_buffers(fig14(), options=BufferOptions(depth_per_pmu=D), backend=backend)
+    sol = solve_buffers(fig14(), SolveSettings(backend, time_limit=60.0),
+                        options=BufferOptions(depth_per_pmu=D))
     assert sol.status == "OPTIMAL" and sol.pmus_after == FIG14_OPTIMA[D, False]
     checked(fig14(), sol, D)
 
@@ -207,9 +227,9 @@ def test_mps_round_trip(tmp_path):
     path = write_model_file(model, tmp_path / "fig14.mps")
     direct = model.solve(backend="highs", mip_gap=0.0).objective
     assert solve_model_file(path, backend="scip").objective == pytest.approx(direct) == 8
-    sol = solve_buffers(fig14(), options=BufferOptions(depth_per_pmu=2),
-                        export_path=tmp_path / "out" / "b.mps")
-    assert (tmp_path / "out" / "b.mps").exists() and sol.ok
+    sol = solve_buffers(fig14(), SolveSettings("highs", export_dir=str(tmp_path / "out")),
+                        options=BufferOptions(depth_per_pmu=2), name="b")
+    assert (tmp_path / "out" / "buffers_b.mps").exists() and sol.ok
 
 
 # ---------------------------------------------------------------------------------------------
@@ -305,7 +325,7 @@ def test_model_matches_brute_force(mode, graph, D):
                          tie_break="exact")
     problem = buffer_problem(graph, options=opts)
     expected = _oracle(problem)
-    sol = solve_buffers(graph, options=opts, backend="highs", problem=problem)
+    sol = solve_buffers(graph, HIGHS, options=opts, problem=problem)
     if expected is None:
         assert sol.status == "INFEASIBLE"
         return
@@ -320,8 +340,8 @@ def test_solver_without_an_answer_falls_back_to_the_warm_start():
     register_backend("test-timeout", lambda arrays, opts: {
         "status": SolveStatus.TIMEOUT_NO_SOLUTION, "message": "no time"})
     try:
-        sol = solve_buffers(fig14(), options=BufferOptions(depth_per_pmu=2),
-                            backend="test-timeout")
+        sol = solve_buffers(fig14(), SolveSettings("test-timeout", time_limit=60.0),
+                            options=BufferOptions(depth_per_pmu=2))
     finally:
         unregister_backend("test-timeout")
     assert sol.status == "FEASIBLE" and "warm start" in sol.method
@@ -335,5 +355,5 @@ def test_long_node_names_keep_constraint_names_unique():
               [Edge("F", names[0], net="f"), Edge("F", names[1], net="f"),
                Edge(names[0], names[2]), Edge(names[1], names[2], depth=3),
                Edge(names[0], names[3]), Edge("F", names[3], net="f")])
-    sol = solve_buffers(g, options=BufferOptions(depth_per_pmu=1, load_shift=False))
+    sol = solve_buffers(g, HIGHS, options=BufferOptions(depth_per_pmu=1, load_shift=False))
     assert sol.ok and sol.unbalanced() == []

@@ -2,34 +2,26 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 
 from benchmarks.generators import reconvergent_dag
 from formulations.solver import available_backends
 from hardware import load_hardware
 from model.graph import Edge, Graph, Node
-from pipeline.buffers_pass import backend_name, balance_section
-from pipeline.options import RunOptions
+from pipeline.buffers_pass import balance_section
+from pipeline.options import DEFAULT_BACKENDS, RunOptions
 from sim.backpressure import check_balancing
 from tests.conftest import real_graph
 
+#: The buffers backend of these tests (the others keep the run's defaults).
+HIGHS = {"buffers": "highs"}
 ROW_KEYS = {"original_depth", "final_depth", "depth_added", "buffer_inserted", "pmus"}
-
-
-@dataclass
-class Options(RunOptions):
-    """RunOptions with the fields the lead adds (depth_per_pmu, buffer mode)."""
-
-    depth_per_pmu: int | None = None
-    buffer_mode: str = "both"
 
 
 def test_balances_a_reconvergent_section_on_the_default_backend():
     g = reconvergent_dag(4, branches=3, max_branch_length=3, seed=1)
-    out = balance_section(g, load_hardware("plasticine"), Options(time_limit=20), section=0)
-    assert out.stage["backend"] == "cp-sat" and out.stage["stage"] == "buffers"
+    out = balance_section(g, load_hardware("plasticine"), RunOptions(time_limit=20), section=0)
+    assert out.stage["backend"] == DEFAULT_BACKENDS["buffers"] and out.stage["stage"] == "buffers"
     assert out.balanced and out.violations == []
     assert set(out.rows) == set(range(len(g.edges)))
     assert all(ROW_KEYS <= set(row) for row in out.rows.values())
@@ -43,7 +35,7 @@ def test_balances_a_reconvergent_section_on_the_default_backend():
 
 def test_depth_per_pmu_option_and_lp_integrality_note():
     g = reconvergent_dag(3, seed=2)
-    out = balance_section(g, None, Options(backend="highs", depth_per_pmu=1))
+    out = balance_section(g, None, RunOptions(backends=HIGHS, depth_per_pmu=1))
     assert out.solution.lp_integral is True
     assert any("network matrix" in line for line in out.report_lines())
     assert out.pmus_after - out.pmus_before == out.solution.added_depth > 0
@@ -53,26 +45,23 @@ def test_depth_per_pmu_option_and_lp_integrality_note():
                                      if b in available_backends()])
 def test_every_backend_name_works(backend):
     g = reconvergent_dag(3, seed=3)
-    out = balance_section(g, load_hardware("tiny"), Options(backend=backend, depth_per_pmu=2))
-    reference = balance_section(g, load_hardware("tiny"), Options(backend="highs",
+    out = balance_section(g, load_hardware("tiny"),
+                          RunOptions(backends={"buffers": backend}, depth_per_pmu=2))
+    reference = balance_section(g, load_hardware("tiny"), RunOptions(backends=HIGHS,
                                                                   depth_per_pmu=2))
     assert out.balanced and out.pmus_after == reference.pmus_after
 
 
-def test_backend_aliases():
-    assert backend_name("cpsat") == "cp-sat" and backend_name("scip") == "scip"
-
-
 def test_exports_the_model(tmp_path):
     g = reconvergent_dag(2, seed=0)
-    balance_section(g, None, Options(backend="highs", export_dir=str(tmp_path)), section=3)
+    balance_section(g, None, RunOptions(backends=HIGHS, export_dir=str(tmp_path)), section=3)
     assert (tmp_path / "buffers_section3.mps").exists()
 
 
 def test_loop_carried_edges_are_noted():
     g = Graph("loop", [Node("F"), Node("a"), Node("J")],
               [Edge("F", "a"), Edge("a", "J"), Edge("F", "J"), Edge("J", "F", distance=1)])
-    out = balance_section(g, None, Options(backend="highs"))
+    out = balance_section(g, None, RunOptions(backends=HIGHS))
     assert any("loop-carried" in note for note in out.notes)
     assert out.rows[3]["depth_added"] == 0 and out.balanced
 
@@ -81,7 +70,7 @@ def test_infeasible_tune_only_reports_a_diagnosis():
     g = Graph("conflict", [Node("F"), Node("M"), Node("J1"), Node("J2")],
               [Edge("F", "J1", net="b"), Edge("F", "J2", net="b"), Edge("F", "M", net="c"),
                Edge("F", "J2", net="c"), Edge("M", "J1")])
-    out = balance_section(g, None, Options(backend="highs", buffer_mode="tune"))
+    out = balance_section(g, None, RunOptions(backends=HIGHS, buffer_mode="tune"))
     assert not out.balanced and out.stage["status"] == "INFEASIBLE"
     assert any("diagnosis" in line and "M -> J1" in line for line in out.report_lines())
     assert out.pmus_after == out.pmus_before
@@ -93,7 +82,7 @@ def test_real_section_is_balanced_and_checked():
     graph = load_graph(real_graph("msr-dnn/OperatorGraphs/bert_l-3_inference.json"))
     sub = graph.subgraph(graph.topological_order()[:150], name="bert3-head")
     spec = load_hardware("plasticine")
-    out = balance_section(sub, spec, Options(backend="highs", time_limit=30), section=0)
+    out = balance_section(sub, spec, RunOptions(backends=HIGHS, time_limit=30), section=0)
     assert out.balanced, out.violations or out.solution.diagnosis
     assert check_balancing(sub, out.rows, out.solution.loads, spec=spec) == []
     assert out.throughput_after >= out.throughput_before

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from formulations.buffer_examples import fig11_graph as fig11
 from model.graph import Edge, Graph, Node
+from model.graphjson import read_graph
 from sim.backpressure import (check_balancing, completion_times, simulate,
                               steady_state_throughput)
 
@@ -21,6 +23,11 @@ def diamond(long: int, short: int) -> Graph:
             prev = f"{name}{k}"
         edges.append(Edge(prev, "J"))
     return Graph(f"d{long}{short}", nodes, edges)
+
+
+def fig11() -> Graph:
+    """FIG. 11 of source 001 (the worked example shipped in examples/)."""
+    return read_graph(Path(__file__).resolve().parents[2] / "examples" / "buffers_fig11.json")
 
 
 def test_fig11_unbalanced_batches_finish_at_3_5_7_9():
