@@ -1,10 +1,10 @@
 """Suite ``sorter``: the priority-queue sorter (source 000) on random DAGs and FIG. 9.
 
 Each entry generates a :func:`~benchmarks.generators.random_dag` (two edges per
-node, seed 0) in a fresh process, times :func:`formulations.sorter.priority_sort.sort_nodes`
+node, seed 0) in a fresh process, times :func:`formulations.sorter.sort_nodes`
 on it and checks that the order is a permutation of the nodes. On the small
-sizes the literal re-rank-everything reference (``_reference_sort``, when the
-sorter module provides it) runs on the same graph in the same process, under
+sizes the literal re-rank-everything reference
+(:func:`benchmarks.reference_sorter.reference_sort`) runs on the same graph in the same process, under
 its own time limit, giving the "speed-up vs reference" column and a check that
 both orders agree. The FIG. 9 graph checks the worked example's order.
 
@@ -15,15 +15,22 @@ of several repeats.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from benchmarks.generators import random_dag
+from benchmarks.reference_sorter import FIG9_ORDER, reference_sort
 from benchmarks.registry import Column, Entry, Suite
 from benchmarks.suites.common import TimeLimitExceeded, time_limit, timed
 from benchmarks.worker import peak_mib
+from formulations.sorter import sort_nodes
+from model.graphjson import read_graph
 
 __all__ = ["SUITE", "SIZES", "QUICK_SIZES", "REFERENCE_MAX_NODES", "entries_for", "sort_random",
            "sort_fig9"]
 
+#: The worked example of the patent, as shipped.
+FIG9 = Path(__file__).resolve().parents[2] / "examples" / "fig9.json"
 #: (nodes, edges) of the full run.
 SIZES = ((1_000, 2_000), (10_000, 20_000), (100_000, 200_000), (1_000_000, 2_000_000))
 #: (nodes, edges) of ``--quick``.
@@ -50,13 +57,6 @@ COLUMNS = (
 )
 
 
-def _reference():
-    """The sorter's literal reference implementation, or None if it has none."""
-    from formulations.sorter import priority_sort as sorter
-
-    return getattr(sorter, "_reference_sort", None)
-
-
 def _check(graph, order: list[str]) -> str:
     ok = len(order) == len(graph.nodes) and set(order) == set(graph.node_ids)
     return "permutation" if ok else "NOT a permutation"
@@ -65,12 +65,9 @@ def _check(graph, order: list[str]) -> str:
 def _with_reference(graph, order: list[str], sort_s: float, limit: float | None
                     ) -> dict[str, Any]:
     """Time the reference on ``graph`` (within ``limit`` s) and compare it with ``order``."""
-    reference = _reference()
-    if reference is None:
-        return {"note": "formulations.sorter.priority_sort has no _reference_sort"}
     try:
         with time_limit(limit):
-            reference_s, result = timed(lambda: reference(graph))
+            reference_s, result = timed(lambda: reference_sort(graph))
     except TimeLimitExceeded:
         return {"note": f"reference gave up after {limit:g} s (speed-up > {limit / sort_s:,.0f}×)"}
     return {"reference_s": round(reference_s, 4), "speedup": round(reference_s / sort_s, 2),
@@ -80,9 +77,6 @@ def _with_reference(graph, order: list[str], sort_s: float, limit: float | None
 def sort_random(n_nodes: int, n_edges: int, seed: int = 0, reference: bool = False,
                 reference_limit: float | None = REFERENCE_TIME_LIMIT) -> dict[str, Any]:
     """One row: generate a random DAG, sort it, check it (and run the reference if asked)."""
-    from benchmarks.generators import random_dag
-    from formulations.sorter.priority_sort import sort_nodes
-
     generate_s, graph = timed(lambda: random_dag(n_nodes, n_edges, seed=seed), max_repeats=1)
     sort_s, result = timed(lambda: sort_nodes(graph))
     row = {"graph": graph.name, "nodes": len(graph.nodes), "edges": len(graph.edges),
@@ -96,10 +90,7 @@ def sort_random(n_nodes: int, n_edges: int, seed: int = 0, reference: bool = Fal
 
 def sort_fig9() -> dict[str, Any]:
     """One row: the FIG. 9 graph must sort to the worked example's order."""
-    from formulations.sorter.priority_sort import sort_nodes
-    from formulations.sorter_examples import FIG9_ORDER, fig9_graph
-
-    graph = fig9_graph()
+    graph = read_graph(FIG9)
     sort_s, result = timed(lambda: sort_nodes(graph), min_total=0.5, max_repeats=1000)
     check = _check(graph, result.order)
     check += ", FIG. 9 order" if result.order == list(FIG9_ORDER) else ", NOT the FIG. 9 order"
@@ -110,11 +101,6 @@ def sort_fig9() -> dict[str, Any]:
 
 
 def _fig9_entry() -> list[Entry]:
-    try:
-        import formulations.sorter_examples as examples  # noqa: F401
-    except ImportError:
-        return [Entry("fig9", "", fixed={"graph": "fig9"},
-                      skip="formulations.sorter_examples is not available")]
     return [Entry("fig9", "benchmarks.suites.sorter:sort_fig9", timeout=120)]
 
 

@@ -38,8 +38,10 @@ one integer per entry (each key replaced by its rank among the values it can
 take), which the heap compares much faster than tuples. The whole sort is
 O(E log V) after an O(V + E) longest-path seed search: about 1.5 s for 10^5
 nodes and 2*10^5 edges on the project's 2-core machine.
-``_reference_sort`` keeps the literal re-rank-everything pseudo-code of digest
-§3.7 to cross-check it.
+The literal re-rank-everything pseudo-code of digest §3.7 lives outside the
+production code, in ``benchmarks/reference_sorter.py`` (built on
+:class:`LiteralKeys` and :func:`seed_order`), to cross-check it in the tests and
+as the sorter benchmark's baseline.
 
 Decisions where the source is silent (digest §8.2):
 
@@ -92,6 +94,8 @@ __all__ = [
     "longest_hop_paths",
     "cycle_breaking_edges",
     "node_keys",
+    "seed_order",
+    "LiteralKeys",
 ]
 
 #: How the outer loop picks the first node of each component (digest §3.4).
@@ -557,8 +561,10 @@ def longest_hop_paths(graph: Graph) -> tuple[dict[str, int], dict[str, int]]:
 
     Examples
     --------
-    >>> from formulations.sorter_examples import fig9_graph
-    >>> to_sink, from_source = longest_hop_paths(fig9_graph())
+    >>> from pathlib import Path
+    >>> from model.graphjson import read_graph
+    >>> fig9 = read_graph(Path(__file__).resolve().parents[2] / "examples" / "fig9.json")
+    >>> to_sink, from_source = longest_hop_paths(fig9)
     >>> to_sink["IN0"], to_sink["B0"], from_source["N6"], from_source["N1"]
     (6, 2, 6, 1)
     """
@@ -605,6 +611,21 @@ def _seed_ranking(ix: _Indexed, config: SorterConfig) -> list[int]:
     return candidates[order].tolist()
 
 
+def seed_order(graph: Graph, config: SorterConfig | None = None) -> list[str]:
+    """Seed candidates best first, as :func:`sort_nodes` tries them (operation 1025).
+
+    Each component's seed is the first of its nodes in this list.
+
+    Examples
+    --------
+    >>> from model.graph import Edge, Graph, Node
+    >>> seed_order(Graph("g", [Node("a"), Node("b"), Node("c")], [Edge("b", "c")]))
+    ['b', 'a']
+    """
+    ix = _Indexed(graph)
+    return [ix.ids[i] for i in _seed_ranking(ix, config or SorterConfig())]
+
+
 def select_seed(graph: Graph, config: SorterConfig | None = None) -> str:
     """The first node the sorter would take (operation 1025 on the whole graph).
 
@@ -632,8 +653,10 @@ def select_seed(graph: Graph, config: SorterConfig | None = None) -> str:
 
     Examples
     --------
-    >>> from formulations.sorter_examples import fig9_graph
-    >>> g = fig9_graph()
+    >>> from pathlib import Path
+    >>> from model.graphjson import read_graph
+    >>> fig9 = read_graph(Path(__file__).resolve().parents[2] / "examples" / "fig9.json")
+    >>> g = fig9
     >>> select_seed(g), select_seed(g, SorterConfig(seed_policy="longest_path_sink"))
     ('IN0', 'N6')
     """
@@ -868,144 +891,181 @@ def _run(ix: _Indexed, config: SorterConfig, ranking: list[int]):
     just sorted (bandwidth and count criteria) and nodes whose connection it
     closes (key1). The entry a node had before becomes stale and is skipped
     when it surfaces (``entry_of`` holds each node's live entry).
-
-    One long function on purpose: the inner loop runs once per edge end, and
-    CPython is fastest on local variables without calls.
     """
-    n = ix.n
-    live = _Live(ix, config)
-    off, nbr, wmax = ix.pairs
-    wmin = ix.pair_min if live.track_min else wmax
-    idrank, make_entry = ix.idrank, live.entry
-    tie_mul, tie_add = live.tie_base()
-    by_rank = [0] * n  # decoding a packed entry: its last digit is the id rank
-    for j, r in enumerate(idrank):
-        by_rank[r] = j
-    packed = live.packed
-    unrolled = live.unrolled is not None
-    if unrolled:
-        a0, r0, s1, r1, span = live.unrolled
-    values, tie = live.values, live.tie
-    k1, gap, neg_ins = values["closes_connection"], values["bandwidth_gap"], values["age"]
-    nsorted, maxw, minw = (values[k] for k in ("sorted_neighbours", "max_bandwidth_to_sorted",
-                                                "min_bandwidth_to_sorted"))
-    track_count, track_max, track_min = live.track_count, live.track_max, live.track_min
-    closing = live.track_closing
-    rule_i = closing and "i" in config.key1_rules
-    # rule (i) only watches nodes with two or more distinct predecessors
-    succ_off, succ = ix.successors(min_fanin=2) if rule_i else ([], [])
-    pred_left = ix.fanin.tolist() if rule_i else []  # unsorted fan-in per node
-    nets = _Nets(ix, config) if closing and {"ii", "iii"} & set(config.key1_rules) else None
-    net_off = nets.member_off if nets is not None else None
-    if nets is not None:
-        net_member, driver_sorted, sinks_left = nets.member, nets.driver_sorted, nets.sinks_left
-        sink_sum, iii_ok, rule_ii, net_driver = nets.sink_sum, nets.iii_ok, nets.rule_ii, nets.driver
-    vc_delta = live.vc_delta
-    closed = [False] * n
-    ins = [0] * n  # iteration a node entered the ODS; 0 = not yet, -1 = sorted
-    entry_of: list[Any] = [None] * n  # the live heap entry of each ODS node
-    heappush, heappop = heapq.heappush, heapq.heappop
+    state = _SortState(ix, config)
     order: list[int] = []
     seeds: list[int] = []
     trace: list[TraceStep] | None = [] if config.trace else None
     ods: set[int] = set()  # only kept for the trace
     t = 0
-
     for seed in ranking:  # 1020/1025: the next component
-        if ins[seed]:
+        if state.ins[seed]:
             continue
         seeds.append(seed)
-        ins[seed], neg_ins[seed] = t + 1, -(t + 1)
-        tie[seed] = tie_mul * (t + 1) + tie_add + idrank[seed]
-        entry_of[seed] = make_entry(seed)
-        heap = [entry_of[seed]]  # 1030
-        ods.add(seed)
-        while heap:  # 1035
-            entry = heappop(heap)  # 1040
-            cur = by_rank[entry % n] if packed else entry[-1]
-            if entry_of[cur] is not entry:
-                continue  # stale: re-ranked since
-            entry_of[cur] = None
-            if trace is not None:
-                ods.discard(cur)
-            ins[cur] = -1  # 1045-1050 and 1070: the keys below see cur as sorted
-            t += 1
-            order.append(cur)
-            base = tie_mul * t + tie_add
-            new: list[int] = []
-            a, b = off[cur], off[cur + 1]
-            # 1055/1060: new neighbours enter the ODS; nodes whose keys change get
-            # a new entry right away (a node closed below gets one more: the
-            # later entry wins)
-            if unrolled:  # the default keys
-                for j, w in zip(nbr[a:b], wmax[a:b]):
-                    x = ins[j]
-                    if x < 0:
-                        continue  # sorted
-                    if not x:  # a new node-to-be-sorted
-                        ins[j], tie[j] = t, base + idrank[j]
-                        new.append(j)
-                    elif w <= maxw[j]:
-                        continue  # keys unchanged
-                    maxw[j] = w
-                    g = gap[j] = 1.0 - w
-                    e = entry_of[j] = (r0[a0[j]] * s1 + r1[g]) * span + tie[j]
-                    heappush(heap, e)
-            else:
-                for j, w, w_low in zip(nbr[a:b], wmax[a:b], wmin[a:b]):
-                    x = ins[j]
-                    if x < 0:
-                        continue
-                    changed = fresh = not x
-                    if fresh:
-                        ins[j], neg_ins[j], tie[j] = t, -t, base + idrank[j]
-                        new.append(j)
-                    if track_count:
-                        nsorted[j] += 1
-                        changed = True
-                    if track_max and w > maxw[j]:
-                        maxw[j] = w
-                        gap[j] = 1.0 - w
-                        changed = True
-                    if track_min and (fresh or w_low < minw[j]):
-                        minw[j] = w_low
-                        changed = True
-                    if changed:
-                        e = entry_of[j] = make_entry(j)
-                        heappush(heap, e)
-            if closing:
-                shut: list[int] = []
-                if rule_i:  # (i): cur may be the last unsorted fan-in of its successors
-                    for j in succ[succ_off[cur]:succ_off[cur + 1]]:
-                        c = pred_left[j] - 1
-                        pred_left[j] = c
-                        if not c:
-                            shut.append(j)
-                if net_off is not None:  # (ii) and (iii), see _Nets
-                    for code in net_member[net_off[cur]:net_off[cur + 1]]:
-                        k = code >> 2
-                        if code & 1:
-                            driver_sorted[k] = True
-                        if code & 2:
-                            left = sinks_left[k] = sinks_left[k] - 1
-                            sink_sum[k] -= cur
-                        else:
-                            left = sinks_left[k]
-                        if driver_sorted[k]:
-                            if left == 1 and iii_ok[k]:
-                                shut.append(sink_sum[k])
-                        elif left == 0 and rule_ii:
-                            shut.append(net_driver[k])
-                for j in shut:
-                    if ins[j] >= 0 and not closed[j]:
-                        closed[j] = True
-                        k1[j] = 0.0 - vc_delta[j]
-                        e = entry_of[j] = make_entry(j)
-                        heappush(heap, e)
-            if trace is not None:
-                ods.update(new)
-                trace.append(_trace_step(ix, live, ods, cur, new, t, ins))
+        t = _sort_component(state, seed, t, order, trace, ods)
     return order, seeds, trace
+
+
+class _SortState:
+    """The arrays :func:`_run` updates, unpacked once from the index and the live keys."""
+
+    def __init__(self, ix: _Indexed, config: SorterConfig):
+        n = self.n = ix.n
+        self.ix = ix
+        live = self.live = _Live(ix, config)
+        self.off, self.nbr, self.wmax = ix.pairs
+        self.wmin = ix.pair_min if live.track_min else self.wmax
+        self.idrank, self.make_entry = ix.idrank, live.entry
+        self.tie_mul, self.tie_add = live.tie_base()
+        self.by_rank = [0] * n  # decoding a packed entry: its last digit is the id rank
+        for j, r in enumerate(ix.idrank):
+            self.by_rank[r] = j
+        self.packed = live.packed
+        self.unrolled = live.unrolled
+        values = live.values
+        self.tie = live.tie
+        self.k1, self.gap, self.neg_ins = (values[k] for k in ("closes_connection",
+                                                                "bandwidth_gap", "age"))
+        self.nsorted, self.maxw, self.minw = (values[k] for k in (
+            "sorted_neighbours", "max_bandwidth_to_sorted", "min_bandwidth_to_sorted"))
+        self.track_count, self.track_max = live.track_count, live.track_max
+        self.track_min = live.track_min
+        self.closing = live.track_closing
+        self.rule_i = self.closing and "i" in config.key1_rules
+        # rule (i) only watches nodes with two or more distinct predecessors
+        self.succ_off, self.succ = ix.successors(min_fanin=2) if self.rule_i else ([], [])
+        self.pred_left = ix.fanin.tolist() if self.rule_i else []  # unsorted fan-in per node
+        closing_nets = self.closing and {"ii", "iii"} & set(config.key1_rules)
+        self.nets = _Nets(ix, config) if closing_nets else None
+        self.vc_delta = live.vc_delta
+        self.closed = [False] * n
+        self.ins = [0] * n  # iteration a node entered the ODS; 0 = not yet, -1 = sorted
+        self.entry_of: list[Any] = [None] * n  # the live heap entry of each ODS node
+
+
+def _sort_component(s: _SortState, seed: int, t: int, order: list[int],
+                    trace: list[TraceStep] | None, ods: set[int]) -> int:
+    """Sort the component of ``seed`` (1030-1070); returns the iteration count so far.
+
+    The inner loop runs once per edge end: on the default keys it stays inline
+    on local variables (CPython is fastest without calls there).
+    """
+    n, ins, tie, idrank, entry_of = s.n, s.ins, s.tie, s.idrank, s.entry_of
+    off, nbr, wmax, maxw, gap = s.off, s.nbr, s.wmax, s.maxw, s.gap
+    by_rank, packed, tie_mul, tie_add = s.by_rank, s.packed, s.tie_mul, s.tie_add
+    unrolled, closing = s.unrolled is not None, s.closing
+    if unrolled:
+        a0, r0, s1, r1, span = s.unrolled
+    heappush, heappop = heapq.heappush, heapq.heappop
+    ins[seed], s.neg_ins[seed] = t + 1, -(t + 1)
+    tie[seed] = tie_mul * (t + 1) + tie_add + idrank[seed]
+    entry_of[seed] = s.make_entry(seed)
+    heap = [entry_of[seed]]  # 1030
+    ods.add(seed)
+    while heap:  # 1035
+        entry = heappop(heap)  # 1040
+        cur = by_rank[entry % n] if packed else entry[-1]
+        if entry_of[cur] is not entry:
+            continue  # stale: re-ranked since
+        entry_of[cur] = None
+        if trace is not None:
+            ods.discard(cur)
+        ins[cur] = -1  # 1045-1050 and 1070: the keys below see cur as sorted
+        t += 1
+        order.append(cur)
+        base = tie_mul * t + tie_add
+        new: list[int] = []
+        a, b = off[cur], off[cur + 1]
+        # 1055/1060: new neighbours enter the ODS; nodes whose keys change get
+        # a new entry right away (a node closed below gets one more: the
+        # later entry wins)
+        if unrolled:  # the default keys
+            for j, w in zip(nbr[a:b], wmax[a:b]):
+                x = ins[j]
+                if x < 0:
+                    continue  # sorted
+                if not x:  # a new node-to-be-sorted
+                    ins[j], tie[j] = t, base + idrank[j]
+                    new.append(j)
+                elif w <= maxw[j]:
+                    continue  # keys unchanged
+                maxw[j] = w
+                g = gap[j] = 1.0 - w
+                e = entry_of[j] = (r0[a0[j]] * s1 + r1[g]) * span + tie[j]
+                heappush(heap, e)
+        else:
+            _update_neighbours(s, heap, a, b, t, base, new)
+        if closing:
+            _close_connections(s, heap, cur)
+        if trace is not None:
+            ods.update(new)
+            trace.append(_trace_step(s.ix, s.live, ods, cur, new, t, ins))
+    return t
+
+
+def _update_neighbours(s: _SortState, heap: list, a: int, b: int, t: int, base: int,
+                       new: list[int]) -> None:
+    """1055/1060 for any keys: the neighbours ``nbr[a:b]`` of the node just sorted."""
+    ins, tie, idrank, neg_ins, entry_of = s.ins, s.tie, s.idrank, s.neg_ins, s.entry_of
+    nsorted, maxw, minw, gap, make_entry = s.nsorted, s.maxw, s.minw, s.gap, s.make_entry
+    track_count, track_max, track_min = s.track_count, s.track_max, s.track_min
+    for j, w, w_low in zip(s.nbr[a:b], s.wmax[a:b], s.wmin[a:b]):
+        x = ins[j]
+        if x < 0:
+            continue
+        changed = fresh = not x
+        if fresh:
+            ins[j], neg_ins[j], tie[j] = t, -t, base + idrank[j]
+            new.append(j)
+        if track_count:
+            nsorted[j] += 1
+            changed = True
+        if track_max and w > maxw[j]:
+            maxw[j] = w
+            gap[j] = 1.0 - w
+            changed = True
+        if track_min and (fresh or w_low < minw[j]):
+            minw[j] = w_low
+            changed = True
+        if changed:
+            e = entry_of[j] = make_entry(j)
+            heapq.heappush(heap, e)
+
+
+def _close_connections(s: _SortState, heap: list, cur: int) -> None:
+    """Key1 rules (i)-(iii): nodes whose connection ``cur`` closes get key1 = 0."""
+    shut: list[int] = []
+    if s.rule_i:  # (i): cur may be the last unsorted fan-in of its successors
+        pred_left = s.pred_left
+        for j in s.succ[s.succ_off[cur]:s.succ_off[cur + 1]]:
+            c = pred_left[j] - 1
+            pred_left[j] = c
+            if not c:
+                shut.append(j)
+    nets = s.nets
+    if nets is not None:  # (ii) and (iii), see _Nets
+        driver_sorted, sinks_left, sink_sum = nets.driver_sorted, nets.sinks_left, nets.sink_sum
+        for code in nets.member[nets.member_off[cur]:nets.member_off[cur + 1]]:
+            k = code >> 2
+            if code & 1:
+                driver_sorted[k] = True
+            if code & 2:
+                left = sinks_left[k] = sinks_left[k] - 1
+                sink_sum[k] -= cur
+            else:
+                left = sinks_left[k]
+            if driver_sorted[k]:
+                if left == 1 and nets.iii_ok[k]:
+                    shut.append(sink_sum[k])
+            elif left == 0 and nets.rule_ii:
+                shut.append(nets.driver[k])
+    ins, closed, k1, vc_delta, entry_of = s.ins, s.closed, s.k1, s.vc_delta, s.entry_of
+    for j in shut:
+        if ins[j] >= 0 and not closed[j]:
+            closed[j] = True
+            k1[j] = 0.0 - vc_delta[j]
+            e = entry_of[j] = s.make_entry(j)
+            heapq.heappush(heap, e)
 
 
 def _trace_step(ix: _Indexed, live: _Live, ods: set[int], cur: int, new: list[int],
@@ -1019,11 +1079,13 @@ def _trace_step(ix: _Indexed, live: _Live, ods: set[int], cur: int, new: list[in
 # --------------------------------------------------------------------------
 # Literal definitions: the keys of one node, and the reference sorter
 # --------------------------------------------------------------------------
-class _LiteralKeys:
+class LiteralKeys:
     """The ranking criteria computed straight from their definitions (§3.5-3.6).
 
     Reads ``graph`` directly (``Graph.nets``, in/out edges) and shares no
-    bookkeeping with the fast path, so the two can check each other.
+    bookkeeping with the fast path, so the two can check each other (the
+    literal reference sorter of the tests and benchmarks,
+    ``benchmarks/reference_sorter.py``, ranks with it).
     """
 
     def __init__(self, graph: Graph, config: SorterConfig):
@@ -1105,56 +1167,14 @@ def node_keys(graph: Graph, node: str, sorted_nodes: set[str] | list[str], age: 
     --------
     The key2 example of [0220]: GRAD0 reaches IN0 at bandwidth 1.0 and B0 at 0.7.
 
-    >>> from formulations.sorter_examples import fig9_graph
-    >>> g = fig9_graph()
+    >>> from pathlib import Path
+    >>> from model.graphjson import read_graph
+    >>> fig9 = read_graph(Path(__file__).resolve().parents[2] / "examples" / "fig9.json")
+    >>> g = fig9
     >>> node_keys(g, "GRAD0", {"B0"}), node_keys(g, "GRAD0", {"IN0", "B0"})
     ((1.0, 0.30000000000000004, 1), (0.0, 0.0, 1))
     """
     config = config or SorterConfig()
     if node not in graph:
         raise ValueError(f"graph {graph.name!r}: node {node!r} does not exist")
-    return _LiteralKeys(graph, config).keys(node, set(sorted_nodes), age)
-
-
-def _reference_sort(graph: Graph, config: SorterConfig | None = None) -> SortResult:
-    """The literal pseudo-code of digest §3.7: re-rank the whole ODS every iteration.
-
-    O(V * ODS * E) -- kept to cross-check :func:`sort_nodes` in the tests. The
-    seed is recomputed on the subgraph of the unsorted nodes (1025) for the
-    path and bandwidth policies.
-    """
-    config = config or SorterConfig()
-    ids = graph.node_ids
-    idrank = {v: r for r, v in enumerate(sorted(ids))}
-    literal = _LiteralKeys(graph, config)
-    fixed_order = [ids[i] for i in _seed_ranking(_Indexed(graph), config)]
-    unsorted, osn, seeds = set(ids), [], []
-    trace: list[TraceStep] | None = [] if config.trace else None
-    age: dict[str, int] = {}
-    ins: dict[str, int] = {}
-    t = 0
-    while unsorted:  # 1020
-        if config.seed_policy in ("first_in_component", "random"):  # 1025
-            seed = next(v for v in fixed_order if v in unsorted)
-        else:
-            seed = select_seed(graph.subgraph(unsorted), config)
-        seeds.append(seed)
-        ods, age[seed], ins[seed] = [seed], 0, t + 1  # 1030
-        while ods:  # 1035
-            cur = ods.pop(0)  # 1040
-            osn.append(cur)  # 1045, 1050
-            t += 1
-            s = set(osn)
-            near = {literal.other(i, cur) for i in literal.incident[cur]} & unsorted
-            new = sorted(near - s - set(ods), key=idrank.__getitem__)  # 1055
-            for m in new:  # 1060
-                ods.append(m)
-                age[m], ins[m] = 0, t
-            for m in ods:
-                age[m] += 1
-            ranked = {m: literal.keys(m, s, age[m]) for m in ods}
-            ods.sort(key=lambda m: (ranked[m], ins[m], idrank[m]))
-            unsorted.remove(cur)  # 1070
-            if trace is not None:
-                trace.append(TraceStep(t, cur, new, [(m, ranked[m]) for m in ods]))
-    return SortResult(osn, seeds, config.key_names, trace)  # 1080
+    return LiteralKeys(graph, config).keys(node, set(sorted_nodes), age)
