@@ -87,9 +87,10 @@ def render_report(mapping: Mapping, pictures: list[str] | None = None,
 def section_wirelength(mapping: Mapping, section: int) -> int | None:
     """The checker's wirelength of one RDU section (links used, a net once per link).
 
-    It is the objective of the section's last routing stage, the number the
-    checker measured on the routes it accepted; ``None`` when the section was
-    not routed. Over all sections these add up to ``metrics["wirelength"]``.
+    It is the objective of the section's last routing stage (the router's own
+    count of the routes the checker then accepted; the checker counts the same
+    way, and tests hold that the sections add up to ``metrics["wirelength"]``,
+    which is the checker's); ``None`` when the section was not routed.
     """
     found = None
     for s in mapping.stages:
