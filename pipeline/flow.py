@@ -17,6 +17,7 @@ from formulations.sections import Capacity, estimate_units
 from hardware import build_fabric
 from model.graph import Graph
 from model.mapping import Mapping
+from pipeline.budget import Budget
 from pipeline.buffers_pass import balance_section
 from pipeline.feedback import MappingFailed, Unresolvable, run_levels
 from pipeline.levels import CompileState, SectionWork, default_levels
@@ -43,8 +44,7 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
     say = progress or (lambda line: None)
     mapping = Mapping(graph=graph.name, hardware=spec.name)
     if spec.kind == "streaming-engine":
-        return map_streaming(graph, spec, options, progress,
-                             **({"af_latency": options.af_latency} if options.af_latency else {}))
+        return map_streaming(graph, spec, options, progress)
     if spec.kind != "rdu":
         return _fail(mapping, f"{spec.kind} targets are not supported by this version: "
                               "RDU grids and the Streaming Engine map end to end; choose "
@@ -52,7 +52,7 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
     fabric = build_fabric(spec)
     started = time.perf_counter()
     state = CompileState(estimate_units(graph, spec, options.tile_pmus), spec, fabric, options,
-                         say, cap=Capacity.of_fabric(fabric))
+                         say, cap=Capacity.of_fabric(fabric), budget=Budget(options.time_limit))
     levels = levels if levels is not None else default_levels(balance_section)
     try:
         run_levels(state, levels, max_iterations=options.max_iterations)

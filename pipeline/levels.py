@@ -29,6 +29,7 @@ from typing import Callable
 from formulations.sections import (Capacity, Section, SectionError, cut_sections,
                                    materialize_banks, unit_demand)
 from model.graph import Edge, Graph, Node
+from pipeline.budget import Budget
 from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, MappingError,
                                SectionUsage)
 from pipeline.section_pass import SectionOutcome, map_section, stage_record
@@ -84,6 +85,12 @@ class CompileState:
     trace: list[dict] = field(default_factory=list)
     reused: int = 0
     plan: object = None
+    budget: Budget = field(default_factory=lambda: Budget(60.0))
+
+    def nodes_left(self) -> int:
+        """Nodes of the sections not compiled yet (buffer units included where known)."""
+        return sum(len(w.graph.nodes) if w.graph else len(w.section.nodes)
+                   for w in self.work if w.outcome is None)
 
     def usage(self, failed: int | None = None, lack: bool = False) -> list[SectionUsage]:
         """Every section's sites needed (buffer units included) against capacity."""
@@ -131,7 +138,7 @@ class CutLevel:
         scales = {k: scales.get(k, state.default_scale) for k in range(len(rest) + 1)}
         try:
             plan = cut_sections(state.graph.subgraph(rest), state.cap,
-                                _cut_settings(state.options), scales,
+                                _cut_settings(state.options, state.budget), scales,
                                 separate=[p for p in state.separate if p[0] in rest],
                                 first_id=len(keep))
         except SectionError as exc:
@@ -204,9 +211,9 @@ def _show(scale: dict[str, float]) -> str:
     return "{" + ", ".join(f"{r} {v:.3g}" for r, v in sorted(scale.items())) + "}"
 
 
-def _cut_settings(options):
+def _cut_settings(options, budget: Budget):
     """The section cut's SolveSettings: its backend, the run's seed and export folder."""
-    return options.settings("sections", options.section_time_limit or options.time_limit)
+    return options.settings("sections", options.section_time_limit or budget.cut_seconds())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -365,7 +372,9 @@ class PlaceRouteLevel:
             options = replace(options, seed=_retry_seed(options.seed, retries),
                               router_config=replace(
                                   config, max_iterations=config.max_iterations * (1 + retries)))
-        outcome = map_section(w.graph, state.fabric, w.section.id, options, state.say)
+        nodes, left = len(w.section.nodes), state.nodes_left()
+        outcome = map_section(w.graph, state.fabric, w.section.id, options, state.say,
+                              lambda: state.budget.place_route_seconds(nodes, left))
         state.stages.extend(outcome.stages)
         if outcome.failure is not None:
             self._raise(state, w, outcome)

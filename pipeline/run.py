@@ -8,6 +8,7 @@ mapping.json), 4 internal error (a bug: please report it).
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import time
 from contextlib import nullcontext
@@ -15,13 +16,17 @@ from pathlib import Path
 
 from formulations.placement import PLACERS
 from formulations.routing import ROUTERS
+from formulations.solver import deferred_signals, watch_signals
 from hardware import DEFAULT_PRESET, InputError, build_fabric, load_hardware, preset_names
 from model.importers import FORMATS, load_graph
 from model.mapping import Mapping, write_mapping
 from pipeline.feedback import CheckerRejected, MappingFailed
 from pipeline.flow import map_graph
 from pipeline.options import BACKEND_REASONS, DEFAULT_BACKENDS, RunOptions, parse_backends
+from pipeline.outputs import prepare_export_dir, prepare_out_dir, remove_stale_outputs
+from pipeline.pictures import draw_mapping
 from pipeline.report import render_report, write_report
+from pipeline.streaming import draw_streaming, report_lines
 
 __all__ = ["main", "build_parser", "EXIT_MAPPED", "EXIT_BAD_INPUT", "EXIT_UNMAPPABLE",
            "EXIT_INTERNAL"]
@@ -93,43 +98,72 @@ class _Console:
         return Progress(transient=True)
 
 
+class RunInterrupted(BaseException):
+    """SIGINT or SIGTERM arrived; the running solve has been stopped.
+
+    A BaseException, like KeyboardInterrupt, so no ``except Exception`` on the way
+    (a failed solve is a result there) can swallow it."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(signal.Signals(signum).name)
+
+
+def _interrupt(signum: int) -> None:
+    raise RunInterrupted(signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     console = _Console(args.quiet, args.verbose)
     try:
         options = _options(args)
+        out = prepare_out_dir(args.out)
+        prepare_export_dir(args.export_models)
         graph = load_graph(args.graph, args.format)
         spec = load_hardware(args.hardware)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    out = Path(args.out)
     console.say(f"mapping {graph.name} ({len(graph.nodes)} nodes, {len(graph.edges)} edges) "
-                f"on {spec.name}")
+                f"on {spec.name}, budget {options.time_limit:g} s")
     started = time.perf_counter()
-    code = EXIT_MAPPED
     try:
-        with console.bar(0) as bar:
-            task = bar.add_task("sections", total=None) if bar else None
-            mapping = map_graph(graph, spec, options,
-                                progress=lambda line: console.say(line, detail="iteration" in line),
-                                advance=(lambda: bar.advance(task)) if bar else None)
-    except MappingFailed as exc:
-        mapping, code = exc.mapping, EXIT_UNMAPPABLE
-    except CheckerRejected as exc:
-        mapping = Mapping(graph=graph.name, hardware=spec.name, status="failed",
-                          diagnosis=f"internal error: {exc} (a bug: please report it)")
-        code = EXIT_INTERNAL
-    _write_outputs(mapping, spec, out, args)
+        with watch_signals(_interrupt):
+            mapping, code = _map(graph, spec, options, console)
+    except RunInterrupted as exc:
+        print(f"interrupted by {signal.Signals(exc.signum).name} after "
+              f"{time.perf_counter() - started:.2f} s: the solve was stopped; nothing written "
+              f"(no complete checked mapping yet)", file=sys.stderr)
+        return 128 + exc.signum
     seconds = time.perf_counter() - started
+    with deferred_signals():     # outputs are written whole: an interrupt waits for them
+        written = _write_outputs(mapping, spec, out, args, seconds)
+        remove_stale_outputs(out, written)
     if code == EXIT_MAPPED:
         shown = {k: mapping.metrics[k] for k in ("sections", "wirelength", "ii", "cycles")
                  if k in mapping.metrics}
         console.say(f"mapped in {seconds:.2f} s: " + ", ".join(f"{k} {v}" for k, v in shown.items()))
     else:
         print(f"could not map {graph.name}: {mapping.diagnosis}", file=sys.stderr)
-    console.say(f"outputs in {out.resolve()}/ (mapping.json, report.md)")
+    console.say(f"outputs in {out.resolve()}/ ({', '.join(written)})")
     return code
+
+
+def _map(graph, spec, options: RunOptions, console: _Console) -> tuple[Mapping, int]:
+    """The mapping and the exit code (a failed mapping carries its diagnosis)."""
+    try:
+        with console.bar(0) as bar:
+            task = bar.add_task("sections", total=None) if bar else None
+            mapping = map_graph(graph, spec, options,
+                                progress=lambda line: console.say(line, detail="iteration" in line),
+                                advance=(lambda: bar.advance(task)) if bar else None)
+        return mapping, EXIT_MAPPED
+    except MappingFailed as exc:
+        return exc.mapping, EXIT_UNMAPPABLE
+    except CheckerRejected as exc:
+        return Mapping(graph=graph.name, hardware=spec.name, status="failed",
+                       diagnosis=f"internal error: {exc} (a bug: please report it)"), EXIT_INTERNAL
 
 
 def _options(args) -> RunOptions:
@@ -140,8 +174,8 @@ def _options(args) -> RunOptions:
                       tile_pmus=args.tile_pmus, af_latency=args.af_latency)
 
 
-def _write_outputs(mapping: Mapping, spec, out: Path, args) -> None:
-    out.mkdir(parents=True, exist_ok=True)
+def _write_outputs(mapping: Mapping, spec, out: Path, args, seconds: float) -> list[str]:
+    """Write mapping.json, the report and the pictures; returns the names written."""
     write_mapping(mapping, out / "mapping.json")
     pictures: list[str] = []
     extra: list[str] = []
@@ -150,18 +184,18 @@ def _write_outputs(mapping: Mapping, spec, out: Path, args) -> None:
         fabric = build_fabric(spec)
         summary = fabric.describe()
         if draw:
-            from pipeline.pictures import draw_mapping
             pictures = draw_mapping(mapping, fabric, out, args.picture_format)
     else:
         summary = f"{spec.name} ({spec.kind})"
         if spec.kind == "streaming-engine":
-            from pipeline.streaming import draw_streaming, report_lines
             extra = report_lines(mapping)
             if draw:
                 name = f"tiles.{args.picture_format}"
                 draw_streaming(mapping, spec, out / name)
                 pictures = [name]
-    write_report(render_report(mapping, pictures, summary, extra), out / "report.md")
+    write_report(render_report(mapping, pictures, summary, extra, seconds=seconds),
+                 out / "report.md")
+    return ["mapping.json", "report.md", *pictures]
 
 
 if __name__ == "__main__":

@@ -13,12 +13,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from formulations.placement.model import PLACERS, PlacementError
+from formulations.placement import PLACERS, PlacementError
 from formulations.routing import ROUTERS, Overuse
 from formulations.sorter.priority_sort import sort_nodes
 from model.graph import Graph
 
-__all__ = ["SectionFailure", "SectionOutcome", "map_section", "stage_record", "section_budget",
+__all__ = ["SectionFailure", "SectionOutcome", "map_section", "stage_record",
            "congestion_penalty", "REPLACE_ROUNDS"]
 
 
@@ -62,19 +62,6 @@ REPLACE_ROUNDS = 2
 PENALTY_PER_EXCESS = 1.0
 
 
-def section_budget(time_limit: float, nodes: int) -> float:
-    """Seconds for one section's placement model (routing gets half): grows with the section.
-
-    ``min(time_limit, 1 + 0.05 * nodes)``: a 128-node section gets at most 7.4 s per
-    model, and the models stop earlier at a proven optimum or when the LNS stops
-    improving.
-
-    >>> section_budget(60, 128), section_budget(5, 1000)
-    (7.4, 5)
-    """
-    return min(time_limit, round(1 + 0.05 * nodes, 3))
-
-
 def congestion_penalty(fabric, overused: list[Overuse], previous: dict[str, float] | None = None
                        ) -> dict[str, float]:
     """Site penalties from a failed routing: every site touching an over-used link's
@@ -89,9 +76,12 @@ def congestion_penalty(fabric, overused: list[Overuse], previous: dict[str, floa
     return penalty
 
 
-def map_section(sub: Graph, fabric, section_id: int, options, say: Callable[[str], None]
-                ) -> SectionOutcome:
-    """Order, place and route one section (``options``: a pipeline.flow.RunOptions).
+def map_section(sub: Graph, fabric, section_id: int, options, say: Callable[[str], None],
+                seconds: Callable[[], tuple[float, float]]) -> SectionOutcome:
+    """Order, place and route one section (``options``: a pipeline.options.RunOptions).
+
+    ``seconds()`` plans the placement and routing times of each attempt from the
+    time left (:meth:`pipeline.budget.Budget.place_route_seconds`).
 
     After a routing failure the section is placed again with a penalty on the sites
     around the over-used links and routed again, up to :data:`REPLACE_ROUNDS` times
@@ -101,13 +91,13 @@ def map_section(sub: Graph, fabric, section_id: int, options, say: Callable[[str
     started = time.perf_counter()
     outcome = SectionOutcome(order=sort_nodes(sub).order)
     outcome.stages.append(stage_record("order", section_id, "priority-queue sorter", started))
-    budget = section_budget(options.time_limit, len(sub.nodes))
     penalty: dict[str, float] = {}
     rounds = REPLACE_ROUNDS if options.placer != "greedy" else 0
     for attempt in range(rounds + 1):
-        if not _place(sub, fabric, section_id, options, outcome, budget, penalty):
+        place_seconds, route_seconds = seconds()
+        if not _place(sub, fabric, section_id, options, outcome, place_seconds, penalty):
             return outcome
-        routing = _route(sub, fabric, section_id, options, outcome, budget, say)
+        routing = _route(sub, fabric, section_id, options, outcome, route_seconds, say)
         if routing.success:
             outcome.failure = None
             return outcome
@@ -119,14 +109,12 @@ def map_section(sub: Graph, fabric, section_id: int, options, say: Callable[[str
     return outcome
 
 
-def _place(sub, fabric, section_id, options, outcome, budget, penalty) -> bool:
+def _place(sub, fabric, section_id, options, outcome, seconds, penalty) -> bool:
     started = time.perf_counter()
-    solver = {"backend": options.backend_for("placement"), "time_limit": budget,
-              "seed": options.seed, "export_dir": options.export_dir}
-    if penalty:
-        solver["site_penalty"] = penalty
+    settings = options.settings("placement", seconds)
     try:
-        placed = PLACERS[options.placer](sub, fabric, outcome.order, **solver)
+        placed = PLACERS[options.placer](sub, fabric, outcome.order, settings,
+                                         site_penalty=penalty or None)
     except PlacementError as exc:
         outcome.failure = SectionFailure("placement", str(exc), unit=exc.unit)
         return False
@@ -138,9 +126,9 @@ def _place(sub, fabric, section_id, options, outcome, budget, penalty) -> bool:
     return True
 
 
-def _route(sub, fabric, section_id, options, outcome, budget, say):
+def _route(sub, fabric, section_id, options, outcome, seconds, say):
     started = time.perf_counter()
-    settings = options.settings("routing", max(1.0, budget / 2))
+    settings = options.settings("routing", seconds)
     routing = ROUTERS[options.router](
         sub, fabric, outcome.placement, settings, config=options.router_config,
         progress=lambda line: say(f"section {section_id}: {line}"))

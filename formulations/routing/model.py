@@ -377,7 +377,7 @@ def _solve_chunk(fab, nets, chunk, trees, backend, time_limit, seed):
 
 
 def _link_bound(result, nets, trees, fab) -> float | None:
-    if result.bound is None:
+    if result.bound is None or not math.isfinite(result.bound):   # stopped before a bound
         return None
     overflow, links, z = _score(fab, nets, trees)
     if overflow:

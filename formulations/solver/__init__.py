@@ -30,6 +30,8 @@ from .files import MODEL_SUFFIXES, solve_model_file, write_model_file
 from .linear import (INF, HintCheck, LinearConstraint, LinearModel, LinExpr, ModelArrays, Var,
                      quicksum)
 from .result import SolveResult, SolveStatus, relative_gap
+from .interrupt import (clear_stop, deferred_signals, request_stop, running, stop_requested,
+                        watch_signals)
 from .settings import SolveSettings
 
 __all__ = [
@@ -45,6 +47,9 @@ __all__ = [
     "solve_cp_model", "export_cp_model", "load_cp_model", "check_cp_hint",
     # files
     "write_model_file", "solve_model_file", "MODEL_SUFFIXES",
+    # interrupts
+    "running", "request_stop", "stop_requested", "clear_stop", "watch_signals",
+    "deferred_signals",
     # diagnosis
     "diagnose_infeasible", "explain_infeasible", "Diagnosis",
 ]

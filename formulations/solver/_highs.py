@@ -14,6 +14,7 @@ import highspy
 import numpy as np
 
 from .arrays import ModelArrays
+from .interrupt import running
 from .result import SolveStatus
 
 __all__ = ["backend_solve", "write_model", "to_highs_lp", "new_highs", "run_highs", "ensure_threads"]
@@ -100,7 +101,8 @@ def _set_hint(h: highspy.Highs, a: ModelArrays) -> None:
 def run_highs(h: highspy.Highs, threads: int, is_mip: bool) -> dict:
     """Run a loaded ``Highs`` and read status, objective, bound and column values."""
     ensure_threads(threads)
-    run_status = h.run()
+    with running(h.cancelSolve):
+        run_status = h.run()
     model_status = h.getModelStatus()
     info = h.getInfo()
     has_sol = info.primal_solution_status == _SOLUTION_FEASIBLE

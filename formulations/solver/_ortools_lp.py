@@ -16,6 +16,7 @@ from __future__ import annotations
 from ortools.linear_solver import pywraplp
 
 from .arrays import ModelArrays
+from .interrupt import running
 from .result import SolveStatus
 
 __all__ = ["scip_solve", "cbc_solve", "solver_available", "solve_mps_file_scip"]
@@ -64,7 +65,8 @@ def _solve(a: ModelArrays, opts, solver_id: str, seed_param: str | None) -> dict
     params = pywraplp.MPSolverParameters()
     if opts.mip_gap is not None:
         params.SetDoubleParam(pywraplp.MPSolverParameters.RELATIVE_MIP_GAP, float(opts.mip_gap))
-    code = solver.Solve(params)
+    with running(solver.InterruptSolve):
+        code = solver.Solve(params)
     return _read(solver, xs, code, solver_id, hint_used, is_mip=bool(a.col_int.any()))
 
 

@@ -30,6 +30,7 @@ from typing import Any, Iterable, Mapping
 from ortools.sat.python import cp_model
 
 from .arrays import HintCheck
+from .interrupt import running
 from .result import SolveResult, SolveStatus, relative_gap
 
 __all__ = ["solve_cp_model", "export_cp_model", "load_cp_model", "check_cp_hint", "run_cp_sat"]
@@ -133,9 +134,11 @@ def run_cp_sat(model: cp_model.CpModel, time_limit: float, seed: int, workers: i
         if not hasattr(settings, key):
             raise ValueError(f"CP-SAT has no parameter {key!r} (see SatParameters)")
         setattr(settings, key, value)
+    settings.catch_sigint_signal = False     # the run's watcher stops it (solver.interrupt)
     watch = _StallStop(solver, stall) if stall else None
     try:
-        code = solver.solve(model, watch)
+        with running(solver.stop_search):
+            code = solver.solve(model, watch)
     finally:
         if watch is not None:
             watch.close()
