@@ -105,7 +105,8 @@ def buffer_options(options) -> BufferOptions:
                          depth_per_pmu=options.depth_per_pmu)
 
 
-def balance_section(sub: Graph, spec, options, section: int | None = None) -> BufferPassOutcome:
+def balance_section(sub: Graph, spec, options, seconds: float,
+                    section: int | None = None) -> BufferPassOutcome:
     """Balance the stage buffers of one section, check and simulate the answer.
 
     Parameters
@@ -115,6 +116,8 @@ def balance_section(sub: Graph, spec, options, section: int | None = None) -> Bu
     spec : RduSpec
         Hardware description (PMU bytes give each buffer's capacity in samples).
     options : pipeline.options.RunOptions
+    seconds : float
+        The balancing model's time limit (its share of the run's budget).
     section : int, optional
         Section id, for names and records.
 
@@ -136,14 +139,14 @@ def balance_section(sub: Graph, spec, options, section: int | None = None) -> Bu
     >>> fig11 = Graph("fig11", [Node("S0"), Node("S1"), Node("S2")],
     ...               [Edge("S0", "S1"), Edge("S1", "S2"), Edge("S0", "S2")])
     >>> opts = RunOptions(backends={"buffers": "highs"}, time_limit=10, depth_per_pmu=1)
-    >>> out = balance_section(fig11, None, opts, section=0)
+    >>> out = balance_section(fig11, None, opts, 10.0, section=0)
     >>> out.pmus_before, out.pmus_after, out.throughput_before, out.throughput_after
     (3, 4, 0.5, 1.0)
     >>> out.rows[2]["final_depth"], out.violations
     (2, [])
     """
     started = time.perf_counter()
-    settings = options.settings("buffers", options.time_limit)
+    settings = options.settings("buffers", seconds)
     opts = buffer_options(options)
     name = f"section{section}" if section is not None else sub.name
     solution = solve_buffers(sub, settings, spec, opts, name=name)

@@ -217,7 +217,7 @@ def _cut_settings(options, budget: Budget):
 
 
 # ---------------------------------------------------------------------------------------------
-#: ``balancer(section graph, spec, options, section=id)`` -> an object with ``rows``
+#: ``balancer(section graph, spec, options, seconds, section=id)`` -> an object with ``rows``
 #: (local edge -> mapping.json buffers row), ``stage`` and ``report_lines()``.
 Balancer = Callable[..., object]
 
@@ -257,7 +257,8 @@ class BufferLevel:
         added: dict[int, int] = {}
         if self.balancer is not None:
             started = time.perf_counter()
-            result = self.balancer(sub, state.spec, state.options, section=w.section.id)
+            seconds = state.budget.buffer_seconds(len(sub.nodes), state.nodes_left())
+            result = self.balancer(sub, state.spec, state.options, seconds, section=w.section.id)
             rows, added, lines, stage = _read_balancer(result)
             w.buffer_rows = {index[local]: row for local, row in rows.items()}
             w.buffer_lines = lines

@@ -20,7 +20,7 @@ ROW_KEYS = {"original_depth", "final_depth", "depth_added", "buffer_inserted", "
 
 def test_balances_a_reconvergent_section_on_the_default_backend():
     g = reconvergent_dag(4, branches=3, max_branch_length=3, seed=1)
-    out = balance_section(g, load_hardware("plasticine"), RunOptions(time_limit=20), section=0)
+    out = balance_section(g, load_hardware("plasticine"), RunOptions(), 20.0, section=0)
     assert out.stage["backend"] == DEFAULT_BACKENDS["buffers"] and out.stage["stage"] == "buffers"
     assert out.balanced and out.violations == []
     assert set(out.rows) == set(range(len(g.edges)))
@@ -35,7 +35,7 @@ def test_balances_a_reconvergent_section_on_the_default_backend():
 
 def test_depth_per_pmu_option_and_lp_integrality_note():
     g = reconvergent_dag(3, seed=2)
-    out = balance_section(g, None, RunOptions(backends=HIGHS, depth_per_pmu=1))
+    out = balance_section(g, None, RunOptions(backends=HIGHS, depth_per_pmu=1), 10.0)
     assert out.solution.lp_integral is True
     assert any("network matrix" in line for line in out.report_lines())
     assert out.pmus_after - out.pmus_before == out.solution.added_depth > 0
@@ -46,22 +46,23 @@ def test_depth_per_pmu_option_and_lp_integrality_note():
 def test_every_backend_name_works(backend):
     g = reconvergent_dag(3, seed=3)
     out = balance_section(g, load_hardware("tiny"),
-                          RunOptions(backends={"buffers": backend}, depth_per_pmu=2))
+                          RunOptions(backends={"buffers": backend}, depth_per_pmu=2), 10.0)
     reference = balance_section(g, load_hardware("tiny"), RunOptions(backends=HIGHS,
-                                                                  depth_per_pmu=2))
+                                                                  depth_per_pmu=2), 10.0)
     assert out.balanced and out.pmus_after == reference.pmus_after
 
 
 def test_exports_the_model(tmp_path):
     g = reconvergent_dag(2, seed=0)
-    balance_section(g, None, RunOptions(backends=HIGHS, export_dir=str(tmp_path)), section=3)
+    balance_section(g, None, RunOptions(backends=HIGHS, export_dir=str(tmp_path)), 10.0,
+                    section=3)
     assert (tmp_path / "buffers_section3.mps").exists()
 
 
 def test_loop_carried_edges_are_noted():
     g = Graph("loop", [Node("F"), Node("a"), Node("J")],
               [Edge("F", "a"), Edge("a", "J"), Edge("F", "J"), Edge("J", "F", distance=1)])
-    out = balance_section(g, None, RunOptions(backends=HIGHS))
+    out = balance_section(g, None, RunOptions(backends=HIGHS), 10.0)
     assert any("loop-carried" in note for note in out.notes)
     assert out.rows[3]["depth_added"] == 0 and out.balanced
 
@@ -70,7 +71,7 @@ def test_infeasible_tune_only_reports_a_diagnosis():
     g = Graph("conflict", [Node("F"), Node("M"), Node("J1"), Node("J2")],
               [Edge("F", "J1", net="b"), Edge("F", "J2", net="b"), Edge("F", "M", net="c"),
                Edge("F", "J2", net="c"), Edge("M", "J1")])
-    out = balance_section(g, None, RunOptions(backends=HIGHS, buffer_mode="tune"))
+    out = balance_section(g, None, RunOptions(backends=HIGHS, buffer_mode="tune"), 10.0)
     assert not out.balanced and out.stage["status"] == "INFEASIBLE"
     assert any("diagnosis" in line and "M -> J1" in line for line in out.report_lines())
     assert out.pmus_after == out.pmus_before
@@ -82,7 +83,7 @@ def test_real_section_is_balanced_and_checked():
     graph = load_graph(real_graph("msr-dnn/OperatorGraphs/bert_l-3_inference.json"))
     sub = graph.subgraph(graph.topological_order()[:150], name="bert3-head")
     spec = load_hardware("plasticine")
-    out = balance_section(sub, spec, RunOptions(backends=HIGHS, time_limit=30), section=0)
+    out = balance_section(sub, spec, RunOptions(backends=HIGHS), 30.0, section=0)
     assert out.balanced, out.violations or out.solution.diagnosis
     assert check_balancing(sub, out.rows, out.solution.loads, spec=spec) == []
     assert out.throughput_after >= out.throughput_before
