@@ -1,103 +1,271 @@
-"""The Streaming Engine pass (source 004): order, warm start, CP-SAT modulo placement, check.
+"""The Streaming Engine run (source 004): levels of the feedback loop, then mapping.json.
 
-:func:`map_streaming` maps a graph on a ``streaming-engine`` spec: topological order, the
-greedy placement of the paper's sequential process as the warm start
-(:mod:`formulations.streaming.env`), the II sweep of the CP-SAT model (or the MILP on a linear
-``--backend``; :mod:`formulations.streaming.model`), then the independent simulator
-(:mod:`sim.streaming`) judges the answer before it is returned. :func:`draw_streaming` draws
-tiles x slots; :func:`report_lines` is the markdown fragment of the report.
+:func:`map_streaming` maps a graph on a ``streaming-engine`` spec with the same loop as an RDU
+run (:func:`pipeline.feedback.run_levels`), over the decisions of
+:mod:`formulations.streaming.kernel`:
 
-A kernel that does not fit one synchronous data-flow (SDF) is transformed
-(:mod:`formulations.streaming.split`): a value feeding too many consumers (``R1 reach``,
-``S1 siblings``) gets a tree of pass instructions; a kernel with more than ``tiles x max_ii``
-instructions (``A4 slots``), more SDF starts than tiles (``B1 starts``), or one the one-SDF model
-cannot map, is split into several SDFs that run as phases on the same tiles, joined over the
-asynchronous fabric (AF). ``mapping.json`` then lists the SDFs in ``sections`` (II, start cycle,
-cycles), ``placement[n]["sdf"]``, and the AF edges in ``routes`` (``"via": "af"``). Rules no
-transformation can fix (``O1 operands``, ``R2 recurrence``, ``G0 graph``, ``M1``/``M2`` memory)
-are reported as not mappable with the reason.
+- ``cut`` -- the SE's section cut: the problem (built once), the pre-checks, a pass tree for a
+  value with too many consumers, the stuck-recurrence proof, and one SDF at first (several
+  when the kernel has more than ``tiles x max_ii`` instructions or ``tiles`` starts). Its
+  ``fix`` of ``INSUFFICIENT_RESOURCES`` splits the kernel into the next count of SDFs joined
+  over the asynchronous fabric (AF);
+- ``schedule`` -- warm starts and the II sweep of every SDF on the streaming backend (CP-SAT,
+  or the MILP twin on a linear backend); one SDF that does not map raises
+  ``INSUFFICIENT_RESOURCES``, a rule no transformation fixes (``O1 operands``,
+  ``R2 recurrence``, ``G0 graph``, ``M1``/``M2`` memory) ``UNRESOLVABLE`` with the reason;
+- ``check`` -- the independent simulator (:mod:`sim.streaming`) judges the answer; a rejection
+  is :class:`~pipeline.feedback.CheckerRejected` (a bug, never a result).
+
+``mapping.json`` lists the SDFs in ``sections`` (II, start cycle, cycles),
+``placement[n]["sdf"]``, the AF edges in ``routes`` (``"via": "af"``), every feedback round in
+``trace`` and every model in ``stages``. :func:`draw_streaming` draws tiles x slots;
+:func:`report_lines` is the markdown fragment of the report.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from formulations.streaming.model import (StreamingInfeasible, StreamingSchedule, build_milp,
-                                    lower_bounds, precheck, problem_from_graph, solve_milp,
-                                    solve_streaming)
-from formulations.streaming.env import greedy_schedule, random_schedule
-from formulations.streaming.split import (AF_LATENCY, SplitSchedule, relieve_fan_out,
-                                          repair_of, solve_split, stuck_recurrences)
+from formulations.solver import SolveSettings
+from formulations.streaming.kernel import (KernelPlan, SdfAnswer, SdfUnmapped, finish_split,
+                                           next_split, part_key, plan_kernel, schedule_part,
+                                           schedule_sdf, split_failure, split_proof)
+from formulations.streaming.problem import StreamingInfeasible, StreamingSchedule
+from formulations.streaming.split import SplitSchedule, repair_of
 from hardware import StreamingEngineSpec
 from model.graph import Graph
 from model.mapping import Mapping
-from pipeline.feedback import CheckerRejected, MappingFailed
+from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, MappingError,
+                               MappingFailed, Unresolvable, run_levels)
 from pipeline.options import RunOptions
 from pipeline.section_pass import stage_record
-from sim.streaming import check_split, check_streaming
+from sim.streaming import StreamingReport, check_split, check_streaming
 
-__all__ = ["map_streaming", "draw_streaming", "report_lines", "spoke_entries", "CP_WORKERS"]
+__all__ = ["StreamingState", "StreamingCutLevel", "ScheduleLevel", "StreamingCheckLevel",
+           "streaming_levels", "map_streaming", "draw_streaming", "report_lines",
+           "spoke_entries"]
 
-#: CP-SAT workers (fixed, so a run is deterministic for a seed).
-CP_WORKERS = 1
+
+@dataclass
+class StreamingState:
+    """What the Streaming Engine levels share: inputs, decisions so far, and the trace."""
+
+    graph: Graph
+    spec: StreamingEngineSpec
+    settings: SolveSettings
+    af_latency: int
+    say: Callable[[str], None]
+    started: float
+    plan: KernelPlan | None = None
+    answers: list[SdfAnswer] = field(default_factory=list)
+    split: SplitSchedule | None = None
+    cache: dict = field(default_factory=dict)      # part key -> SdfAnswer | SdfUnmapped
+    report: StreamingReport | None = None
+    reasons: list[str] = field(default_factory=list)   # the diagnosis of a failed run
+    stages: list[dict] = field(default_factory=list)
+    trace: list[dict] = field(default_factory=list)
 
 
+def _error(state: StreamingState, code: ErrorCode, level: str, reasons: list[str],
+           section: int | None = None) -> MappingError:
+    state.reasons = reasons
+    return MappingError(ErrorHandlingData(code, level, "; ".join(reasons), first_failed=section,
+                                          hints={"reasons": reasons}))
+
+
+# ---------------------------------------------------------------------------------------------
+# the levels
+# ---------------------------------------------------------------------------------------------
+class StreamingCutLevel:
+    """The plan (pre-checks, pass tree, stuck recurrences); one SDF, or a split into SDFs."""
+
+    name = "cut"
+
+    def run(self, state: StreamingState) -> None:
+        if state.plan is None:
+            self._plan(state)
+        plan = state.plan
+        if plan.parts > 1 and plan.split is None and next_split(plan, state.spec) is None:
+            raise _error(state, ErrorCode.UNRESOLVABLE, self.name, split_failure(plan))
+
+    def _plan(self, state: StreamingState) -> None:
+        try:
+            state.plan = plan = plan_kernel(state.graph, state.spec, state.settings, state.say)
+        except StreamingInfeasible as exc:   # G0 graph
+            raise _error(state, ErrorCode.UNRESOLVABLE, self.name, exc.reasons) from None
+        if plan.passes:
+            state.stages.append(stage_record("pass tree", 0, "relieve fan-out", state.started,
+                                             objective=len(plan.passes)))
+        if plan.unmappable:
+            raise _error(state, ErrorCode.UNRESOLVABLE, self.name, plan.unmappable)
+
+    def fix(self, state: StreamingState, data: ErrorHandlingData) -> str | None:
+        plan = state.plan
+        if plan.split is None:
+            plan.single_error, plan.parts = data.hints["reasons"], plan.first_split
+        else:
+            plan.split_error, plan.parts = data.hints["reasons"], plan.parts + 1
+        if next_split(plan, state.spec) is None:
+            state.reasons = split_failure(plan)
+            return None
+        state.say(f"splitting into {plan.parts} SDFs")
+        return f"split into {plan.parts} SDFs over the asynchronous fabric"
+
+
+class ScheduleLevel:
+    """Warm starts and the II sweep of every SDF."""
+
+    name = "schedule"
+
+    def run(self, state: StreamingState) -> None:
+        plan = state.plan
+        state.answers, state.split, state.report = [], None, None
+        if plan.split is None:
+            self._one_sdf(state, plan)
+            return
+        for part in plan.split.parts:
+            fresh = part_key(part) not in state.cache
+            try:
+                answer = schedule_part(part, state.spec, state.settings, state.cache, state.say)
+            except SdfUnmapped as exc:
+                if fresh:
+                    _sdf_stages(state, part.index, exc, exc.warm)
+                code = (ErrorCode.UNRESOLVABLE if split_proof(exc.reasons)
+                        else ErrorCode.INSUFFICIENT_RESOURCES)
+                reasons = (plan.single_error or []) + exc.reasons \
+                    if code is ErrorCode.UNRESOLVABLE else exc.reasons
+                raise _error(state, code, self.name, reasons, part.index) from None
+            if fresh:
+                _sdf_stages(state, part.index, answer.schedule, answer.warm)
+            state.answers.append(answer)
+        try:
+            state.split = finish_split(plan, [a.schedule for a in state.answers], state.spec,
+                                       state.af_latency)
+        except StreamingInfeasible as exc:
+            raise _error(state, ErrorCode.INSUFFICIENT_RESOURCES, self.name, exc.reasons,
+                         None) from None
+
+    def _one_sdf(self, state: StreamingState, plan: KernelPlan) -> None:
+        try:
+            answer = schedule_sdf(plan.work, plan.work_problem, state.spec, state.settings,
+                                  state.say)
+        except SdfUnmapped as exc:
+            _sdf_stages(state, 0, exc, exc.warm)
+            fixable = all(repair_of(r) is not None for r in exc.reasons)
+            if fixable:
+                state.say(f"one SDF does not map ({exc.reasons[0][:60]}); splitting")
+            raise _error(state, ErrorCode.INSUFFICIENT_RESOURCES if fixable
+                         else ErrorCode.UNRESOLVABLE, self.name, exc.reasons, 0) from None
+        _sdf_stages(state, 0, answer.schedule, answer.warm)
+        state.answers = [answer]
+
+    def fix(self, state: StreamingState, data: ErrorHandlingData) -> str | None:
+        return None
+
+
+class StreamingCheckLevel:
+    """The independent simulator judges every SDF (and the AF edges of a split)."""
+
+    name = "check"
+
+    def run(self, state: StreamingState) -> None:
+        plan = state.plan
+        if state.split is None:
+            sched = state.answers[0].schedule
+            placement = _placement(sched)
+            if not plan.passes:
+                report = check_streaming(plan.work, state.spec, placement, sched.ii,
+                                         sched.delays)
+            else:
+                sdf = {"id": 0, "nodes": plan.work.node_ids, "ii": sched.ii, "start": 0}
+                report = check_split(plan.work, state.spec, placement, [sdf],
+                                     state.af_latency, 1, original=plan.graph)
+            method = "sim.streaming cycle-by-cycle"
+        else:
+            report = check_split(plan.work, state.spec, _split_placement(state.split),
+                                 _split_sections(state.split), state.split.af_latency,
+                                 state.split.batch,
+                                 original=plan.graph if plan.passes else None)
+            method = "sim.streaming phases + AF edges"
+        if not report.ok:
+            raise CheckerRejected(0, report.violations)
+        state.report = report
+        state.stages.append(stage_record("check", 0 if state.split is None else None, method,
+                                         state.started, status="OK", objective=report.cycles,
+                                         fired=report.fired))
+
+    def fix(self, state: StreamingState, data: ErrorHandlingData) -> str | None:
+        return None
+
+
+def streaming_levels() -> list:
+    """The levels of a Streaming Engine run, in order."""
+    return [StreamingCutLevel(), ScheduleLevel(), StreamingCheckLevel()]
+
+
+def _sdf_stages(state: StreamingState, section: int,
+                outcome: StreamingSchedule | SdfUnmapped, warm: list) -> None:
+    """Stage rows of one SDF: each warm start, then each model of the sweep."""
+    for w in warm:
+        method = f"{w.method} sequential placement"
+        if w.schedule is None:
+            state.stages.append(stage_record("warm start", section, method, state.started,
+                                             status="FAILED", note=w.note))
+        else:
+            state.stages.append(stage_record("warm start", section, method, state.started,
+                                             objective=w.schedule.cycles, ii=w.schedule.ii))
+    if isinstance(outcome, SdfUnmapped):
+        state.stages.append(stage_record("modulo placement", section, "II sweep", state.started,
+                                         status="INFEASIBLE"))
+        return
+    for r in outcome.results:
+        state.stages.append(stage_record(
+            "modulo placement", section, f"{r.model_name}", state.started, objective=r.objective,
+            bound=r.bound, status=r.status.name, backend=r.backend, hint=r.hint_status,
+            time_solver=round(r.wall_time, 4)))
+    if outcome.method != "cp-sat" and not outcome.method.startswith("milp"):
+        state.stages.append(stage_record("modulo placement", section, "kept the warm start",
+                                         state.started, objective=outcome.cycles))
+
+
+# ---------------------------------------------------------------------------------------------
+# the run
+# ---------------------------------------------------------------------------------------------
 def map_streaming(graph: Graph, spec: StreamingEngineSpec, options: RunOptions | None = None,
                   progress: Callable[[str], None] | None = None,
-                  af_latency: int = AF_LATENCY) -> Mapping:
+                  af_latency: int | None = None) -> Mapping:
     """Map ``graph`` on a Streaming Engine; raises MappingFailed with a rule-based diagnosis.
+
+    The AF latency is ``options.af_latency`` when given, else the hardware's (``af_latency``
+    here is the same override, kept for callers that pass it apart).
 
     Examples
     --------
     >>> from hardware import load_hardware
     >>> from sim.streaming import distance_graph
     >>> m = map_streaming(distance_graph(), load_hardware("se16"), RunOptions(time_limit=5))
-    >>> m.status, m.ii, m.metrics["cycles"], m.placement["0"]["sdf"]
-    ('mapped', 1, 16, 0)
+    >>> m.status, m.ii, m.metrics["cycles"], m.placement["0"]["sdf"], m.trace
+    ('mapped', 1, 16, 0, [])
     """
     options = options or RunOptions()
-    say = progress or (lambda line: None)
     started = time.perf_counter()
+    af = af_latency or options.af_latency or spec.af_latency
+    state = StreamingState(graph, spec, options.settings("streaming", options.time_limit), af,
+                           progress or (lambda line: None), started)
     mapping = Mapping(graph=graph.name, hardware=spec.name)
     mapping.order = graph.topological_order() if _acyclic(graph) else graph.node_ids
-    mapping.stages.append(stage_record("order", 0, "topological order", started))
-    mapping.metrics = {"nodes": len(graph.nodes), "edges": len(graph.edges)}
+    state.stages.append(stage_record("order", 0, "topological order", started))
     try:
-        problem = problem_from_graph(graph, spec)
-    except StreamingInfeasible as exc:
-        _fail(mapping, exc.reasons, started)
-    bounds = lower_bounds(problem)
-    mapping.metrics = _base_metrics(graph, bounds)
-    reasons = precheck(problem)
-    if any(repair_of(r) is None for r in reasons):
-        _fail(mapping, reasons, started)
-    work, passes = graph, []
-    if any(repair_of(r) == "pass tree" for r in reasons):
-        work, passes = relieve_fan_out(graph, spec)
-        mapping.stages.append(stage_record("pass tree", 0, "relieve fan-out", started,
-                                           objective=len(passes)))
-        say(f"pass tree: {len(passes)} pass instructions")
-    stuck = stuck_recurrences(work, spec, time_limit=min(options.time_limit, 5.0),
-                              seed=options.seed)
-    if stuck:  # proven: neither one SDF nor any split maps it
-        _fail(mapping, stuck, started)
-    single_error = None
-    if not precheck(problem_from_graph(work, spec)):
-        try:
-            sched = _solve(work, spec, options, _warm_start(work, spec, mapping, say), mapping,
-                           say)
-            _record_single(mapping, graph, work, spec, sched, bounds, passes, started)
-            return mapping
-        except StreamingInfeasible as exc:
-            if any(repair_of(r) is None for r in exc.reasons):
-                _fail(mapping, exc.reasons, started)
-            single_error = exc.reasons
-            say(f"one SDF does not map ({exc.reasons[0][:60]}); splitting")
-    split = _solve_split(work, spec, options, mapping, say, started, af_latency, single_error)
-    _record_split(mapping, graph, work, spec, split, bounds, passes, started)
+        run_levels(state, streaming_levels(), options.max_iterations)
+    except Unresolvable as exc:
+        if not state.reasons and state.plan is not None:
+            state.reasons = split_failure(state.plan)     # the iteration cap
+        _fail(mapping, state, state.reasons or [exc.data.message])
+    _record(mapping, state)
     return mapping
 
 
@@ -109,13 +277,17 @@ def _acyclic(graph: Graph) -> bool:
         return False
 
 
-def _base_metrics(graph: Graph, bounds: dict) -> dict:
-    return {"nodes": len(graph.nodes), "edges": len(graph.edges), "ii_lower_bound": bounds["ii"],
-            "res_ii": bounds["res_ii"], "mem_ii": bounds["mem_ii"], "rec_ii": bounds["rec_ii"],
-            "critical_path": bounds["critical_path"]}
+def _base_metrics(graph: Graph, plan: KernelPlan | None) -> dict:
+    metrics = {"nodes": len(graph.nodes), "edges": len(graph.edges)}
+    if plan is None:
+        return metrics
+    bounds = plan.bounds
+    return metrics | {"ii_lower_bound": bounds["ii"], "res_ii": bounds["res_ii"],
+                      "mem_ii": bounds["mem_ii"], "rec_ii": bounds["rec_ii"],
+                      "critical_path": bounds["critical_path"]}
 
 
-def _fail(mapping: Mapping, reasons: list[str], started: float) -> None:
+def _fail(mapping: Mapping, state: StreamingState, reasons: list[str]) -> None:
     mapping.status = "failed"
     proof = sorted({r.split(":")[0] for r in reasons
                     if repair_of(r) is None and not r.startswith("split:")})
@@ -128,93 +300,11 @@ def _fail(mapping: Mapping, reasons: list[str], started: float) -> None:
         tail = (" -- not mapped: pass trees and splits into several SDFs over the asynchronous "
                 "fabric were tried; none mapped every part within the time limit")
     mapping.diagnosis = "; ".join(reasons) + tail
+    mapping.stages, mapping.trace = state.stages, state.trace
+    mapping.metrics = _base_metrics(state.graph, state.plan)
     mapping.metrics["rules"] = sorted({r.split(":")[0] for r in reasons})
-    mapping.metrics["seconds"] = round(time.perf_counter() - started, 3)
+    mapping.metrics["seconds"] = round(time.perf_counter() - state.started, 3)
     raise MappingFailed(mapping)
-
-
-def _warm_start(graph: Graph, spec: StreamingEngineSpec, mapping: Mapping,
-                say: Callable[[str], None], section: int = 0) -> StreamingSchedule | None:
-    found = []
-    for name, run in (("greedy", lambda: greedy_schedule(graph, spec)),
-                      ("random", lambda: random_schedule(graph, spec, seed=0, tries=20))):
-        started = time.perf_counter()
-        try:
-            sched = run()
-        except StreamingInfeasible as exc:
-            mapping.stages.append(stage_record("warm start", section,
-                                               f"{name} sequential placement", started,
-                                               status="FAILED", note=str(exc)))
-            continue
-        found.append(sched)
-        mapping.stages.append(stage_record("warm start", section, f"{name} sequential placement",
-                                           started, objective=sched.cycles, ii=sched.ii))
-        say(f"{name}: II {sched.ii}, {sched.cycles} cycles")
-    return min(found, key=lambda s: (s.ii, s.cycles)) if found else None
-
-
-def _solve(graph: Graph, spec: StreamingEngineSpec, options: RunOptions,
-           warm: StreamingSchedule | None, mapping: Mapping, say: Callable[[str], None],
-           section: int = 0, explain_failure: bool = True) -> StreamingSchedule:
-    """One SDF: the II sweep (raises StreamingInfeasible) with a stage record per model."""
-    started = time.perf_counter()
-    try:
-        if options.backend_for("streaming") == "cp-sat":
-            sched = solve_streaming(graph, spec, time_limit=options.time_limit, seed=options.seed,
-                                    workers=CP_WORKERS, warm=warm, export_dir=options.export_dir,
-                                    progress=say, explain_failure=explain_failure)
-        else:
-            sched = _milp_sweep(graph, spec, options, warm)
-    except StreamingInfeasible:
-        mapping.stages.append(stage_record("modulo placement", section, "II sweep", started,
-                                           status="INFEASIBLE"))
-        raise
-    for r in sched.results:
-        mapping.stages.append(stage_record(
-            "modulo placement", section, f"{r.model_name}", started, objective=r.objective,
-            bound=r.bound, status=r.status.name, backend=r.backend, hint=r.hint_status,
-            time_solver=round(r.wall_time, 4)))
-    if sched.method != "cp-sat" and not sched.method.startswith("milp"):
-        mapping.stages.append(stage_record("modulo placement", section, "kept the warm start",
-                                           started, objective=sched.cycles))
-    return sched
-
-
-def _solve_split(work: Graph, spec: StreamingEngineSpec, options: RunOptions, mapping: Mapping,
-                 say: Callable[[str], None], started: float, af_latency: int,
-                 single_error: list[str] | None) -> SplitSchedule:
-    parts_tried = [0]
-
-    def solve_one(part: Graph) -> StreamingSchedule:
-        parts_tried[0] += 1
-        warm = _warm_start(part, spec, mapping, say, section=parts_tried[0])
-        return _solve(part, spec, options, warm, mapping, say, section=parts_tried[0],
-                      explain_failure=False)
-
-    first = max(2, -(-len(work.nodes) // (spec.tiles * spec.max_ii)))
-    try:
-        return solve_split(work, spec, solve_one, first=first, af_latency=af_latency, say=say)
-    except StreamingInfeasible as exc:
-        _fail(mapping, (single_error or []) + exc.reasons, started)
-
-
-def _milp_sweep(graph: Graph, spec: StreamingEngineSpec, options: RunOptions,
-                warm: StreamingSchedule | None) -> StreamingSchedule:
-    problem = problem_from_graph(graph, spec)
-    results = []
-    for ii in range(lower_bounds(problem)["ii"], spec.max_ii + 1):
-        if options.export_dir:
-            build_milp(problem, ii).write_mps(
-                str(Path(options.export_dir) / f"streaming_{problem.name}_ii{ii}.mps"))
-        result, sched = solve_milp(problem, ii, options.backend_for("streaming"), options.time_limit, options.seed)
-        results.append(result)
-        if sched is not None:
-            sched.results = results
-            return sched
-    if warm is not None:
-        warm.results = results
-        return warm
-    raise StreamingInfeasible([f"no II <= {spec.max_ii} admits a mapping ({options.backend_for('streaming')})"])
 
 
 def _placement(sched: StreamingSchedule) -> dict:
@@ -222,42 +312,36 @@ def _placement(sched: StreamingSchedule) -> dict:
             for n in sched.tile}
 
 
-def _check_single(graph: Graph, work: Graph, spec: StreamingEngineSpec,
-                  sched: StreamingSchedule, passes: list[str]):
-    placement = _placement(sched)
-    if not passes:
-        report = check_streaming(work, spec, placement, sched.ii, sched.delays)
-    else:
-        sdf = {"id": 0, "nodes": work.node_ids, "ii": sched.ii, "start": 0}
-        report = check_split(work, spec, placement, [sdf], AF_LATENCY, 1, original=graph)
-    if not report.ok:
-        raise CheckerRejected(0, report.violations)
-    return report
-
-
-def _record_single(mapping: Mapping, graph: Graph, work: Graph, spec: StreamingEngineSpec,
-                   sched: StreamingSchedule, bounds: dict, passes: list[str],
-                   started: float) -> None:
-    report = _check_single(graph, work, spec, sched, passes)
+def _record(mapping: Mapping, state: StreamingState) -> None:
+    plan = state.plan
     mapping.status = "mapped"
+    mapping.order = plan.work.topological_order()
+    mapping.stages, mapping.trace = state.stages, state.trace
+    mapping.metrics = _base_metrics(state.graph, plan)
+    if state.split is None:
+        _record_single(mapping, state, state.answers[0].schedule)
+    else:
+        _record_split(mapping, state, state.split)
+    mapping.metrics |= {"pass_instructions": len(plan.passes),
+                        "feedback_rounds": len(state.trace),
+                        "seconds": round(time.perf_counter() - state.started, 3)}
+
+
+def _record_single(mapping: Mapping, state: StreamingState, sched: StreamingSchedule) -> None:
+    work, spec, report = state.plan.work, state.spec, state.report
     mapping.ii = sched.ii
-    mapping.order = work.topological_order()
     mapping.placement = {n: p | {"sdf": 0} for n, p in _placement(sched).items()}
     mapping.tiles = spoke_entries(work, spec, sched)
     mapping.memory = _memory(work, sched, spec)
     mapping.sections = [{"id": 0, "kind": "sdf", "nodes": work.node_ids, "ii": sched.ii,
                          "cycles": sched.cycles}]
     mapping.routes = _routes(work, spec, sched)
-    mapping.stages.append(stage_record("check", 0, "sim.streaming cycle-by-cycle", started,
-                                       status="OK", objective=report.cycles,
-                                       fired=report.fired))
     mapping.metrics |= {
         "ii": sched.ii, "cycles": sched.cycles, "cycles_sim": report.cycles,
         "total_cycles_3_iterations": report.total_cycles, "status": sched.status,
         "proven_ii": sched.proven_ii, "method": sched.method, "cycles_bound": sched.bound,
         "delay_entries": sum(sched.delays.values()),
-        "tiles_used": len(set(sched.tile.values())), "sdfs": 1, "af_edges": 0,
-        "pass_instructions": len(passes), "seconds": round(time.perf_counter() - started, 3)}
+        "tiles_used": len(set(sched.tile.values())), "sdfs": 1, "af_edges": 0}
 
 
 def _split_sections(split: SplitSchedule) -> list[dict]:
@@ -266,21 +350,17 @@ def _split_sections(split: SplitSchedule) -> list[dict]:
             for part, sched, start in zip(split.plan.parts, split.schedules, split.starts)]
 
 
-def _record_split(mapping: Mapping, graph: Graph, work: Graph, spec: StreamingEngineSpec,
-                  split: SplitSchedule, bounds: dict, passes: list[str], started: float) -> None:
-    sections = _split_sections(split)
-    placement = {n: p | {"sdf": part.index} for part, sched in zip(split.plan.parts,
-                                                                    split.schedules)
-                 for n, p in _placement(sched).items()}
-    report = check_split(work, spec, placement, sections, split.af_latency, split.batch,
-                         original=graph if passes else None)
-    if not report.ok:
-        raise CheckerRejected(0, report.violations)
-    mapping.status = "mapped"
+def _split_placement(split: SplitSchedule) -> dict:
+    return {n: p | {"sdf": part.index}
+            for part, sched in zip(split.plan.parts, split.schedules)
+            for n, p in _placement(sched).items()}
+
+
+def _record_split(mapping: Mapping, state: StreamingState, split: SplitSchedule) -> None:
+    work, spec = state.plan.work, state.spec
     mapping.ii = max(s.ii for s in split.schedules)
-    mapping.order = work.topological_order()
-    mapping.placement = placement
-    mapping.sections = sections
+    mapping.placement = _split_placement(split)
+    mapping.sections = _split_sections(split)
     mapping.tiles, mapping.memory, mapping.routes = [], {}, []
     for part, sched in zip(split.plan.parts, split.schedules):
         sub = work.subgraph(part.nodes)
@@ -291,20 +371,16 @@ def _record_split(mapping: Mapping, graph: Graph, work: Graph, spec: StreamingEn
     mapping.routes += [{"src": e.src, "dst": e.dst, "via": "af", "latency": split.af_latency,
                         "src_sdf": e.src_sdf, "dst_sdf": e.dst_sdf, "distance": e.distance,
                         "variable": e.variable} for e in split.plan.af_edges]
-    mapping.stages.append(stage_record("check", None, "sim.streaming phases + AF edges",
-                                       started, status="OK", objective=report.cycles,
-                                       fired=report.fired))
     proven = all(s.status == "optimal" for s in split.schedules)
     mapping.metrics |= {
         "ii": mapping.ii, "sdf_ii": [s.ii for s in split.schedules],
         "cycles": split.latency, "batch": split.batch, "batch_cycles": split.batch_cycles,
-        "cycles_sim": report.cycles, "effective_ii": round(split.effective_ii, 3),
+        "cycles_sim": state.report.cycles, "effective_ii": round(split.effective_ii, 3),
         "status": "split, every SDF optimal" if proven else "split",
         "proven_ii": False, "method": "cp-sat per SDF",
         "delay_entries": sum(sum(s.delays.values()) for s in split.schedules),
         "sdfs": len(split.schedules), "af_edges": len(split.plan.af_edges),
-        "af_latency": split.af_latency, "pass_instructions": len(passes),
-        "seconds": round(time.perf_counter() - started, 3)}
+        "af_latency": split.af_latency}
 
 
 def _port(kind: str, src: int, dst: int) -> str:

@@ -7,13 +7,15 @@ Scope
 runs a few iterations of the modulo schedule one clock at a time: at cycle ``c`` every tile's
 spoke counter is at entry ``c mod II`` (one phase for all tiles), the instruction configured
 there fires for iteration ``(c - cycle) / II``, and each operand must be in the tile's input
-latch: produced by its source ``issue + 3`` cycles after issue, moved ``lat`` cycles over the
-synchronous fabric (1 for +-1 tile, 2 for +-2, 0 on the tile's own feedback path), and not yet
+latch: produced by its source ``issue + L`` cycles after issue (``L`` the spec's
+``instruction_latency``: 3 on se16), moved ``lat`` cycles over the synchronous fabric (the
+spec's links: 1 for +-1 tile, 2 for +-2 on se16; 0 on the tile's own feedback path), and not yet
 overwritten by the next iteration's value (II cycles later, extended by II per delay entry).
 
 Every violation is reported with the rule it breaks (the same names as
-:data:`formulations.streaming.model.RULES`, re-derived here independently: this module imports only
-``model`` and ``hardware``):
+:data:`formulations.streaming.problem.RULES`, re-derived here independently: this module
+imports only ``model`` and ``hardware``, and every latency comes from the spec, the AF latency
+from the caller, as the mapping records it):
 
 ``P0 placement`` (each node placed once, tile and slot in range, ``slot == cycle mod II``,
 ``II <= max_ii``), ``A3 slot`` (one instruction per tile and slot), ``M1 memory`` (variables'

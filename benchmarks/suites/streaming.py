@@ -92,7 +92,8 @@ def _run(name: str, fn) -> tuple[Any, float, str | None]:
 def map_one(family: str, arg: Any, time_limit: float = 5.0, evo_limit: float = 5.0,
             seed: int = 0) -> dict[str, Any]:
     """One row: bounds, the three heuristics, the full pass, the simulator's verdicts."""
-    from formulations.streaming.model import StreamingInfeasible, lower_bounds, problem_from_graph
+    from formulations.streaming.problem import (StreamingInfeasible, lower_bounds,
+                                                problem_from_graph)
     from hardware import load_hardware
 
     se = load_hardware("se16")
@@ -114,7 +115,7 @@ def map_one(family: str, arg: Any, time_limit: float = 5.0, evo_limit: float = 5
 
 def _heuristics(graph, se, problem, evo_limit: float, row: dict) -> tuple[list[bool], list[str]]:
     """Greedy, random and evolutionary placements (one SDF only), each checked by the sim."""
-    from formulations.streaming.model import precheck
+    from formulations.streaming.problem import precheck
     from formulations.streaming.env import (evolutionary_schedule, greedy_schedule,
                                             random_schedule)
     from sim.streaming import check_streaming

@@ -15,8 +15,8 @@ Scope
   on the cycle count of every legal mapping at that II: :func:`cycle_bound`. It is never below the
   plain critical path (every cost is ``>= 3``).
 * :func:`issue_windows` -- earliest and latest issue cycle per instruction at one II, from the
-  difference constraints every legal schedule meets: ``3 + cost <= tau[v] + d II - tau[u] <=
-  3 + 2 + II * II - 1`` (H1: at most ``II - 1`` delay entries, so a value waits at most
+  difference constraints every legal schedule meets: ``L + cost <= tau[v] + d II - tau[u] <=
+  L + max link latency + II * II - 1`` (``L`` the instruction latency) (H1: at most ``II - 1`` delay entries, so a value waits at most
   ``II * II - 1`` cycles), and the first issue of each weakly connected part within ``[0, II)``.
   All-pairs shortest paths (Floyd-Warshall on the constraint graph) give the windows; a negative
   cycle proves the II infeasible (R2 recurrence with link latencies).
@@ -28,7 +28,7 @@ Examples
 --------
 >>> from hardware import load_hardware
 >>> from model.graph import Graph, Node, Edge
->>> from formulations.streaming.model import problem_from_graph
+>>> from formulations.streaming.problem import problem_from_graph
 >>> g = Graph("fan", [Node("p")] + [Node(f"c{i}") for i in range(3)],
 ...           [Edge("p", f"c{i}") for i in range(3)])
 >>> p = problem_from_graph(g, load_hardware("se16"))
@@ -38,23 +38,20 @@ Examples
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import networkx as nx
 import numpy as np
 
-if TYPE_CHECKING:  # pragma: no cover
-    from formulations.streaming.model import StreamingProblem
+from formulations.streaming.problem import StreamingProblem
 
 __all__ = ["sibling_costs", "tail_bound", "cycle_bound", "issue_windows", "max_wait"]
 
 
-def sibling_costs(problem: "StreamingProblem", ii: int) -> list[int]:
+def sibling_costs(problem: StreamingProblem, ii: int) -> list[int]:
     """Smallest ``issue(child) - issue(parent)`` of each child, cheapest first (any fan-out).
 
     >>> from hardware import load_hardware
     >>> from model.graph import Graph, Node
-    >>> from formulations.streaming.model import problem_from_graph
+    >>> from formulations.streaming.problem import problem_from_graph
     >>> p = problem_from_graph(Graph("g", [Node("a")], []), load_hardware("se16"))
     >>> sibling_costs(p, 1), sibling_costs(p, 3), sibling_costs(p, 4)
     ([4, 4, 5, 5], [4, 4, 4, 5, 5], [3, 4, 4, 5, 5])
@@ -71,7 +68,7 @@ def sibling_costs(problem: "StreamingProblem", ii: int) -> list[int]:
     return sorted(costs)
 
 
-def _same_iteration_children(problem: "StreamingProblem") -> list[list[int]]:
+def _same_iteration_children(problem: StreamingProblem) -> list[list[int]]:
     kids = [set() for _ in range(problem.n)]
     for u, v, d in problem.edges:
         if d == 0 and u != v:
@@ -79,19 +76,19 @@ def _same_iteration_children(problem: "StreamingProblem") -> list[list[int]]:
     return [sorted(k) for k in kids]
 
 
-def _topological(problem: "StreamingProblem") -> list[int]:
+def _topological(problem: StreamingProblem) -> list[int]:
     g = nx.DiGraph()
     g.add_nodes_from(range(problem.n))
     g.add_edges_from((u, v) for u, v, d in problem.edges if d == 0 and u != v)
     return list(nx.lexicographical_topological_sort(g))
 
 
-def tail_bound(problem: "StreamingProblem", ii: int) -> list[int]:
+def tail_bound(problem: StreamingProblem, ii: int) -> list[int]:
     """Fewest cycles from each instruction's issue to the end of the iteration (see module).
 
     >>> from hardware import load_hardware
     >>> from model.graph import Graph, Node, Edge
-    >>> from formulations.streaming.model import problem_from_graph
+    >>> from formulations.streaming.problem import problem_from_graph
     >>> g = Graph("c", [Node("a"), Node("b"), Node("c")], [Edge("a", "b"), Edge("b", "c")])
     >>> tail_bound(problem_from_graph(g, load_hardware("se16")), 2)
     [9, 6, 3]
@@ -107,7 +104,7 @@ def tail_bound(problem: "StreamingProblem", ii: int) -> list[int]:
     return tail
 
 
-def cycle_bound(problem: "StreamingProblem", ii: int) -> int:
+def cycle_bound(problem: StreamingProblem, ii: int) -> int:
     """A lower bound on the cycle count of any legal mapping at ``ii`` (see the module)."""
     return max(tail_bound(problem, ii), default=0)
 
@@ -117,7 +114,7 @@ def max_wait(ii: int) -> int:
     return ii * ii - 1
 
 
-def issue_windows(problem: "StreamingProblem", ii: int, horizon: int | None = None,
+def issue_windows(problem: StreamingProblem, ii: int, horizon: int | None = None,
                   holds: bool = True) -> tuple[list[int], list[int]] | None:
     """Earliest and latest issue cycle per instruction at ``ii``; None if ``ii`` is infeasible.
 
@@ -127,7 +124,7 @@ def issue_windows(problem: "StreamingProblem", ii: int, horizon: int | None = No
 
     >>> from hardware import load_hardware
     >>> from model.graph import Graph, Node, Edge
-    >>> from formulations.streaming.model import problem_from_graph
+    >>> from formulations.streaming.problem import problem_from_graph
     >>> g = Graph("c", [Node("a"), Node("b")], [Edge("a", "b")])
     >>> issue_windows(problem_from_graph(g, load_hardware("se16")), 2)
     ([0, 3], [1, 9])

@@ -18,13 +18,11 @@ Scope
   from the lower bound up; the first II that completes wins.
 * :func:`evolutionary_schedule` -- the paper's promised comparator: a (mu + lambda) search over
   genomes that pick the r-th best legal action at each step (genome 0 is greedy).
-* :func:`exhaustive_schedule` -- branch and bound over (tile, issue cycle) for graphs of up to 8
-  nodes: the test oracle (smallest II, then fewest cycles).
 
 Caveats: the environment (and so every heuristic here) issues each instruction at the
 earliest cycle of the chosen slot, which is not always optimal (waiting can save delay
-entries); the oracle and the CP-SAT model do not have that restriction. The oracle bounds the
-issue cycles by the greedy answer (or a generous horizon when greedy fails at that II).
+entries); the CP-SAT model (and the exhaustive test oracle in ``tests/``) do not have that
+restriction. Every latency comes from the spec (through the problem).
 
 Examples
 --------
@@ -45,24 +43,23 @@ from typing import Callable
 import networkx as nx
 import numpy as np
 
-from formulations.streaming.model import (StreamingInfeasible, StreamingProblem, StreamingSchedule,
-                                    _asap_and_tail, delays_needed, lower_bounds, precheck,
-                                    problem_from_graph, schedule_from_lists)
+from formulations.streaming.problem import (StreamingInfeasible, StreamingProblem,
+                                            StreamingSchedule, asap_and_tail, delays_needed,
+                                            lower_bounds, precheck, problem_from_graph,
+                                            schedule_from_lists)
 from hardware import StreamingEngineSpec
 from model.graph import Graph
 
-__all__ = ["StreamingEnv", "greedy_policy", "random_policy", "run_policy", "greedy_schedule",
-           "random_schedule", "evolutionary_schedule", "exhaustive_schedule", "LAMBDA",
-           "ORACLE_MAX_NODES"]
+__all__ = ["StreamingEnv", "Candidate", "Policy", "greedy_policy", "random_policy",
+           "run_policy", "greedy_schedule", "random_schedule", "greedy_or_none",
+           "evolutionary_schedule", "LAMBDA"]
 
 #: Penalty of a dead end (the paper's lambda, value not given).
 LAMBDA = 1000.0
-#: Largest graph the exhaustive oracle accepts.
-ORACLE_MAX_NODES = 8
 
 
 @dataclass
-class _Candidate:
+class Candidate:
     tile: int
     slot: int
     tau: int
@@ -102,10 +99,11 @@ class StreamingEnv:
             self._in[v].append((u, d))
             self._out[u].append((v, d))
         self._parents = [[u for u, _ in self._in[v] if u != v] for v in range(self.problem.n)]
-        asap, tail = _asap_and_tail(self.problem)
-        critical = max((a + 3 for a in asap), default=0)
+        asap, tail = asap_and_tail(self.problem)
+        L = self.problem.op_latency
+        critical = max((a + L for a in asap), default=0)
         # sources issue as late as the critical path allows, so reconvergent operands line up
-        self._release = [critical - 3 - tail[v] if not any(d == 0 for _, d in self._in[v]) else 0
+        self._release = [critical - L - tail[v] if not any(d == 0 for _, d in self._in[v]) else 0
                          for v in range(self.problem.n)]
         self.reset()
 
@@ -137,8 +135,9 @@ class StreamingEnv:
             raise ValueError(f"action {action} is masked out")
         v = self.current
         self._place(v, cand)
-        parents_ready = [self.tau[u] + 3 for u, d in self._in[v] if d == 0 and u != v]
-        reward = -float(cand.tau + 3 - max(parents_ready, default=0))
+        L = self.problem.op_latency
+        parents_ready = [self.tau[u] + L for u, d in self._in[v] if d == 0 and u != v]
+        reward = -float(cand.tau + L - max(parents_ready, default=0))
         self.step_index += 1
         self._candidates = self._legal() if not self.done else {}
         terminated = self.done or not self._candidates
@@ -160,7 +159,7 @@ class StreamingEnv:
     def complete(self) -> bool:
         return self.step_index >= len(self.order) and not self.failed
 
-    def candidates(self) -> dict[int, _Candidate]:
+    def candidates(self) -> dict[int, Candidate]:
         """Legal actions of the current node, with the issue cycle each implies."""
         return self._candidates
 
@@ -178,7 +177,7 @@ class StreamingEnv:
     def _obs(self) -> np.ndarray:
         obs = -np.ones(self.n_actions + 1, dtype=np.int64)
         for (t, s), v in self.occupied.items():
-            obs[t * self.spec.max_ii + s] = self.tau[v] + 3
+            obs[t * self.spec.max_ii + s] = self.tau[v] + self.problem.op_latency
         obs[-1] = self.current if not self.done else -1
         return obs
 
@@ -186,7 +185,7 @@ class StreamingEnv:
         return {"mask": self.mask(), "node": None if self.done else self.problem.names[self.current]}
 
     # -- legality ------------------------------------------------------------------------------
-    def _place(self, v: int, cand: _Candidate) -> None:
+    def _place(self, v: int, cand: Candidate) -> None:
         p = self.problem
         self.tile[v], self.tau[v] = cand.tile, cand.tau
         self.occupied[(cand.tile, cand.slot)] = v
@@ -200,7 +199,7 @@ class StreamingEnv:
         else:
             self.reserved[cand.tile] -= 1
 
-    def _legal(self) -> dict[int, _Candidate]:
+    def _legal(self) -> dict[int, Candidate]:
         if self.done:
             return {}
         v = self.current
@@ -228,15 +227,16 @@ class StreamingEnv:
         return [t for t in tiles if t not in banned
                 and all(abs(t - o) <= p.reach and (t - o) in p.latency for o in near)]
 
-    def _timed(self, v: int, t: int, s: int) -> _Candidate | None:
+    def _timed(self, v: int, t: int, s: int) -> Candidate | None:
         p, ii = self.problem, self.ii
+        L = p.op_latency
         lo, hi = self._release[v], None
         for u, d in self._in[v]:
             if u != v and self.tau[u] >= 0:
-                lo = max(lo, self.tau[u] + 3 + p.latency[t - self.tile[u]] - d * ii)
+                lo = max(lo, self.tau[u] + L + p.latency[t - self.tile[u]] - d * ii)
         for w, d in self._out[v]:
             if w != v and self.tau[w] >= 0:
-                bound = self.tau[w] + d * ii - 3 - p.latency[self.tile[w] - t]
+                bound = self.tau[w] + d * ii - L - p.latency[self.tile[w] - t]
                 hi = bound if hi is None else min(hi, bound)
         tau = lo + (s - lo) % ii
         if hi is not None and tau > hi:
@@ -244,19 +244,20 @@ class StreamingEnv:
         delays = self._delays(v, t, tau)
         if delays is None:
             return None
-        return _Candidate(t, s, tau, delays)
+        return Candidate(t, s, tau, delays)
 
     def _delays(self, v: int, t: int, tau: int) -> dict[int, int] | None:
         p, ii = self.problem, self.ii
+        L = p.op_latency
         add: dict[int, int] = {t: 0}
         for u, d in self._in[v]:
             if u == v:
-                add[t] += delays_needed(d * ii - 3, ii)
+                add[t] += delays_needed(d * ii - L, ii)
             elif self.tau[u] >= 0:
-                add[t] += delays_needed(tau + d * ii - self.tau[u] - 3 - p.latency[t - self.tile[u]], ii)
+                add[t] += delays_needed(tau + d * ii - self.tau[u] - L - p.latency[t - self.tile[u]], ii)
         for w, d in self._out[v]:
             if w != v and self.tau[w] >= 0:
-                hold = self.tau[w] + d * ii - tau - 3 - p.latency[self.tile[w] - t]
+                hold = self.tau[w] + d * ii - tau - L - p.latency[self.tile[w] - t]
                 add[self.tile[w]] = add.get(self.tile[w], 0) + delays_needed(hold, ii)
         own_reservation = self._reservation_after(v, t)
         for tile, extra in add.items():
@@ -284,7 +285,7 @@ class StreamingEnv:
 Policy = Callable[[StreamingEnv], int]
 
 
-def _greedy_key(env: StreamingEnv, action: int, cand: _Candidate) -> tuple:
+def _greedy_key(env: StreamingEnv, action: int, cand: Candidate) -> tuple:
     v = env.current
     near = [env.tile[u] for u in env._parents[v] if env.tile[u] >= 0]
     centre = sum(near) / len(near) if near else env.spec.tiles / 2 - 0.5
@@ -411,169 +412,8 @@ def _mutate(rng: random.Random, genome: list[int]) -> list[int]:
 
 
 def greedy_or_none(graph: Graph, spec: StreamingEngineSpec) -> StreamingSchedule | None:
+    """The greedy schedule, or None when every II dead-ends."""
     try:
         return greedy_schedule(graph, spec)
     except StreamingInfeasible:
         return None
-
-
-# ---------------------------------------------------------------------------------------------
-# the exhaustive oracle
-# ---------------------------------------------------------------------------------------------
-def exhaustive_schedule(graph: Graph, spec: StreamingEngineSpec,
-                        max_nodes: int = ORACLE_MAX_NODES) -> StreamingSchedule:
-    """Smallest II, then fewest cycles, by exhaustive branch and bound (graphs <= 8 nodes).
-
-    Nodes are visited in breadth-first order over the undirected graph, so that every node
-    after the first of its component has a placed neighbour (at most ``2 * reach + 1`` tiles);
-    solutions are canonical up to translation (smallest tile 0) on a connected graph. Raises
-    :class:`StreamingInfeasible` when no II admits a mapping within the issue-cycle horizon.
-
-    Examples
-    --------
-    >>> from hardware import load_hardware
-    >>> from model.graph import Graph, Node, Edge
-    >>> g = Graph("g", [Node("a"), Node("b"), Node("c")], [Edge("a", "b"), Edge("a", "c")])
-    >>> s = exhaustive_schedule(g, load_hardware("se16"))
-    >>> s.ii, s.cycles
-    (1, 7)
-    """
-    problem = problem_from_graph(graph, spec)
-    if problem.n > max_nodes:
-        raise ValueError(f"the exhaustive oracle takes at most {max_nodes} nodes, got {problem.n}")
-    reasons = precheck(problem)
-    if reasons:
-        raise StreamingInfeasible(reasons)
-    started = time.perf_counter()
-    for ii in range(lower_bounds(problem)["ii"], spec.max_ii + 1):
-        found = _BranchAndBound(problem, ii).run()
-        if found is not None:
-            sched = schedule_from_lists(problem, ii, *found, method="exhaustive",
-                                        status="optimal", proven_ii=True)
-            sched.seconds = time.perf_counter() - started
-            return sched
-    raise StreamingInfeasible([f"exhaustive: no mapping up to II {spec.max_ii}"])
-
-
-class _BranchAndBound:
-    def __init__(self, problem: StreamingProblem, ii: int):
-        self.p, self.ii = problem, ii
-        self.asap, self.tail = _asap_and_tail(problem)
-        und = nx.Graph()
-        und.add_nodes_from(range(problem.n))
-        und.add_edges_from((u, v) for u, v, _ in problem.edges if u != v)
-        self.connected = nx.is_connected(und) if problem.n else True
-        self.order = []
-        for comp_start in range(problem.n):
-            if comp_start not in self.order:
-                self.order += [x for x in nx.bfs_tree(und, comp_start) if x not in self.order]
-        self.edges_of = [[] for _ in range(problem.n)]
-        for u, v, d in problem.edges:
-            self.edges_of[u].append((u, v, d))
-            if u != v:
-                self.edges_of[v].append((u, v, d))
-        lat = max(problem.latency.values())
-        self.best = (3 + lat + ii) * (problem.n + 1) + 3
-        self.answer = None
-        self.tile = [-1] * problem.n
-        self.tau = [-1] * problem.n
-        self.load = [0] * problem.tiles
-        self.occupied: set[tuple[int, int]] = set()
-
-    def run(self):
-        self._dfs(0)
-        return self.answer
-
-    def _dfs(self, depth: int) -> None:
-        if depth == self.p.n:
-            span = max(self.tau) + 3
-            if (not self.connected or min(self.tile) == 0) and span < self.best:
-                self.best, self.answer = span, (list(self.tile), list(self.tau))
-            return
-        v = self.order[depth]
-        if self.connected and depth:
-            lowest = min(t for t in self.tile if t >= 0)
-            if lowest - self.p.reach * (self.p.n - depth) > 0:
-                return
-        for t in self._tiles(v):
-            lo, hi = self._window(v, t)
-            for tau in range(lo, hi + 1):
-                if (t, tau % self.ii) in self.occupied:
-                    continue
-                added = self._delay_load(v, t, tau)
-                if added is None:
-                    continue
-                self._set(v, t, tau, added, +1)
-                self._dfs(depth + 1)
-                self._set(v, t, tau, added, -1)
-
-    def _set(self, v: int, t: int, tau: int, added: dict[int, int], sign: int) -> None:
-        key = (t, tau % self.ii)
-        if sign > 0:
-            self.tile[v], self.tau[v] = t, tau
-            self.occupied.add(key)
-        else:
-            self.tile[v], self.tau[v] = -1, -1
-            self.occupied.discard(key)
-        self.load[t] += sign
-        for tile, c in added.items():
-            self.load[tile] += sign * c
-
-    def _tiles(self, v: int) -> list[int]:
-        p = self.p
-        out = []
-        mates = [w for w in p.components[p.component[v]] if w != v and self.tile[w] >= 0]
-        for t in range(p.tiles):
-            if mates and t != self.tile[mates[0]]:
-                continue
-            if v in p.starts and any(self.tile[s] == t for s in p.starts if s != v):
-                continue
-            if any(self.tile[w] == t for u in range(p.n) if v in p.children[u]
-                   for w in p.children[u] if w != v):
-                continue
-            if all((t - self.tile[o]) in p.latency for e in self.edges_of[v]
-                   for o in (e[0], e[1]) if o != v and self.tile[o] >= 0):
-                out.append(t)
-        return out
-
-    def _window(self, v: int, t: int) -> tuple[int, int]:
-        p, ii = self.p, self.ii
-        lo, hi = self.asap[v], self.best - 1 - 3 - self.tail[v]
-        for u, w, d in self.edges_of[v]:
-            if u == w:
-                continue
-            if w == v and self.tau[u] >= 0:
-                lo = max(lo, self.tau[u] + 3 + p.latency[t - self.tile[u]] - d * ii)
-            if u == v and self.tau[w] >= 0:
-                hi = min(hi, self.tau[w] + d * ii - 3 - p.latency[self.tile[w] - t])
-        return lo, hi
-
-    def _delay_load(self, v: int, t: int, tau: int) -> dict[int, int] | None:
-        p, ii = self.p, self.ii
-        added: dict[int, int] = {}
-        for u, w, d in self.edges_of[v]:
-            if u == w:
-                hold, into = d * ii - 3, t
-            elif w == v and self.tau[u] >= 0:
-                hold, into = tau + d * ii - self.tau[u] - 3 - p.latency[t - self.tile[u]], t
-            elif u == v and self.tau[w] >= 0:
-                hold, into = self.tau[w] + d * ii - tau - 3 - p.latency[self.tile[w] - t], self.tile[w]
-            else:
-                continue
-            if delays_needed(hold, ii):
-                added[into] = added.get(into, 0) + delays_needed(hold, ii)
-        for tile in set(added) | {t}:
-            pending = self._pending(tile, v)
-            if self.load[tile] + added.get(tile, 0) + (tile == t) + pending > ii:
-                return None
-        return added
-
-    def _pending(self, tile: int, v: int) -> int:
-        """Unplaced members of memory components already anchored on ``tile`` (not ``v``)."""
-        p = self.p
-        count = 0
-        for members in p.components:
-            placed = [w for w in members if self.tile[w] >= 0]
-            if placed and self.tile[placed[0]] == tile:
-                count += sum(1 for w in members if self.tile[w] < 0 and w != v)
-        return count

@@ -2,7 +2,7 @@
 
 Scope
 -----
-The one-SDF model (:mod:`formulations.streaming.model`) decides tiles, slots and issue cycles together.
+The one-SDF CP model (:mod:`formulations.streaming.model`) decides tiles, slots and issue cycles together.
 Its hardest part is often the layout alone: putting the instructions on a line of tiles with
 every operand within reach. :func:`build_layout_model` keeps only the rules about tiles, as a
 pure Boolean model (``on[c][t]``: memory component ``c`` on tile ``t``) that CP-SAT's clause
@@ -22,7 +22,7 @@ Examples
 --------
 >>> from hardware import load_hardware
 >>> from model.graph import Graph, Node, Edge
->>> from formulations.streaming.model import problem_from_graph
+>>> from formulations.streaming.problem import problem_from_graph
 >>> star = Graph("star", [Node("p")] + [Node(f"c{i}") for i in range(5)],
 ...              [Edge("p", f"c{i}") for i in range(5)])
 >>> p = problem_from_graph(star, load_hardware("se16"))
@@ -32,19 +32,16 @@ Examples
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ortools.sat.python import cp_model
 
 from formulations.solver import SolveResult, SolveStatus
-
-if TYPE_CHECKING:  # pragma: no cover
-    from formulations.streaming.model import StreamingProblem
+from formulations.streaming.model import solve_model  # its CP-SAT parameters: 2-5x faster here
+from formulations.streaming.problem import StreamingProblem
 
 __all__ = ["build_layout_model", "add_layout_rules", "solve_layout", "layout_refutes"]
 
 
-def build_layout_model(problem: "StreamingProblem", ii: int) -> tuple[cp_model.CpModel, list]:
+def build_layout_model(problem: StreamingProblem, ii: int) -> tuple[cp_model.CpModel, list]:
     """The Boolean layout model at ``ii`` and its ``on[c][t]`` literals."""
     model = cp_model.CpModel()
     model.name = f"{problem.name}_layout_ii{ii}"
@@ -59,7 +56,7 @@ def build_layout_model(problem: "StreamingProblem", ii: int) -> tuple[cp_model.C
     return model, on
 
 
-def add_layout_rules(model: cp_model.CpModel, problem: "StreamingProblem", on: list,
+def add_layout_rules(model: cp_model.CpModel, problem: StreamingProblem, on: list,
                      ii: int) -> None:
     """The layout rules over ``on[c][t]`` (not added to the full model: measured, the
     redundant literals slow its search down by 1.2-1.6x)."""
@@ -75,7 +72,7 @@ def add_layout_rules(model: cp_model.CpModel, problem: "StreamingProblem", on: l
             model.add_at_most_one([on[comp[i]][t] for i in group])
 
 
-def _reach(model: cp_model.CpModel, problem: "StreamingProblem", on: list) -> None:
+def _reach(model: cp_model.CpModel, problem: StreamingProblem, on: list) -> None:
     """R1 as clauses: a component's neighbour sits within reach of it."""
     tiles, comp, reach = problem.tiles, problem.component, problem.reach
     pairs = sorted({(comp[u], comp[v]) for u, v, _ in problem.edges if comp[u] != comp[v]})
@@ -86,11 +83,9 @@ def _reach(model: cp_model.CpModel, problem: "StreamingProblem", on: list) -> No
             model.add_bool_or([on[a][s] for s in window] + [on[b][t].Not()])
 
 
-def solve_layout(problem: "StreamingProblem", ii: int, time_limit: float = 5.0,
+def solve_layout(problem: StreamingProblem, ii: int, time_limit: float = 5.0,
                  seed: int = 0) -> tuple[SolveResult, list[int] | None]:
     """Solve the layout model; the result and a tile per instruction (None without one)."""
-    from formulations.streaming.model import solve_model  # its CP-SAT parameters: 2-5x faster here
-
     model, on = build_layout_model(problem, ii)
     result = solve_model(model, time_limit=time_limit, seed=seed,
                          variables={lit.name: lit for row in on for lit in row})
@@ -100,7 +95,7 @@ def solve_layout(problem: "StreamingProblem", ii: int, time_limit: float = 5.0,
     return result, [comp_tile[problem.component[i]] for i in range(problem.n)]
 
 
-def layout_refutes(problem: "StreamingProblem", ii: int, time_limit: float = 5.0,
+def layout_refutes(problem: StreamingProblem, ii: int, time_limit: float = 5.0,
                    seed: int = 0) -> bool:
     """True when the layout relaxation is proven INFEASIBLE at ``ii`` (so is the full model)."""
     result, _ = solve_layout(problem, ii, time_limit, seed)

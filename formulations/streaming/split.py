@@ -3,14 +3,15 @@
 Scope
 -----
 Two graph transformations that keep a kernel's meaning and make it fit the Streaming Engine
-(source 004), each followed by the ordinary one-SDF model (:mod:`formulations.streaming.model`) per part:
+(source 004), each followed by the ordinary one-SDF sweep per part (:mod:`formulations.streaming.kernel`
+decides when and schedules the parts):
 
 * :func:`relieve_fan_out` -- **pass trees** for ``R1 reach`` / ``S1 siblings``. A value feeding
   more consumers than fit within reach (``2 * reach + 1 = 5`` distinct tiles on se16), or feeding
   two siblings that share a tile-memory variable, is re-sent by ``pass`` instructions: the
   producer keeps ``fan_out - 1`` consumers and feeds one pass instruction, which takes the rest
-  (recursively). A pass instruction is modelled like any other (it takes a slot and adds 3
-  cycles: DESIGN.md, routing through tiles "if modelled the same way").
+  (recursively). A pass instruction is modelled like any other (it takes a slot and adds the
+  instruction latency: DESIGN.md, routing through tiles "if modelled the same way").
 * :func:`split_into_sdfs` -- **several SDFs joined over the asynchronous fabric (AF)** for
   ``A4 slots`` (more than ``tiles x max_ii`` instructions), ``B1 starts`` (more than ``tiles``
   SDF starts) or a part the one-SDF model cannot map. The partition is a sound heuristic: units
@@ -27,7 +28,7 @@ Two graph transformations that keep a kernel's meaning and make it fit the Strea
 Execution model of a split kernel (our decision; the paper has none): the SDFs **share the 16
 tiles in time**. They run one after another as phases, each over a batch of ``B`` iterations at
 its own II; phase ``p + 1`` starts when phase ``p`` has finished and its AF writes have landed
-(``af_latency`` cycles, a configurable assumption, digest §9). Splitting the tiles in space
+(``af_latency`` cycles: the hardware description's ``af_latency``, an assumption, digest §9). Splitting the tiles in space
 instead would not relieve ``A4 slots`` (the parts would still share 96 slots). The batch is
 limited by the consumer tiles' memories (``B`` values per AF variable). Because every AF edge
 goes from an earlier phase to a later one, a loop-carried AF edge reads a value of an earlier
@@ -60,16 +61,17 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
+from formulations.solver import SolveStatus
+from formulations.streaming.model import build_cp_model, solve_model
+from formulations.streaming.problem import (RULES, StreamingProblem, StreamingSchedule,
+                                            lower_bounds, problem_from_graph)
 from hardware import StreamingEngineSpec
 from model.graph import Edge, Graph, Node
 
-__all__ = ["AF_LATENCY", "PASS_OP", "AfEdge", "SdfPart", "SplitPlan", "SplitSchedule",
-           "relieve_fan_out", "solve_split", "repair_of", "phase_starts", "batch_size",
-           "part_graph", "stuck_recurrences",
-           "split_into_sdfs", "af_variable", "max_fan_out"]
+__all__ = ["PASS_OP", "AfEdge", "SdfPart", "SplitPlan", "SplitSchedule", "relieve_fan_out",
+           "repair_of", "phase_end", "phase_starts", "batch_size", "part_graph",
+           "stuck_recurrences", "split_into_sdfs", "af_variable", "max_fan_out"]
 
-#: Cycles of one AF data transfer (assumed: the AF's latency is non-deterministic, digest §9).
-AF_LATENCY = 16
 #: The op of an inserted pass (copy) instruction.
 PASS_OP = "pass"
 
@@ -356,7 +358,7 @@ class SplitSchedule:
     each phase runs, the phase start cycles for that batch and the AF latency assumed."""
 
     plan: SplitPlan
-    schedules: list
+    schedules: list[StreamingSchedule]
     batch: int
     starts: list[int]
     af_latency: int
@@ -379,12 +381,13 @@ class SplitSchedule:
         return self.batch_cycles / self.batch
 
 
-def phase_end(schedule, start: int, batch: int) -> int:
+def phase_end(schedule: StreamingSchedule, start: int, batch: int) -> int:
     """Cycle at which a phase's last result of the batch is ready."""
     return start + schedule.cycles + (batch - 1) * schedule.ii
 
 
-def phase_starts(plan: SplitPlan, schedules: list, batch: int, af_latency: int) -> list[int]:
+def phase_starts(plan: SplitPlan, schedules: list[StreamingSchedule], batch: int,
+                 af_latency: int) -> list[int]:
     """Start cycle of each phase: after the previous phase ends and after every AF value of the
     batch it reads has landed (ready + ``af_latency``) by the time its consumer issues."""
     starts: list[int] = []
@@ -398,13 +401,14 @@ def phase_starts(plan: SplitPlan, schedules: list, batch: int, af_latency: int) 
                 if j < e.distance or j >= batch:
                     continue  # earlier iterations' values come from the previous batch
                 arrival = (starts[e.src_sdf] + src.cycle[e.src] + (j - e.distance) * src.ii
-                           + 3 + af_latency)
+                           + src.op_latency + af_latency)
                 start = max(start, arrival - sched.cycle[e.dst] - j * sched.ii)
         starts.append(start)
     return starts
 
 
-def batch_size(plan: SplitPlan, schedules: list, spec: StreamingEngineSpec) -> int:
+def batch_size(plan: SplitPlan, schedules: list[StreamingSchedule], spec: StreamingEngineSpec
+               ) -> int:
     """Iterations per phase: each AF variable buffers a batch (plus its distance) in the
     consumer tile's memories, next to the tile's other variables; at most ``memory_depth``."""
     capacity = spec.memories_per_tile * spec.memory_depth
@@ -425,46 +429,6 @@ def batch_size(plan: SplitPlan, schedules: list, spec: StreamingEngineSpec) -> i
     return max(best, 0)
 
 
-def solve_split(graph: Graph, spec: StreamingEngineSpec, solve_one, first: int = 2,
-                most: int = 8, af_latency: int = AF_LATENCY,
-                say=lambda line: None) -> SplitSchedule:
-    """Split into ``first``, ``first + 1``, ... parts until every part maps.
-
-    ``solve_one(part_graph) -> StreamingSchedule`` maps one SDF (raising
-    :class:`~formulations.streaming.model.StreamingInfeasible`); a part whose reasons no split can
-    fix stops the search. Raises ``StreamingInfeasible`` when ``most`` parts do not map.
-    """
-    from formulations.streaming.model import SPLIT_PROOF_RULES, StreamingInfeasible
-
-    solved: dict[tuple, object] = {}
-    last: list[str] = []
-    tried: set[tuple] = set()
-    for count in range(max(first, 1), most + 1):
-        try:
-            plan = split_into_sdfs(graph, spec, parts=count)
-        except ValueError as exc:
-            last = [f"A4 slots: {exc}"]
-            continue
-        key = tuple(tuple(p.nodes) for p in plan.parts)
-        if key in tried:
-            continue  # a smaller cap gave the same partition
-        tried.add(key)
-        schedules = _solve_parts(plan, solve_one, solved, say)
-        if isinstance(schedules, StreamingInfeasible):
-            last = schedules.reasons
-            if any(r.split(":")[0] in SPLIT_PROOF_RULES for r in last):
-                raise schedules
-            continue
-        batch = batch_size(plan, schedules, spec)
-        if batch < 1:
-            last = ["M2 capacity: the AF buffers of one iteration do not fit a tile's memories"]
-            continue
-        return SplitSchedule(plan, schedules, batch,
-                             phase_starts(plan, schedules, batch, af_latency), af_latency)
-    raise StreamingInfeasible([f"split: no partition into {first}..{most} SDFs maps every part"]
-                              + last)
-
-
 def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, time_limit: float = 5.0,
                       seed: int = 0) -> list[str]:
     """Recurrences no split can map: ``R2 recurrence`` reasons, one per such recurrence.
@@ -477,8 +441,6 @@ def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, time_limit: float
     names the recurrence's instructions and the rules without which it would map (each
     relaxation solved in at most ``time_limit`` seconds).
     """
-    from formulations.streaming.model import RULES, lower_bounds, problem_from_graph
-
     cycles = nx.DiGraph()
     cycles.add_edges_from((e.src, e.dst) for e in graph.edges if e.src != e.dst)
     position = {n: i for i, n in enumerate(graph.node_ids)}
@@ -507,38 +469,15 @@ def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, time_limit: float
     return reasons
 
 
-def _mappable(problem, ii: int, families: set[str], time_limit: float, seed: int
-              ) -> bool | None:
+def _mappable(problem: StreamingProblem, ii: int, families: set[str], time_limit: float,
+              seed: int) -> bool | None:
     """Whether the model with only ``families`` has a mapping at ``ii`` (None: unknown)."""
-    from formulations.streaming.model import build_cp_model, solve_model
-    from formulations.solver import SolveStatus
-
     model, _ = build_cp_model(problem, ii, families=families)
     model.clear_objective()
     result = solve_model(model, time_limit=time_limit, seed=seed)
     if result.status is SolveStatus.INFEASIBLE:
         return False
     return True if result.has_solution else None
-
-
-def _solve_parts(plan: SplitPlan, solve_one, solved: dict, say):
-    from formulations.streaming.model import StreamingInfeasible
-
-    schedules = []
-    for part in plan.parts:
-        key = tuple(sorted(part.graph.node_ids)) + tuple(sorted(
-            v for n in part.graph.nodes for v in n.mem_vars))
-        if key not in solved:
-            try:
-                solved[key] = solve_one(part.graph)
-                say(f"SDF {part.index} ({len(part.nodes)} instructions): II "
-                    f"{solved[key].ii}, {solved[key].cycles} cycles")
-            except StreamingInfeasible as exc:
-                solved[key] = exc
-        if isinstance(solved[key], StreamingInfeasible):
-            return solved[key]
-        schedules.append(solved[key])
-    return schedules
 
 
 def repair_of(reason: str) -> str | None:

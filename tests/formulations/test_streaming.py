@@ -3,16 +3,22 @@
 import pytest
 
 from benchmarks.se_generators import ifft_graph, se_random_dag
-from formulations.solver import solve_model_file
-from formulations.streaming.model import (StreamingInfeasible, build_milp, delays_needed, explain,
-                                    lower_bounds, precheck, problem_from_graph, solve_milp,
-                                    solve_streaming)
-from formulations.streaming.env import exhaustive_schedule
+from formulations.solver import SolveSettings, solve_model_file
+from formulations.streaming.milp import build_milp, solve_milp
+from formulations.streaming.problem import (StreamingInfeasible, delays_needed, lower_bounds,
+                                            precheck, problem_from_graph)
+from formulations.streaming.sweep import explain, sweep_ii
 from hardware import load_hardware
 from model.graph import Edge, Graph, Node
 from sim.streaming import check_streaming, distance_graph
 
 SE = load_hardware("se16")
+
+
+def solve_streaming(graph, spec, time_limit=10.0, workers=1, warm=None, explain_failure=True):
+    """The one-SDF II sweep of ``graph`` (its problem built here)."""
+    return sweep_ii(problem_from_graph(graph, spec), SolveSettings(time_limit=time_limit), warm,
+                    workers, explain_failure=explain_failure)
 
 
 def _check(graph, sched):
@@ -164,8 +170,8 @@ def test_milp_matches_cp_and_mps_round_trip(tmp_path):
 @pytest.mark.parametrize("graph", [se_random_dag(8, seed=1), se_random_dag(6, seed=2),
                                    se_random_dag(5, seed=3), distance_graph()],
                          ids=lambda g: g.name)
-def test_oracle_agreement(graph):
-    oracle = exhaustive_schedule(graph, SE)
+def test_oracle_agreement(graph, streaming_oracle):
+    oracle = streaming_oracle.exhaustive_schedule(graph, SE)
     _check(graph, oracle)
     cp = _solve(graph)
     assert (cp.ii, cp.cycles) == (oracle.ii, oracle.cycles)

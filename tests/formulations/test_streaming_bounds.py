@@ -3,16 +3,22 @@
 import pytest
 
 from benchmarks.se_generators import se_random_dag
-from formulations.streaming.model import (holds_fit, lower_bounds, problem_from_graph, relax_holds,
-                                    solve_at_ii, solve_streaming)
+from formulations.solver import SolveSettings
+from formulations.streaming.problem import holds_fit, lower_bounds, problem_from_graph
+from formulations.streaming.sweep import relax_holds, solve_at_ii, sweep_ii
 from formulations.streaming.bounds import cycle_bound, issue_windows, sibling_costs, tail_bound
-from formulations.streaming.env import exhaustive_schedule
 from formulations.streaming.layout import layout_refutes, solve_layout
 from hardware import load_hardware
 from model.graph import Edge, Graph, Node
 from sim.streaming import distance_graph
 
 SE = load_hardware("se16")
+
+
+def solve_streaming(graph, spec, time_limit=10.0, workers=1, warm=None, explain_failure=True):
+    """The one-SDF II sweep of ``graph`` (its problem built here)."""
+    return sweep_ii(problem_from_graph(graph, spec), SolveSettings(time_limit=time_limit), warm,
+                    workers, explain_failure=explain_failure)
 
 
 def _fan(k):
@@ -41,9 +47,9 @@ ORACLE_GRAPHS = [distance_graph(), _fan(3), se_random_dag(8, seed=0)] + [
 
 
 @pytest.mark.parametrize("graph", ORACLE_GRAPHS, ids=lambda g: g.name)
-def test_bound_is_valid_against_the_oracle(graph):
+def test_bound_is_valid_against_the_oracle(graph, streaming_oracle):
     p = problem_from_graph(graph, SE)
-    oracle = exhaustive_schedule(graph, SE)
+    oracle = streaming_oracle.exhaustive_schedule(graph, SE)
     assert lower_bounds(p)["critical_path"] <= cycle_bound(p, oracle.ii) <= oracle.cycles
     lo, hi = issue_windows(p, oracle.ii)
     start = min(oracle.cycle.values())
@@ -54,9 +60,9 @@ def test_bound_is_valid_against_the_oracle(graph):
 
 
 @pytest.mark.parametrize("graph", ORACLE_GRAPHS, ids=lambda g: g.name)
-def test_hold_relaxation_is_valid_against_the_oracle(graph):
+def test_hold_relaxation_is_valid_against_the_oracle(graph, streaming_oracle):
     p = problem_from_graph(graph, SE)
-    oracle = exhaustive_schedule(graph, SE)
+    oracle = streaming_oracle.exhaustive_schedule(graph, SE)
     assert holds_fit(p, oracle)
     for ii in range(oracle.ii, oracle.ii + 2):
         result, relaxed = relax_holds(p, ii, time_limit=10)
@@ -67,7 +73,7 @@ def test_hold_relaxation_is_valid_against_the_oracle(graph):
 
 
 def test_hold_relaxation_drops_only_the_holds():
-    from formulations.streaming.model import schedule_from_lists
+    from formulations.streaming.problem import schedule_from_lists
 
     g = Graph("v", [Node("a"), Node("b"), Node("c"), Node("d")],
               [Edge("a", "b"), Edge("b", "c"), Edge("a", "d"), Edge("c", "d")])
@@ -108,7 +114,8 @@ def test_layout_relaxation_refutes_and_finds():
 def test_destructive_lower_bounding_closes_the_gap():
     from types import SimpleNamespace
 
-    from formulations.streaming.model import close_gap, schedule_from_lists
+    from formulations.streaming.problem import schedule_from_lists
+    from formulations.streaming.sweep import close_gap
 
     g = Graph("ab", [Node("a"), Node("b")], [Edge("a", "b")])
     p = problem_from_graph(g, SE)
@@ -130,7 +137,8 @@ def test_layout_then_timing_finds_what_the_model_alone_misses():
 
 
 def test_proof_from_above_improves_then_refutes_one_cycle_fewer():
-    from formulations.streaming.model import prove_from_above, schedule_from_lists
+    from formulations.streaming.problem import schedule_from_lists
+    from formulations.streaming.sweep import prove_from_above
     from sim.streaming import check_streaming
 
     g = Graph("ab", [Node("a"), Node("b")], [Edge("a", "b")])
@@ -147,12 +155,12 @@ def test_proof_from_above_improves_then_refutes_one_cycle_fewer():
 
 
 @pytest.mark.parametrize("seed", [4, 5])
-def test_stalled_model_then_proof_from_above_agree_with_the_oracle(seed):
-    from formulations.streaming.model import prove_from_above
+def test_stalled_model_then_proof_from_above_agree_with_the_oracle(seed, streaming_oracle):
+    from formulations.streaming.sweep import prove_from_above
 
     g = se_random_dag(8, seed=seed)
     p = problem_from_graph(g, SE)
-    oracle = exhaustive_schedule(g, SE)
+    oracle = streaming_oracle.exhaustive_schedule(g, SE)
     result, start = solve_at_ii(p, oracle.ii, time_limit=10, stall=0.01)
     assert start is not None and start.cycles >= oracle.cycles
     best, proven, _ = prove_from_above(p, oracle.ii, start, 10)

@@ -3,10 +3,9 @@
 import numpy as np
 import pytest
 
-from formulations.streaming.model import StreamingInfeasible
 from formulations.streaming.env import (LAMBDA, StreamingEnv, evolutionary_schedule,
-                                        exhaustive_schedule, greedy_policy, greedy_schedule,
-                                        random_schedule)
+                                        greedy_policy, greedy_schedule, random_schedule)
+from formulations.streaming.problem import StreamingInfeasible
 from hardware import load_hardware
 from model.graph import Edge, Graph, Node
 from sim.streaming import check_streaming, distance_graph
@@ -65,10 +64,10 @@ def test_policies_give_legal_schedules():
     assert random_schedule(g, SE, seed=3).cycles == random_schedule(g, SE, seed=3).cycles
 
 
-def test_oracle_limits_and_infeasible():
+def test_oracle_limits_and_infeasible(streaming_oracle):
     with pytest.raises(ValueError):
-        exhaustive_schedule(Graph("big", [Node(f"n{i}") for i in range(9)], []), SE)
+        streaming_oracle.exhaustive_schedule(Graph("big", [Node(f"n{i}") for i in range(9)], []), SE)
     g = Graph("s", [Node("p"), Node("a", mem_vars=("v",)), Node("b", mem_vars=("v",))],
               [Edge("p", "a"), Edge("p", "b")])
     with pytest.raises(StreamingInfeasible):
-        exhaustive_schedule(g, SE)
+        streaming_oracle.exhaustive_schedule(g, SE)

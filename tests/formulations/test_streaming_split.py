@@ -6,16 +6,24 @@ import networkx as nx
 import pytest
 
 from benchmarks.se_generators import ifft_graph
-from formulations.streaming.model import (StreamingInfeasible, precheck, problem_from_graph,
-                                    solve_streaming)
-from formulations.streaming.env import greedy_or_none
-from formulations.streaming.split import (AF_LATENCY, relieve_fan_out, repair_of, solve_split,
-                                          split_into_sdfs, stuck_recurrences)
+from formulations.solver import SolveSettings
+from formulations.streaming.kernel import finish_split, next_split, plan_kernel, schedule_part
+from formulations.streaming.problem import StreamingInfeasible, precheck, problem_from_graph
+from formulations.streaming.split import (relieve_fan_out, repair_of, split_into_sdfs,
+                                          stuck_recurrences)
+from formulations.streaming.sweep import sweep_ii
 from hardware import load_hardware
 from model.graph import Edge, Graph, Node
 from sim.streaming import check_split
 
 SE = load_hardware("se16")
+AF_LATENCY = SE.af_latency
+
+
+def solve_streaming(graph, spec, time_limit=10.0, explain_failure=True):
+    """The one-SDF II sweep of ``graph`` (its problem built here)."""
+    return sweep_ii(problem_from_graph(graph, spec), SolveSettings(time_limit=time_limit),
+                    explain_failure=explain_failure)
 
 
 def _fan(k, shared=False):
@@ -72,9 +80,18 @@ def test_partition_keeps_recurrences_and_variables_and_goes_forward():
     assert nx.is_directed_acyclic_graph(quotient)
 
 
-def _solve_one(graph):
-    warm = greedy_or_none(graph, SE)
-    return solve_streaming(graph, SE, time_limit=3, warm=warm, explain_failure=False)
+def solve_split(graph, time_limit=3.0):
+    """The kernel's split steps, forced (from two SDFs up) even where one SDF maps."""
+    settings = SolveSettings(time_limit=time_limit)
+    plan = plan_kernel(graph, SE, settings)
+    plan.parts, cache = 2, {}
+    while next_split(plan, SE) is not None:
+        try:
+            answers = [schedule_part(p, SE, settings, cache) for p in plan.split.parts]
+            return finish_split(plan, [a.schedule for a in answers], SE, AF_LATENCY)
+        except StreamingInfeasible:
+            plan.parts += 1
+    raise AssertionError("no split maps")
 
 
 def _split_inputs(split):
@@ -87,7 +104,7 @@ def _split_inputs(split):
 
 def test_split_mapping_passes_the_simulator_and_breaks_when_tampered():
     g = ifft_graph(4)
-    split = solve_split(g, SE, _solve_one, first=2)
+    split = solve_split(g)
     sections, placement = _split_inputs(split)
     report = check_split(g, SE, placement, sections, split.af_latency, split.batch)
     assert report.ok, report.violations
@@ -109,7 +126,7 @@ def test_more_than_96_instructions_map_as_several_sdfs():
     g = Graph("chains", [Node(f"a{i}_{j}") for i in range(10) for j in range(10)],
               [Edge(f"a{i}_{j}", f"a{i}_{j + 1}") for i in range(10) for j in range(9)])
     assert repair_of(precheck(problem_from_graph(g, SE))[0]) == "split"
-    split = solve_split(g, SE, _solve_one, first=2)
+    split = solve_split(g)
     sections, placement = _split_inputs(split)
     assert len(sections) >= 2
     assert check_split(g, SE, placement, sections, split.af_latency, split.batch).ok

@@ -110,3 +110,80 @@ def test_real_kernel_mapped_or_explained():
         assert m.status == "mapped"
     except MappingFailed as exc:
         assert exc.mapping.diagnosis
+
+
+def _hardware_file(tmp_path, **changes):
+    """se16 as a hardware file with ``changes`` (e.g. another instruction latency)."""
+    import json
+
+    from hardware import spec_to_dict
+    data = spec_to_dict(SE) | {"name": "se16-" + "-".join(f"{k}{v}" for k, v in changes.items())}
+    data |= changes
+    path = tmp_path / f"{data['name']}.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _exit_code(graph, hardware, out, *extra):
+    from model.graphjson import write_graph
+    from pipeline.run import main
+
+    path = out.parent / f"{graph.name}.json"
+    write_graph(graph, path)
+    return main([str(path), "--hardware", str(hardware), "--out", str(out), "--no-pictures",
+                 "--quiet", *extra])
+
+
+@pytest.mark.parametrize("latency", [4, 5])
+def test_instruction_latency_comes_from_the_hardware_file(tmp_path, latency):
+    spec = load_hardware(_hardware_file(tmp_path, instruction_latency=latency))
+    assert spec.instruction_latency == latency
+    m = map_streaming(distance_graph(), spec, RunOptions(time_limit=5))
+    assert check_streaming(distance_graph(), spec, m.placement, m.ii).ok
+    assert m.metrics["cycles"] > 16          # every instruction takes longer than on se16
+    assert m.metrics["cycles"] == m.metrics["cycles_sim"]
+    g = Graph("fan9", [Node("p")] + [Node(f"c{i}") for i in range(9)],
+              [Edge("p", f"c{i}") for i in range(9)])    # a pass tree: its latency too
+    assert map_streaming(g, spec, RunOptions(time_limit=3)).metrics["pass_instructions"] == 1
+    assert _exit_code(distance_graph(), _hardware_file(tmp_path, instruction_latency=latency),
+                      tmp_path / "out") == 0
+
+
+def test_split_kernel_on_other_latencies_passes_the_simulator(tmp_path):
+    hardware = _hardware_file(tmp_path, instruction_latency=4, af_latency=20)
+    spec = load_hardware(hardware)
+    g = Graph("s17", [Node(f"s{i}") for i in range(17)] + [Node("t"), Node("u")],
+              [Edge("s0", "t"), Edge("t", "u")])
+    m = map_streaming(g, spec, RunOptions(time_limit=2))
+    assert m.metrics["sdfs"] >= 2 and m.metrics["af_latency"] == 20
+    sections = [{"id": s["id"], "nodes": s["nodes"], "ii": s["ii"], "start": s["start"]}
+                for s in m.sections]
+    assert check_split(g, spec, m.placement, sections, 20, m.metrics["batch"]).ok
+    overridden = map_streaming(g, spec, RunOptions(time_limit=2, af_latency=30))
+    assert overridden.metrics["af_latency"] == 30
+    assert _exit_code(g, hardware, tmp_path / "out") == 0
+
+
+def test_a_split_is_a_feedback_round_of_the_cut_level():
+    import time
+
+    from pipeline.feedback import ErrorCode, ErrorHandlingData, MappingError, run_levels
+    from pipeline.streaming import (ScheduleLevel, StreamingCheckLevel, StreamingCutLevel,
+                                    StreamingState)
+
+    class OneSdfFails(ScheduleLevel):          # as when one SDF runs out of time
+        def _one_sdf(self, state, plan):
+            raise MappingError(ErrorHandlingData(
+                ErrorCode.INSUFFICIENT_RESOURCES, self.name, "T0 time limit: forced",
+                first_failed=0, hints={"reasons": ["T0 time limit: forced"]}))
+
+    chain = Graph("chain6", [Node(f"n{i}") for i in range(6)],
+                  [Edge(f"n{i}", f"n{i + 1}") for i in range(5)])
+    state = StreamingState(chain, SE, RunOptions(time_limit=2).settings("streaming", 2),
+                           SE.af_latency, lambda line: None, time.perf_counter())
+    run_levels(state, [StreamingCutLevel(), OneSdfFails(), StreamingCheckLevel()], 30)
+    assert [(t["level"], t["fixed_by"]) for t in state.trace] == [("schedule", "cut")]
+    assert state.trace[0]["change"].startswith("split into 2 SDFs")
+    assert len(state.split.schedules) == 2 and state.report.ok
+    m = map_streaming(chain, SE, RunOptions(time_limit=2))
+    assert m.trace == [] and m.metrics["feedback_rounds"] == 0 and m.metrics["sdfs"] == 1
