@@ -26,7 +26,7 @@ from benchmarks.registry import Column, Entry, Suite
 from benchmarks.suites.common import missing_msr_entry, msr_graphs
 from formulations.buffers import (BufferOptions, build_buffer_model, buffer_problem,
                                   pairwise_balance, solve_buffers)
-from formulations.solver import SolveSettings
+from formulations.solver import SolveSettings, available_backends
 from hardware import load_hardware
 from model.importers import load_graph
 from sim.backpressure import simulate
@@ -125,8 +125,6 @@ def _extras(graph, spec, sol, settings: SolveSettings) -> dict[str, Any]:
 
 def entries_for(graphs, backends=BACKENDS, timeout: float = ENTRY_TIMEOUT) -> list[Entry]:
     """One entry per graph and available backend; the first backend's row has the extras."""
-    from formulations.solver import available_backends
-
     here = [b for b in backends if b in available_backends()]
     return [Entry(f"{name} on {backend}", "benchmarks.suites.buffers:balance_graph",
                   {"path": str(path), "backend": backend, "extras": k == 0}, timeout=timeout,
