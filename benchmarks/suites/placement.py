@@ -2,7 +2,7 @@
 
 Every entry is one section on one preset and one backend. The section is placed
 three ways with the same cost (bandwidth-weighted switch-hop distance,
-:func:`formulations.placement.model.problem_cost`):
+:func:`formulations.placement.problem.problem_cost`):
 
 * ``greedy`` -- the sorted-order greedy placement (the model's warm start);
 * ``annealing`` -- the VPR-style annealer on the same cost (wirelength + cut
@@ -44,11 +44,23 @@ from __future__ import annotations
 import time
 from typing import Any, Iterable
 
+from benchmarks.generators import random_dag
 from benchmarks.registry import Column, Entry, Suite
 from benchmarks.suites.common import graphs_root
-from formulations.placement.model import SITE_MODEL_NODES
+from formulations.placement import (PLACERS, SITE_MODEL_NODES, PlacementSearch,
+                                    placement_problem, problem_cost, site_model_fits,
+                                    solve_site_model)
+from formulations.routing import route_model, route_negotiated
+from formulations.sections import Capacity, greedy_cut
+from formulations.solver import SolveSettings
+from formulations.solver.result import relative_gap
+from formulations.sorter.priority_sort import sort_nodes
+from hardware import build_fabric, load_hardware
+from model.importers import load_graph
+from sim.check import check_section
 
-__all__ = ["SUITE", "compare_placers", "placer_runs", "INSTANCES", "QUICK_INSTANCES"]
+__all__ = ["SUITE", "compare_placers", "placer_runs", "load_section", "proven_optimum",
+           "above_optimum", "INSTANCES", "QUICK_INSTANCES"]
 
 #: (label, kind, params): "msr" = (file stem, preset, section index); "gen" = random_dag.
 INSTANCES: tuple[tuple[str, str, dict], ...] = (
@@ -126,16 +138,14 @@ COLUMNS = (
 )
 
 
-def _section(kind: str, params: dict):
-    from hardware import build_fabric, load_hardware
+def load_section(kind: str, params: dict):
+    """The section and the chip of one instance (``kind`` "gen" or "msr", its ``params``
+    as in :data:`INSTANCES`): ``(graph, fabric)``."""
     fabric = build_fabric(load_hardware(params["preset"]))
     if kind == "gen":
-        from benchmarks.generators import random_dag
         graph = random_dag(params["n"], params["edges"], seed=params["seed"], components=1,
                            units=params.get("units", "mixed"))
         return graph, fabric
-    from formulations.sections import Capacity, greedy_cut
-    from model.importers import load_graph
     path = graphs_root() / "msr-dnn" / "OperatorGraphs" / f"{params['stem']}.json"
     graph = load_graph(path)
     section = greedy_cut(graph, Capacity.of_fabric(fabric))[params["section"]]
@@ -154,16 +164,9 @@ def compare_placers(kind: str, params: dict, backend: str, budget: float,
     spread, and in how many seeds the model beat the annealer run with the same seed. The
     model's median run is routed and checked; every placement of every run is checked.
     """
-    from formulations.placement.model import PLACERS
-    from formulations.routing import route_model, route_negotiated
-    from formulations.solver import SolveSettings
-    from formulations.solver.result import relative_gap
-    from formulations.sorter.priority_sort import sort_nodes
-    from sim.check import check_section
-
-    graph, fabric = _section(kind, params)
+    graph, fabric = load_section(kind, params)
     order = sort_nodes(graph).order
-    greedy = PLACERS["greedy"](graph, fabric, order)
+    greedy = PLACERS["greedy"](graph, fabric, order, SolveSettings(time_limit=budget))
     annealing, models = placer_runs(graph, fabric, order, backend, budget, seeds)
     ann, model = _median_run(annealing), _median_run(models)
     negotiated = route_negotiated(graph, fabric, model.placement)
@@ -178,8 +181,8 @@ def compare_placers(kind: str, params: dict, backend: str, budget: float,
     ok = all(c.ok or all("not routed" in v for v in c.violations) for c in checks)
     ok = ok and (neg_check.ok or not negotiated.success) and (model_check.ok or not routed.success)
     bound = max((m.bound for m in models if m.bound is not None), default=None)
-    optimum, proof_s = _proven_optimum(graph, fabric, annealing + models)
-    ok = ok and _above_optimum(annealing + models, optimum)
+    optimum, proof_s = proven_optimum(graph, fabric, annealing + models)
+    ok = ok and above_optimum(annealing + models, optimum)
     return {
         "nodes": len(graph.nodes), "edges": len(graph.edges),
         "greedy": greedy.objective, "annealing": ann.objective, "model": model.objective,
@@ -209,26 +212,23 @@ def compare_placers(kind: str, params: dict, backend: str, budget: float,
 def placer_runs(graph, fabric, order: list[str], backend: str, budget: float,
                 seeds: Iterable[int]) -> tuple[list, list]:
     """Annealing and model runs (``budget`` s each), alternating seed by seed so that both
-    see the same machine load; annealing runs record their wall time in ``extra["wall_s"]``."""
-    from formulations.placement.model import PLACERS
-
+    see the same machine load; annealing runs record their wall time in ``extra["wall_s"]``.
+    The model runs without patience: its LNS uses the whole budget."""
     annealing, models = [], []
     for seed in seeds:
+        settings = SolveSettings(backend=backend, time_limit=budget, seed=seed)
         started = time.perf_counter()
-        annealing.append(PLACERS["annealing"](graph, fabric, order, time_limit=budget,
-                                              seed=seed))
+        annealing.append(PLACERS["annealing"](graph, fabric, order, settings))
         annealing[-1].extra["wall_s"] = time.perf_counter() - started
-        models.append(PLACERS["model"](graph, fabric, order, backend=backend,
-                                       time_limit=budget, seed=seed, patience=None))
+        models.append(PLACERS["model"](graph, fabric, order, settings,
+                                       search=PlacementSearch(patience=None)))
     return annealing, models
 
 
-def _proven_optimum(graph, fabric, runs: list) -> tuple[float | None, float | None]:
+def proven_optimum(graph, fabric, runs: list) -> tuple[float | None, float | None]:
     """The optimum of a section small enough for the site model, proved within
     PROOF_SECONDS (hinted with the best of ``runs``), and the seconds it took; (None, None)
     for larger sections or when the proof does not finish."""
-    from formulations.placement.model import placement_problem, problem_cost, site_model_fits
-    from formulations.placement.site_model import solve_site_model
     problem = placement_problem(graph, fabric)
     if not site_model_fits(problem):
         return None, None
@@ -242,7 +242,7 @@ def _proven_optimum(graph, fabric, runs: list) -> tuple[float | None, float | No
     return cost, round(time.perf_counter() - started, 1)
 
 
-def _above_optimum(runs: list, optimum: float | None) -> bool:
+def above_optimum(runs: list, optimum: float | None) -> bool:
     """False when a run beat a proven optimum (a bug in the placer or in the proof)."""
     return optimum is None or all(r.objective >= optimum - 1e-9 for r in runs)
 

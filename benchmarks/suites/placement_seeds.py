@@ -19,9 +19,14 @@ from typing import Any
 
 from benchmarks.registry import Column, Entry, Suite
 from benchmarks.suites.common import graphs_root
-from benchmarks.suites.placement import BUDGET, INSTANCES, QUICK_BUDGET, SITE_MODEL_NODES
+from benchmarks.suites.placement import (BUDGET, INSTANCES, QUICK_BUDGET, SITE_MODEL_NODES,
+                                         above_optimum, load_section, placer_runs,
+                                         proven_optimum)
+from formulations.sorter.priority_sort import sort_nodes
+from sim.check import check_placement
 
-__all__ = ["SUITE", "seed_study", "ROWS", "SEEDS"]
+__all__ = ["SUITE", "seed_study", "ROWS", "SEEDS", "placement_instance", "cost_summary",
+           "model_gain"]
 
 #: (instance label, preset, backend) of the placement suite: the rows whose five-seed margin over
 #: annealing in benchmarks/results/placement.md was the smallest. In the table of commit
@@ -61,21 +66,17 @@ COLUMNS = (
 def seed_study(label: str, preset: str, backend: str, budget: float, seeds: int
                ) -> dict[str, Any]:
     """One row: ``seeds`` runs of annealing and of the model on one section."""
-    from benchmarks.suites.placement import _above_optimum, _proven_optimum, _section, placer_runs
-    from formulations.sorter.priority_sort import sort_nodes
-    from sim.check import check_placement
-
-    kind, params = _instance(label, preset)
-    graph, fabric = _section(kind, params)
+    kind, params = placement_instance(label, preset)
+    graph, fabric = load_section(kind, params)
     order = sort_nodes(graph).order
     annealing, models = placer_runs(graph, fabric, order, backend, budget, range(seeds))
     ok = all(check_placement(graph, fabric, p.placement).ok for p in annealing + models)
     a = [p.objective for p in annealing]
     m = [p.objective for p in models]
-    optimum, _ = _proven_optimum(graph, fabric, annealing + models)
-    ok = ok and _above_optimum(annealing + models, optimum)
-    row = {"seeds": seeds, **_stats("annealing", a), **_stats("model", m),
-           **_gain(a, m), "wins": f"{sum(x < y for x, y in zip(m, a))}/{seeds}"}
+    optimum, _ = proven_optimum(graph, fabric, annealing + models)
+    ok = ok and above_optimum(annealing + models, optimum)
+    row = {"seeds": seeds, **cost_summary("annealing", a), **cost_summary("model", m),
+           **model_gain(a, m), "wins": f"{sum(x < y for x, y in zip(m, a))}/{seeds}"}
     if optimum is not None:
         row |= {"optimum": optimum,
                 "annealing_at_optimum": f"{sum(c <= optimum + 1e-9 for c in a)}/{seeds}",
@@ -83,7 +84,7 @@ def seed_study(label: str, preset: str, backend: str, budget: float, seeds: int
     return row | {"checked": "ok" if ok else "REJECTED"}
 
 
-def _instance(label: str, preset: str) -> tuple[str, dict]:
+def placement_instance(label: str, preset: str) -> tuple[str, dict]:
     """The placement suite's instance of this label on this preset (a label alone is not
     unique: ``bert_l-3_training s0`` is cut for plasticine and for sn10)."""
     return next((k, p) for name, k, p in INSTANCES if name == label and p["preset"] == preset)
@@ -94,12 +95,13 @@ def _sem(costs: list[float]) -> float:
     return statistics.stdev(costs) / math.sqrt(len(costs)) if len(costs) > 1 else 0.0
 
 
-def _stats(name: str, costs: list[float]) -> dict[str, float]:
+def cost_summary(name: str, costs: list[float]) -> dict[str, float]:
+    """``<name>_mean``, ``<name>_sem`` (standard error) and ``<name>_median`` of ``costs``."""
     return {f"{name}_mean": statistics.mean(costs), f"{name}_sem": _sem(costs),
             f"{name}_median": statistics.median(costs)}
 
 
-def _gain(annealing: list[float], model: list[float]) -> dict[str, Any]:
+def model_gain(annealing: list[float], model: list[float]) -> dict[str, Any]:
     """``1 - model / annealing`` of the means (with a 95 % interval from both standard
     errors) and of the medians."""
     base = statistics.mean(annealing)
@@ -123,7 +125,7 @@ def _entries(quick: bool) -> list[Entry]:
                    "seeds": seeds},
                   timeout=2 * seeds * budget + 120,
                   fixed={"instance": label, "preset": preset, "backend": backend},
-                  skip=None if _instance(label, preset)[0] == "gen" or have_graphs
+                  skip=None if placement_instance(label, preset)[0] == "gen" or have_graphs
                   else "msr-dnn graphs are absent")
             for label, preset, backend in rows]
 

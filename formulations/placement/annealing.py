@@ -25,7 +25,7 @@ of one node to a type-compatible site, accepted by the Metropolis rule, with
 
 Caveats
 -------
-* The cost is the placement model's own (:func:`formulations.placement.model.problem_cost`:
+* The cost is the placement model's own (:func:`formulations.placement.problem.problem_cost`:
   bandwidth-weighted switch-hop distance per edge, the switch-mesh cut congestion
   and the routing feedback's penalty per site) rather than VPR's bounding-box
   wirelength, so greedy, annealing and the exact model are compared on one number.
@@ -45,21 +45,31 @@ from dataclasses import replace
 
 import numpy as np
 
-from formulations.placement.model import (PlacementOutcome, PlacementProblem, _check_capacity,
-                                    cost_terms, greedy_place, placement_problem,
-                                    problem_cost)
+from formulations.placement.congestion import cut_demand
+from formulations.placement.greedy import greedy_place
+from formulations.placement.problem import (PlacementOutcome, PlacementProblem, check_capacity,
+                                            cost_terms, placement_problem, problem_cost)
+from formulations.placement.settings import PlacementSearch
+from formulations.solver import SolveSettings
 from model.graph import Graph
 
 __all__ = ["anneal", "anneal_with_restarts", "anneal_to_budget", "place_annealing",
-           "same_kind_step", "AnnealStats"]
+           "same_kind_step", "AnnealStats", "AnnealState", "BlockDraws", "propose_move",
+           "fitted_moves"]
 
 
 class AnnealStats(dict):
     """Counters of one run: temperatures, moves, accepted moves, final range limit."""
 
 
-class _State:
-    """Positions, occupants and the neighbour lists the incremental cost needs."""
+class AnnealState:
+    """The annealer's placement: positions, occupants and the neighbour lists the
+    incremental cost needs.
+
+    :meth:`delta` prices moving a node to a site (swapping with its occupant) without
+    changing anything; :meth:`apply` makes the move; :meth:`placement` reads the
+    placement back as node -> site id.
+    """
 
     def __init__(self, problem: PlacementProblem, fabric, start: dict[str, str]):
         self.problem = problem
@@ -89,6 +99,7 @@ class _State:
         self.cuts = _CutLoad(problem, self.pos) if problem.congestion_active else None
 
     def node_cost(self, node: int, site: int, skip: int = -1) -> float:
+        """Cost of ``node`` on ``site``: its pairs (but the one with ``skip``) and penalty."""
         cost = self.site_cost[node][site]
         dist, pos = self.dist_rows[site], self.pos
         for other, w in self.adj[node]:
@@ -111,6 +122,7 @@ class _State:
         return after - before, b
 
     def apply(self, a: int, target: int, b: int) -> None:
+        """Move ``a`` to ``target`` and its occupant ``b`` (-1: none) to ``a``'s site."""
         if self.cuts is not None:
             self.cuts.apply(self.adj, self.pos, a, self.pos[a], target, b)
         here = self.pos[a]
@@ -120,6 +132,7 @@ class _State:
             self.pos[b] = here
 
     def placement(self) -> dict[str, str]:
+        """The current placement, node -> site id."""
         ids = self.problem.sites.ids
         return {n: ids[self.pos[k]] for k, n in enumerate(self.nodes)}
 
@@ -132,7 +145,6 @@ class _CutLoad:
     cut of the problem has an unbounded capacity."""
 
     def __init__(self, problem: PlacementProblem, pos: np.ndarray):
-        from formulations.placement.congestion import cut_demand
         rect = problem.rect
         self.rows = int(rect[:, 1].max()) + 1
         lines = self.rows + int(rect[:, 3].max()) + 1
@@ -200,7 +212,7 @@ class _CutLoad:
         return range(0)
 
 
-class _Draws:
+class BlockDraws:
     """Uniform numbers in [0, 1) from ``rng``, drawn in blocks: one numpy call per number
     cost more than the rest of a move's proposal."""
 
@@ -216,7 +228,7 @@ class _Draws:
         return self.buffer[self.k - 1]
 
 
-def _propose(state: _State, draw: _Draws, limit: int) -> tuple[int, int] | None:
+def propose_move(state: AnnealState, draw: BlockDraws, limit: int) -> tuple[int, int] | None:
     """A random node and a compatible site at most ``limit`` grid steps away, or None."""
     a = int(draw() * len(state.nodes))
     here = state.pos[a]
@@ -236,7 +248,7 @@ def _propose(state: _State, draw: _Draws, limit: int) -> tuple[int, int] | None:
     return a, target
 
 
-def _initial_temperature(state: _State, draw: _Draws, limit: int, factor: float = 20.0
+def _initial_temperature(state: AnnealState, draw: BlockDraws, limit: int, factor: float = 20.0
                          ) -> float:
     """``factor`` times the standard deviation of the cost change of random moves (as many
     as there are nodes, at least 20; proposals that miss do not count, or a large chip's
@@ -244,7 +256,7 @@ def _initial_temperature(state: _State, draw: _Draws, limit: int, factor: float 
     deltas = []
     wanted = max(20, len(state.nodes))
     for _ in range(50 * wanted):
-        move = _propose(state, draw, limit)
+        move = propose_move(state, draw, limit)
         if move:
             deltas.append(state.delta(*move)[0])
             if len(deltas) == wanted:
@@ -272,8 +284,8 @@ def _exit_temperature(cost_per_pair: float) -> float:
     return EXIT_FACTOR * max(cost_per_pair, 1e-12)
 
 
-def _fitted(moves_per_t: int, nodes: int, seconds_per_move: float, temperature: float,
-            cost_per_pair: float, deadline: float) -> int:
+def fitted_moves(moves_per_t: int, nodes: int, seconds_per_move: float, temperature: float,
+                 cost_per_pair: float, deadline: float) -> int:
     """Moves at this temperature: VPR's ``moves_per_t``, fewer when the temperatures still
     to go would not all get them before ``deadline`` (VPR fits ``inner_num`` to the effort
     it may spend; a schedule cut off while hot is wasted), but never fewer than
@@ -300,7 +312,7 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
     --------
     >>> from hardware import build_fabric, load_hardware
     >>> from model.graph import Graph, Node, Edge
-    >>> from formulations.placement.model import placement_problem
+    >>> from formulations.placement.problem import placement_problem
     >>> fab = build_fabric(load_hardware("tiny"))
     >>> g = Graph("t", [Node("a", unit="pcu"), Node("b", unit="pcu")], [Edge("a", "b")])
     >>> best, cost, _ = anneal(placement_problem(g, fab), fab, {"a": "U0_0", "b": "U3_3"},
@@ -309,8 +321,8 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
     0.0
     """
     deadline = time.perf_counter() + time_limit
-    draw = _Draws(np.random.default_rng(seed))
-    state = _State(problem, fabric, start)
+    draw = BlockDraws(np.random.default_rng(seed))
+    state = AnnealState(problem, fabric, start)
     cost = best_cost = problem_cost(problem, start)
     best = dict(start)
     limit = max(state.x_range[1], state.y_range[1]) + 1
@@ -323,10 +335,10 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
     while time.perf_counter() < deadline and best_cost > 0:
         accepted = tried = 0
         step_started = time.perf_counter()
-        moves = _fitted(moves_per_t, len(state.nodes), seconds_per_move, temperature,
+        moves = fitted_moves(moves_per_t, len(state.nodes), seconds_per_move, temperature,
                         cost / pairs, deadline)
         for _ in range(moves):
-            move = _propose(state, draw, limit)
+            move = propose_move(state, draw, limit)
             if move is None:
                 continue
             tried += 1
@@ -449,19 +461,19 @@ def anneal_to_budget(problem: PlacementProblem, fabric, start: dict[str, str], *
     return best, cost, stats
 
 
-def place_annealing(graph: Graph, fabric, order: list[str], *, time_limit: float = 10.0,
-                    seed: int = 0, site_penalty: dict[str, float] | None = None,
-                    start: dict[str, str] | None = None, restarts: bool = True,
-                    cut_share: float = 1.0, congestion: bool = True,
-                    **_options) -> PlacementOutcome:
+def place_annealing(graph: Graph, fabric, order: list[str], settings: SolveSettings, *,
+                    site_penalty: dict[str, float] | None = None,
+                    search: PlacementSearch | None = None) -> PlacementOutcome:
     """The registry form: anneal from the greedy placement of ``order``.
 
-    With ``restarts`` the annealer fills ``time_limit`` (:func:`anneal_to_budget`: a
-    fast anneal, a slow one, then restarts from the best placement), so it gets the
-    same time budget as the model it is compared with. ``congestion=False`` anneals the
-    wirelength (and penalty) only -- a surrogate that moves faster while the
-    placement is hot -- and reports the full cost of the result (the model's
-    own warm start does this); the default anneals the full cost.
+    Uses ``settings.time_limit`` and ``settings.seed`` (no solver). With
+    ``search.anneal_restarts`` (the default) the annealer fills the time limit
+    (:func:`anneal_to_budget`: a fast anneal, a slow one, then restarts from the best
+    placement), so it gets the same time budget as the model it is compared with.
+    ``search.anneal_congestion=False`` anneals the wirelength (and penalty) only -- a
+    surrogate that moves faster while the placement is hot -- and reports the full cost
+    of the result (the model's own warm start does this); the default anneals the full
+    cost. ``search.cut_share`` sets the congestion term's share of each cut.
 
     Raises
     ------
@@ -473,20 +485,23 @@ def place_annealing(graph: Graph, fabric, order: list[str], *, time_limit: float
     >>> from hardware import build_fabric, load_hardware
     >>> from model.graph import Graph, Node, Edge
     >>> g = Graph("t", [Node("a", unit="pcu"), Node("b", unit="pmu")], [Edge("a", "b")])
-    >>> place_annealing(g, build_fabric(load_hardware("tiny")), ["a", "b"], time_limit=1).objective
+    >>> fab = build_fabric(load_hardware("tiny"))
+    >>> place_annealing(g, fab, ["a", "b"], SolveSettings(time_limit=1)).objective
     0.0
     """
+    search = search or PlacementSearch()
     started = time.perf_counter()
-    problem = placement_problem(graph, fabric, site_penalty, cut_share)
-    _check_capacity(problem)
-    moves_on = problem if congestion else replace(problem, congestion_weight=0.0)
-    first = start or greedy_place(graph, fabric, order)
+    problem = placement_problem(graph, fabric, site_penalty, search.cut_share)
+    check_capacity(problem)
+    moves_on = problem if search.anneal_congestion else replace(problem, congestion_weight=0.0)
+    first = greedy_place(graph, fabric, order)
     first_time = time.perf_counter() - started
-    left = time_limit - (time.perf_counter() - started)
-    if restarts:
-        best, _, stats = anneal_to_budget(moves_on, fabric, first, time_limit=left, seed=seed)
+    left = settings.time_limit - (time.perf_counter() - started)
+    if search.anneal_restarts:
+        best, _, stats = anneal_to_budget(moves_on, fabric, first, time_limit=left,
+                                          seed=settings.seed)
     else:
-        best, _, stats = anneal(moves_on, fabric, first, time_limit=left, seed=seed)
+        best, _, stats = anneal(moves_on, fabric, first, time_limit=left, seed=settings.seed)
     cost = problem_cost(problem, best)
     extra = {"warm_start_cost": round(problem_cost(problem, first), 6),
              **cost_terms(problem, best),

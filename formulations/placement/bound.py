@@ -38,13 +38,13 @@ __all__ = ["star_bound"]
 
 
 def star_bound(problem) -> float:
-    """A valid lower bound on :func:`formulations.placement.model.problem_cost`.
+    """A valid lower bound on :func:`formulations.placement.problem.problem_cost`.
 
     Examples
     --------
     >>> from hardware import build_fabric, load_hardware
     >>> from model.graph import Graph, Node, Edge
-    >>> from formulations.placement.model import placement_problem
+    >>> from formulations.placement.problem import placement_problem
     >>> fab = build_fabric(load_hardware("tiny"))
     >>> hub = [Node("h", unit="pcu")] + [Node(f"m{k}", unit="pmu") for k in range(6)]
     >>> g = Graph("star", hub, [Edge("h", f"m{k}") for k in range(6)])

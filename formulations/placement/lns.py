@@ -47,6 +47,11 @@ import time
 
 import numpy as np
 
+from formulations.placement.annealing import anneal_with_restarts, same_kind_step
+from formulations.placement.model import build_placement_model, decode_placement, hint_placement
+from formulations.placement.problem import PlacementProblem, problem_cost
+from formulations.placement.tabu import tabu_search
+
 __all__ = ["lns", "NEIGHBOURHOODS"]
 
 #: The neighbourhoods, taken in turn.
@@ -78,7 +83,7 @@ WINDOW_OPTIONS = {"cp-sat": {"cp_model_presolve": False, "linearization_level": 
 MIN_IMPROVEMENT = 1e-3
 
 
-def lns(problem, fabric, index: dict[str, int], cost: float, *, backend: str,
+def lns(problem: PlacementProblem, fabric, index: dict[str, int], cost: float, *, backend: str,
         deadline: float, seed: int, window: int, patience: int | None,
         anneal_seconds: float = 0.0) -> tuple[dict, float, dict]:
     """Improve ``index`` (node -> site index, cost ``cost``) until ``deadline``.
@@ -95,11 +100,11 @@ def lns(problem, fabric, index: dict[str, int], cost: float, *, backend: str,
     Returns
     -------
     (index, cost, stats)
-        The best placement found, its cost (:func:`problem_cost`), and counters
-        (``lns_rounds``, ``lns_improved``, ``annealing_kicks``, ``final_window``,
-        improvements per neighbourhood).
+        The best placement found, its cost
+        (:func:`~formulations.placement.problem.problem_cost`), and counters (``lns_rounds``,
+        ``lns_improved``, ``annealing_kicks``, ``final_window``, improvements per
+        neighbourhood).
     """
-    from formulations.placement.annealing import same_kind_step
     search = _Search(problem, index, cost, backend, seed, window,
                      range_floor=same_kind_step(problem, fabric))
     if patience is not None:
@@ -156,7 +161,6 @@ class _Search:
 
     def round(self, deadline: float) -> None:
         """One LNS round: a window in the next neighbourhood, solved exactly."""
-        from formulations.placement.model import _names, problem_cost
         stats = self.stats
         stats["lns_rounds"] += 1
         kind = NEIGHBOURHOODS[stats["lns_rounds"] % len(NEIGHBOURHOODS)]
@@ -166,7 +170,7 @@ class _Search:
                                                limit, self.seed + stats["lns_rounds"])
         self.size = _adapt(self.size, solved_fast, len(self.problem.nodes))
         stats["final_window"] = self.size
-        new_cost = (problem_cost(self.problem, _names(self.problem, new_index)) if new_index
+        new_cost = (problem_cost(self.problem, self.problem.to_site_ids(new_index)) if new_index
                     else self.cost)
         if new_index and new_cost < self.cost - 1e-12 * max(1.0, self.cost):
             significant = new_cost < self.cost * (1 - MIN_IMPROVEMENT)
@@ -181,8 +185,6 @@ class _Search:
     def anneal(self, fabric, deadline: float) -> None:
         """A VPR anneal from the incumbent, polished by a short tabu search (annealing ends
         near, not at, a local optimum); kept only when better."""
-        from formulations.placement.model import _names, problem_cost
-        from formulations.placement.tabu import tabu_search
         seconds = deadline - time.perf_counter()
         if seconds < 0.1:
             return
@@ -191,7 +193,7 @@ class _Search:
         index = _kick(self.problem, fabric, self.index, seconds * (1 - TABU_POLISH), seed,
                       self.range_floor)
         index, _ = tabu_search(self.problem, index, deadline, seed=seed)
-        cost = problem_cost(self.problem, _names(self.problem, index))
+        cost = problem_cost(self.problem, self.problem.to_site_ids(index))
         if cost < self.cost - 1e-12 * max(1.0, self.cost):
             self.index, self.cost, self.stale = index, cost, 0
             self.stats["last_improvement"] = time.perf_counter()
@@ -207,9 +209,7 @@ def _adapt(size: int, solved_fast: bool | None, nodes: int) -> int:
 
 def _kick(problem, fabric, index, seconds, seed, range_floor) -> dict[str, int]:
     """Leave a local optimum: a hot anneal from it (its result may be worse)."""
-    from formulations.placement.annealing import anneal_with_restarts
-    from formulations.placement.model import _names
-    placed, _, _ = anneal_with_restarts(problem, fabric, _names(problem, index),
+    placed, _, _ = anneal_with_restarts(problem, fabric, problem.to_site_ids(index),
                                         time_limit=seconds, seed=seed,
                                         temperature_factor=KICK_TEMPERATURE,
                                         range_floor=range_floor)
@@ -279,7 +279,6 @@ def _spatial_window(problem, index, seed_node, size) -> list[str]:
 def _solve_window(problem, index, free, backend, time_limit, seed
                   ) -> tuple[dict[str, int] | None, bool | None]:
     """Re-place ``free``; returns (new index or None, whether it was proved fast)."""
-    from formulations.placement.model import _decode, _hint, build_placement_model
     if time_limit <= 0.05:
         return None, None
     free_set = set(free)
@@ -287,14 +286,14 @@ def _solve_window(problem, index, free, backend, time_limit, seed
     sites = np.array(_window_sites(problem, index, free, fixed))
     candidates = _window_candidates(problem, index, free, sites)
     model, x = build_placement_model(problem, free, candidates, fixed)
-    _hint(model, x, index, free)
+    hint_placement(model, x, index, free)
     started = time.perf_counter()
     result = model.solve(backend=backend, time_limit=time_limit, seed=seed, threads=1,
                          mip_gap=1e-6, options=WINDOW_OPTIONS.get(backend))
     fast = result.status.name == "OPTIMAL" and time.perf_counter() - started < 0.25 * time_limit
     if not result.has_solution:
         return None, False
-    return fixed | _decode(result, x, free), fast
+    return fixed | decode_placement(result, x, free), fast
 
 
 def _window_candidates(problem, index, free, sites: np.ndarray, radius: int = 1

@@ -21,7 +21,7 @@ a temperature schedule.
 Caveats
 -------
 The congestion term is left out (as in the model's warm anneals); callers keep an answer
-only when its full cost (:func:`formulations.placement.model.problem_cost`) is lower. An
+only when its full cost (:func:`formulations.placement.problem.problem_cost`) is lower. An
 iteration costs ``O(n^2 + n * free sites)``: about 0.1 ms at a hundred nodes, a few
 milliseconds at six hundred.
 """
@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-__all__ = ["tabu_search"]
+__all__ = ["tabu_search", "TabuSearch"]
 
 #: The tabu tenure is drawn from this range, times the number of nodes (Taillard's
 #: robust tabu search draws it around n).
@@ -43,15 +43,21 @@ def tabu_search(problem, index: dict[str, int], deadline: float, seed: int = 0
                 ) -> tuple[dict[str, int], float]:
     """Tabu search from ``index`` (node -> site index) until ``deadline``; returns the
     best placement seen and its cost without the congestion term."""
-    search = _Tabu(problem, index, np.random.default_rng(seed))
+    search = TabuSearch(problem, index, np.random.default_rng(seed))
     while time.perf_counter() < deadline and search.best_cost > 0:
         for _ in range(20):
             search.step()
     return dict(zip(problem.nodes, map(int, search.best))), search.best_cost
 
 
-class _Tabu:
-    """Positions, the cost matrix ``C`` and the tabu list."""
+class TabuSearch:
+    """The state of one robust tabu search: positions, the cost matrix ``C``, the tabu list.
+
+    ``TabuSearch(problem, index, rng)`` starts from ``index`` (node -> site index);
+    each :meth:`step` takes the best allowed swap or move. ``pos`` holds the current site
+    index of every node (in ``problem.nodes`` order) and ``cost`` its cost without the
+    congestion term; ``best`` and ``best_cost`` the best seen.
+    """
 
     def __init__(self, problem, index, rng):
         nodes = problem.nodes

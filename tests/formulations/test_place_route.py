@@ -2,7 +2,7 @@
 
 import pytest
 
-from formulations.placement.model import PlacementError, greedy_place, placement_cost
+from formulations.placement import PlacementError, greedy_place, placement_cost
 from formulations.routing import RouterConfig, route_negotiated
 from hardware import build_fabric, load_hardware
 from model.graph import Edge, Graph, Node

@@ -6,13 +6,12 @@ import random
 import numpy as np
 import pytest
 
-from formulations.placement.annealing import _Draws, _propose, _State, place_annealing
-from formulations.placement.model import (WEIGHT_SCALE, build_placement_model, cost_terms,
-                                    greedy_place, place_cpsat, place_milp, place_model,
-                                    placement_problem, problem_cost)
-from formulations.placement.bound import star_bound
-from formulations.placement.congestion import cut_demand, mesh_cuts
-from formulations.solver import solve_model_file
+from formulations.placement import (WEIGHT_SCALE, AnnealState, BlockDraws, PlacementSearch,
+                                    build_placement_model, candidate_sites, cost_terms,
+                                    cut_demand, greedy_place, hint_placement, mesh_cuts,
+                                    place_annealing, place_cpsat, place_milp, place_model,
+                                    placement_problem, problem_cost, propose_move, star_bound)
+from formulations.solver import SolveSettings, solve_model_file
 from model.graph import Edge, Graph, Node
 from sim.check import check_placement
 from tests.formulations.test_placement_model import random_section
@@ -71,7 +70,8 @@ def test_star_bound_sees_fan_out(tiny):
 def test_tiny_grid_gap_zero_with_congestion(tiny, placer, graph):
     # a tenth of each cut's channels: the congestion term is active on the tiny grid
     optimum = exhaustive_optimum(graph, tiny, cut_share=0.1)
-    out = placer(graph, tiny, graph.node_ids, time_limit=30, seed=0, cut_share=0.1)
+    out = placer(graph, tiny, graph.node_ids, SolveSettings(time_limit=30, seed=0),
+                 search=PlacementSearch(cut_share=0.1))
     assert check_placement(graph, tiny, out.placement).ok
     assert placement_problem(graph, tiny, cut_share=0.1).congestion_active
     assert out.objective == pytest.approx(optimum, rel=1e-6, abs=1e-9)
@@ -99,11 +99,11 @@ def test_annealing_moves_price_congestion_exactly(plasticine):
     g = random_section(50, seed=5)
     problem = placement_problem(g, plasticine, cut_share=0.05)
     assert problem.congestion_active
-    state = _State(problem, plasticine, greedy_place(g, plasticine, g.node_ids))
-    draw = _Draws(np.random.default_rng(0))
+    state = AnnealState(problem, plasticine, greedy_place(g, plasticine, g.node_ids))
+    draw = BlockDraws(np.random.default_rng(0))
     checked = 0
     while checked < 150:
-        move = _propose(state, draw, 8)
+        move = propose_move(state, draw, 8)
         if move is None:
             continue
         before = problem_cost(problem, state.placement())
@@ -115,7 +115,8 @@ def test_annealing_moves_price_congestion_exactly(plasticine):
 
 def test_congestion_is_reported_apart_and_annealing_uses_the_same_cost(plasticine):
     g = random_section(40, seed=2)
-    out = place_annealing(g, plasticine, g.node_ids, time_limit=1, seed=0, cut_share=0.05)
+    out = place_annealing(g, plasticine, g.node_ids, SolveSettings(time_limit=1, seed=0),
+                          search=PlacementSearch(cut_share=0.05))
     terms = cost_terms(placement_problem(g, plasticine, cut_share=0.05), out.placement)
     assert out.objective == pytest.approx(sum(terms.values()))
     assert out.extra["congestion"] == pytest.approx(terms["congestion"])
@@ -123,7 +124,7 @@ def test_congestion_is_reported_apart_and_annealing_uses_the_same_cost(plasticin
 
 def test_lns_reports_a_valid_bound_and_gap(plasticine):
     g = random_section(60, seed=4)
-    out = place_model(g, plasticine, g.node_ids, time_limit=3, seed=0)
+    out = place_model(g, plasticine, g.node_ids, SolveSettings(time_limit=3, seed=0))
     assert "lns_rounds" in out.extra
     assert out.bound is not None and 0.0 <= out.bound <= out.objective + 1e-12
     assert out.bound == pytest.approx(star_bound(placement_problem(g, plasticine)))
@@ -158,13 +159,12 @@ def test_mps_round_trip_with_congestion_rows(tiny, tmp_path):
 def test_warm_start_hint_is_complete_and_prices_the_placement(tiny, graph):
     # distances, crossings and overflows are hinted too, at the values the placement implies,
     # so the hint is a complete feasible solution worth exactly the placement's cost
-    from formulations.placement.model import _all_candidates, _hint
     problem = placement_problem(graph, tiny, cut_share=0.1)
     placement = greedy_place(graph, tiny, graph.node_ids)
     index = {n: problem.sites.index[s] for n, s in placement.items()}
     model, x = build_placement_model(problem, problem.nodes,
-                                     _all_candidates(problem, problem.nodes), {})
-    _hint(model, x, index, problem.nodes)
+                                     candidate_sites(problem, problem.nodes), {})
+    hint_placement(model, x, index, problem.nodes)
     arrays = model.to_arrays()
     assert model.check_hint().status == "accepted" and len(arrays.hint) == arrays.n_vars
     hinted = sum(arrays.obj[j] * v for j, v in arrays.hint.items()) + arrays.obj_const

@@ -6,8 +6,9 @@ import random
 import numpy as np
 import pytest
 
-from formulations.placement.model import place_model, placement_problem, problem_cost
-from formulations.placement.site_model import solve_site_model, translation_floor
+from formulations.placement import (PlacementSearch, place_model, placement_problem,
+                                    problem_cost, solve_site_model, translation_floor)
+from formulations.solver import SolveSettings
 from model.graph import Edge, Graph, Node
 from sim.check import check_placement
 from tests.formulations.test_placement_model import exhaustive_optimum
@@ -80,21 +81,24 @@ def test_translation_floor_only_where_the_chip_repeats(plasticine):
 
 def test_small_sections_on_cp_sat_use_the_site_model(plasticine):
     g = small_graph(12, 7)
-    out = place_model(g, plasticine, g.node_ids, backend="cp-sat", time_limit=3, seed=0)
+    out = place_model(g, plasticine, g.node_ids,
+                      SolveSettings(backend="cp-sat", time_limit=3, seed=0))
     assert "site model" in out.method
     assert check_placement(g, plasticine, out.placement).ok
     problem = placement_problem(g, plasticine)
     assert out.objective == pytest.approx(problem_cost(problem, out.placement))
     assert out.objective <= out.extra["warm_start_cost"] + 1e-9
     assert out.bound is not None and out.bound <= out.objective + 1e-9
-    milp = place_model(g, plasticine, g.node_ids, backend="highs", time_limit=3, seed=0)
+    milp = place_model(g, plasticine, g.node_ids,
+                       SolveSettings(backend="highs", time_limit=3, seed=0))
     assert "site model" not in milp.method
 
 
 def test_site_model_is_not_used_when_congestion_counts(tiny):
     # 12 pairs on a 4x4 chip: more than the narrowest cut's channels at share 0.1
     g = small_graph(8, 9)
-    out = place_model(g, tiny, g.node_ids, backend="cp-sat", time_limit=3, cut_share=0.1)
+    out = place_model(g, tiny, g.node_ids, SolveSettings(backend="cp-sat", time_limit=3),
+                      search=PlacementSearch(cut_share=0.1))
     assert placement_problem(g, tiny, cut_share=0.1).congestion_active
     assert "site model" not in out.method
     assert np.isfinite(out.objective)

@@ -4,10 +4,11 @@ import itertools
 
 import pytest
 
-from formulations.placement.model import (PLACERS, PlacementError, build_placement_model, greedy_place,
-                                    place_cpsat, place_milp, place_model, placement_problem,
-                                    problem_cost)
-from formulations.solver import solve_model_file
+from formulations.placement import (ONE_SCALE_SHARE, PLACERS, SPREAD_SHARE, PlacementError,
+                                    PlacementSearch, anneal_share_for, build_placement_model,
+                                    fill_idle, greedy_place, place_cpsat, place_milp, place_model,
+                                    placement_problem, problem_cost)
+from formulations.solver import SolveSettings, solve_model_file
 from model.graph import Edge, Graph, Node
 from sim.check import check_placement
 
@@ -39,7 +40,7 @@ def exhaustive_optimum(graph, fabric):
 def test_model_is_proven_optimal_on_tiny_grid(tiny, placer):
     g = star_graph()
     optimum = exhaustive_optimum(g, tiny)
-    out = placer(g, tiny, [n.id for n in g.nodes], time_limit=20, seed=0)
+    out = placer(g, tiny, [n.id for n in g.nodes], SolveSettings(time_limit=20, seed=0))
     assert check_placement(g, tiny, out.placement).ok
     assert out.status == "OPTIMAL" and out.extra["gap"] == 0.0
     assert out.objective == pytest.approx(optimum)
@@ -49,7 +50,7 @@ def test_model_is_proven_optimal_on_tiny_grid(tiny, placer):
 def test_more_pmu_nodes_than_pmu_sites_is_diagnosed(tiny):
     g = Graph("pmus", [Node(f"m{i}", unit="pmu") for i in range(9)], [])
     with pytest.raises(PlacementError) as info:
-        place_model(g, tiny, g.node_ids, time_limit=5)
+        place_model(g, tiny, g.node_ids, SolveSettings(time_limit=5))
     assert info.value.unit == "pmu" and info.value.needed == 9 and info.value.available == 8
     assert "PMU" in str(info.value)
 
@@ -66,7 +67,7 @@ def random_section(n, seed=1):
 
 def test_lns_never_worse_than_warm_start_and_legal(plasticine):
     g = random_section(60)
-    out = place_model(g, plasticine, g.node_ids, time_limit=4, seed=0)
+    out = place_model(g, plasticine, g.node_ids, SolveSettings(time_limit=4, seed=0))
     assert check_placement(g, plasticine, out.placement).ok
     assert out.objective <= out.extra["warm_start_cost"] + 1e-9
     assert "lns_rounds" in out.extra
@@ -90,15 +91,15 @@ def test_placement_mps_round_trip(tiny, tmp_path):
 
 def test_export_dir_writes_the_model(tiny, tmp_path):
     g = star_graph()
-    place_model(g, tiny, g.node_ids, time_limit=5, export_dir=str(tmp_path))
+    place_model(g, tiny, g.node_ids, SolveSettings(time_limit=5, export_dir=str(tmp_path)))
     assert (tmp_path / f"placement_{g.name}.mps").exists()
 
 
 def test_penalty_moves_nodes_away(tiny):
     g = Graph("pair", [Node("a", unit="pcu"), Node("b", unit="pmu")], [Edge("a", "b")])
-    first = place_model(g, tiny, ["a", "b"], time_limit=5)
+    first = place_model(g, tiny, ["a", "b"], SolveSettings(time_limit=5))
     penalty = {site: 100.0 for site in first.placement.values()}
-    again = place_model(g, tiny, ["a", "b"], time_limit=5, site_penalty=penalty)
+    again = place_model(g, tiny, ["a", "b"], SolveSettings(time_limit=5), site_penalty=penalty)
     assert not set(again.placement.values()) & set(first.placement.values())
 
 
@@ -106,9 +107,26 @@ def test_registry_names():
     assert {"greedy", "model", "milp", "cp-sat", "annealing"} <= set(PLACERS)
 
 
+@pytest.mark.parametrize("name", ["greedy", "model", "milp", "cp-sat", "annealing"])
+def test_every_placer_takes_the_same_arguments(tiny, name):
+    g = Graph("pair", [Node("a", unit="pcu"), Node("b", unit="pmu")], [Edge("a", "b")])
+    out = PLACERS[name](g, tiny, ["a", "b"], SolveSettings(time_limit=2, seed=0),
+                        site_penalty=None)
+    assert check_placement(g, tiny, out.placement).ok and out.objective == 0.0
+
+
+def test_milp_and_cp_sat_placers_fix_the_backend(tiny):
+    g = star_graph()
+    settings = SolveSettings(backend="cp-sat", time_limit=10, seed=0)
+    assert PLACERS["milp"](g, tiny, g.node_ids, settings).backend == "highs"
+    on_highs = settings.with_backend("highs")
+    assert PLACERS["cp-sat"](g, tiny, g.node_ids, on_highs).backend == "cp-sat"
+
+
 def test_lns_without_patience_uses_the_budget_and_stays_legal(plasticine):
     g = random_section(40, seed=7)
-    out = place_model(g, plasticine, g.node_ids, time_limit=3, seed=0, patience=None)
+    out = place_model(g, plasticine, g.node_ids, SolveSettings(time_limit=3, seed=0),
+                      search=PlacementSearch(patience=None))
     assert check_placement(g, plasticine, out.placement).ok
     assert out.objective <= out.extra["warm_start_cost"] + 1e-9
     assert out.extra["final_time"] >= 2.0
@@ -121,24 +139,22 @@ def test_nodes_without_pairs_are_placed_last_and_keep_the_optimum(tiny):
             + [Node(f"idle_pmu{k}", unit="pmu") for k in range(6)])
     g = Graph("star+idle", star.nodes + idle, star.edges + [Edge("idle_pcu0", "idle_pmu0",
                                                                    bandwidth=0.0)])
-    out = place_model(g, tiny, g.node_ids, time_limit=20, seed=0)
+    out = place_model(g, tiny, g.node_ids, SolveSettings(time_limit=20, seed=0))
     assert check_placement(g, tiny, out.placement).ok
     assert out.extra["idle_nodes"] == 11 and out.status == "OPTIMAL"
     assert out.objective == pytest.approx(exhaustive_optimum(star, tiny))
 
 
 def test_idle_nodes_that_do_not_fit_the_leftover_sites_are_refused(tiny):
-    from formulations.placement.model import _fill_idle
     g = Graph("pmus", [Node(f"m{k}", unit="pmu") for k in range(9)], [])
     problem = placement_problem(g, tiny)
     taken = {f"m{k}": s.id for k, s in enumerate(tiny.sites_of("pmu"))}
-    assert _fill_idle(problem, taken, ["m8"]) is None
+    assert fill_idle(problem, taken, ["m8"]) is None
     del taken["m7"]
-    assert _fill_idle(problem, taken, ["m7"])["m7"] == tiny.sites_of("pmu")[7].id
+    assert fill_idle(problem, taken, ["m7"])["m7"] == tiny.sites_of("pmu")[7].id
 
 
 def test_annealing_gets_more_of_the_budget_when_pair_weights_share_one_scale(plasticine):
-    from formulations.placement.model import ONE_SCALE_SHARE, SPREAD_SHARE, anneal_share_for
     chain = [Node(f"n{i}", unit="pcu") for i in range(6)]
 
     def share(bandwidths):

@@ -5,8 +5,8 @@ import time
 import numpy as np
 import pytest
 
-from formulations.placement.model import _names, greedy_place, placement_problem, problem_cost
-from formulations.placement.tabu import _Tabu, tabu_search
+from formulations.placement import (TabuSearch, greedy_place, placement_problem, problem_cost,
+                                    tabu_search)
 from tests.formulations.test_placement_model import exhaustive_optimum, random_section, star_graph
 
 
@@ -23,23 +23,23 @@ def assert_legal(problem, index):
 
 def test_incremental_cost_equals_the_recomputed_cost(plasticine):
     problem, index = start_of(random_section(40, seed=5), plasticine)
-    search = _Tabu(problem, index, np.random.default_rng(0))
+    search = TabuSearch(problem, index, np.random.default_rng(0))
     for _ in range(10):
         for _ in range(25):
             search.step()  # uphill steps included: the walk leaves local optima
         now = dict(zip(problem.nodes, map(int, search.pos)))
         assert_legal(problem, now)
-        assert search.cost == pytest.approx(problem_cost(problem, _names(problem, now)))
+        assert search.cost == pytest.approx(problem_cost(problem, problem.to_site_ids(now)))
     best = dict(zip(problem.nodes, map(int, search.best)))
-    assert search.best_cost == pytest.approx(problem_cost(problem, _names(problem, best)))
+    assert search.best_cost == pytest.approx(problem_cost(problem, problem.to_site_ids(best)))
 
 
 def test_tabu_search_improves_greedy_and_stays_legal(plasticine):
     problem, index = start_of(random_section(60, seed=2), plasticine)
-    start_cost = problem_cost(problem, _names(problem, index))
+    start_cost = problem_cost(problem, problem.to_site_ids(index))
     found, cost = tabu_search(problem, index, time.perf_counter() + 1.0, seed=1)
     assert_legal(problem, found)
-    assert cost == pytest.approx(problem_cost(problem, _names(problem, found)))
+    assert cost == pytest.approx(problem_cost(problem, problem.to_site_ids(found)))
     assert cost < start_cost
 
 
