@@ -149,9 +149,10 @@ def _full_pass(graph, se, problem, time_limit: float, row: dict, sim_ok: list[bo
     from pipeline.options import RunOptions
     from pipeline.streaming import map_streaming
 
+    options = RunOptions(time_limit=time_limit, seed=0)  # validated (backends probed) untimed
     started = time.perf_counter()
     try:
-        mapping = map_streaming(graph, se, RunOptions(time_limit=time_limit, seed=0))
+        mapping = map_streaming(graph, se, options)
     except MappingFailed as exc:
         row["cp_s"] = round(time.perf_counter() - started, 3)
         row["cp_status"] = "not mappable" if _unfixable(exc.mapping.diagnosis) else "failed"

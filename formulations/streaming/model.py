@@ -67,26 +67,6 @@ from formulations.streaming.problem import (RULES, WINDOW_FAMILIES, StreamingPro
 __all__ = ["CP_PARAMS", "CpVars", "build_cp_model", "canonical_schedule", "solve_model",
            "warm_hint", "tile_hint", "decode_schedule", "reported_variables"]
 
-#: CP-SAT parameters of the streaming models: no linear relaxation. The models are disjunctive
-#: (tiles, slots, holds); their LP only gives the critical path and costs time. Measured at 1
-#: worker on random DAGs of 20-40 nodes: the same proofs 1.2-8x faster (e.g. the hold
-#: relaxation of se-random-30-s0 at II 4 in 3.7 s instead of 24 s). One presolve pass with
-#: light probing: the default three passes of probing took 2.8 s of the 9 s that refuting 34
-#: cycles on se-random-40-s1 at II 4 took (6.5-7.1 s over four seeds with these settings).
-CP_PARAMS = {"linearization_level": 0, "max_presolve_iterations": 1, "cp_model_probing_level": 1}
-
-
-def solve_model(model: cp_model.CpModel, time_limit: float, seed: int = 0, workers: int = 1,
-                hint: dict | None = None, variables: dict | None = None,
-                name: str | None = None, stall: float | None = None) -> SolveResult:
-    """:func:`~formulations.solver.solve_cp_model` with :data:`CP_PARAMS`; ``variables`` maps
-    names to the variables to report (default none); ``stall`` stops the search after that
-    many seconds without a better solution."""
-    return solve_cp_model(model, time_limit=time_limit, seed=seed, workers=workers,
-                          hint=hint or None, variables=variables or {}, name=name,
-                          params=CP_PARAMS, stall=stall)
-
-
 @dataclass
 class CpVars:
     """The variables of one CP model a schedule is read from (tile, slot, issue cycle)."""
@@ -286,6 +266,29 @@ def _add_var_capacity(model: cp_model.CpModel, problem: StreamingProblem, comp_t
                 model.add(comp_tile[c] != t).only_enforce_if(b.Not())
                 here.append(size * b)
         model.add(sum(here) <= problem.var_capacity).with_name(f"M2_capacity_{t}")
+
+
+# ---------------------------------------------------------------------------------------------
+# solve and decode
+# ---------------------------------------------------------------------------------------------
+#: CP-SAT parameters of the streaming models: no linear relaxation. The models are disjunctive
+#: (tiles, slots, holds); their LP only gives the critical path and costs time. Measured at 1
+#: worker on random DAGs of 20-40 nodes: the same proofs 1.2-8x faster (e.g. the hold
+#: relaxation of se-random-30-s0 at II 4 in 3.7 s instead of 24 s). One presolve pass with
+#: light probing: the default three passes of probing took 2.8 s of the 9 s that refuting 34
+#: cycles on se-random-40-s1 at II 4 took (6.5-7.1 s over four seeds with these settings).
+CP_PARAMS = {"linearization_level": 0, "max_presolve_iterations": 1, "cp_model_probing_level": 1}
+
+
+def solve_model(model: cp_model.CpModel, time_limit: float, seed: int = 0, workers: int = 1,
+                hint: dict | None = None, variables: dict | None = None,
+                name: str | None = None, stall: float | None = None) -> SolveResult:
+    """:func:`~formulations.solver.solve_cp_model` with :data:`CP_PARAMS`; ``variables`` maps
+    names to the variables to report (default none); ``stall`` stops the search after that
+    many seconds without a better solution."""
+    return solve_cp_model(model, time_limit=time_limit, seed=seed, workers=workers,
+                          hint=hint or None, variables=variables or {}, name=name,
+                          params=CP_PARAMS, stall=stall)
 
 
 def warm_hint(problem: StreamingProblem, cp: CpVars, warm: StreamingSchedule | None, ii: int
