@@ -54,7 +54,7 @@ def test_unroutable_bottleneck_is_diagnosed(tiny):
 def test_section_failure_names_links_for_the_feedback_loop(tiny):
     g = fanout_graph(9, separate_nets=True)
     options = RunOptions(placer="model", router="model", time_limit=5)
-    outcome = map_section(g, tiny, 0, options, lambda line: None)
+    outcome = map_section(g, tiny, 0, options, lambda line: None, lambda: (5.0, 5.0))
     assert outcome.failure is not None and outcome.failure.level == "routing"
     assert outcome.failure.overused and "over capacity" in outcome.failure.message
 
@@ -64,7 +64,7 @@ def test_map_section_with_models_passes_the_checker(tiny):
                     Node("d", unit="pmu")],
               [Edge("a", "b"), Edge("a", "c"), Edge("c", "d"), Edge("b", "d", bandwidth=0.5)])
     options = RunOptions(placer="model", router="model", time_limit=5)
-    outcome = map_section(g, tiny, 0, options, lambda line: None)
+    outcome = map_section(g, tiny, 0, options, lambda line: None, lambda: (5.0, 5.0))
     assert outcome.failure is None
     assert check_section(g, tiny, outcome.placement, outcome.paths).ok
 
