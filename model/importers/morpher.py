@@ -20,7 +20,9 @@ How it maps to the IR:
 - every ``<Output idx nextiter>`` is an edge; ``nextiter="1"`` (loop-carried) becomes
   ``distance = 1``; the ``type`` (operand slot: I1, I2, P, ...) is kept in ``attrs``.
 
-Errors name the file, the line and the fix.
+The graph is validated like a graph.json (:func:`model.graphjson.validate_graph`): a cycle of
+same-iteration outputs (no ``nextiter="1"`` on it) is an input error, as no later pass could
+schedule it. Errors name the file, the line and the fix.
 
 Examples
 --------
@@ -54,6 +56,7 @@ from typing import Any
 
 from model.errors import InputError
 from model.graph import Edge, Graph, Node
+from model.graphjson import validate_graph
 
 __all__ = ["looks_like_morpher", "parse_morpher"]
 
@@ -134,4 +137,21 @@ def parse_morpher(text: str, file: str, name: str) -> Graph:
         distance = 1 if oattrs.get("nextiter", "0") not in ("0", "") else 0
         edges.append(Edge(src, dst, distance=distance,
                           attrs={"type": oattrs.get("type", "")}))
-    return Graph(name, nodes, edges, {"format": "morpher"})
+    graph = Graph(name, nodes, edges, {"format": "morpher"})
+    _validate(graph, file, [line for *_, line in outputs])
+    return graph
+
+
+_CYCLE_FIX = ('mark the output that feeds the next iteration with nextiter="1", '
+              "or remove an output of the cycle")
+
+
+def _validate(graph: Graph, file: str, lines: list[int]) -> None:
+    """:func:`validate_graph`, with an edge's place given as its line in the file."""
+    try:
+        validate_graph(graph, file, cycle_fix=_CYCLE_FIX)
+    except InputError as err:
+        edge = re.match(r"edges\[(\d+)\]", err.where)
+        if edge is None:
+            raise
+        raise InputError(file, f"line {lines[int(edge.group(1))]}", err.problem, err.fix) from None

@@ -48,8 +48,7 @@ __all__ = ["looks_like_msr_dnn", "parse_msr_dnn", "MIN_BANDWIDTH"]
 MIN_BANDWIDTH = 1e-6
 
 _FIX = "correct the MSR DNN graph file (see the README's MSR DNN section)"
-_CYCLE_FIX = ("MSR DNN graphs have no loop-carried edges: remove an edge of the cycle "
-              "(or convert the graph to graph.json and mark it with \"distance\": 1)")
+_CYCLE_FIX = "MSR DNN graphs have no loop-carried edges: remove an edge of the cycle"
 
 
 def looks_like_msr_dnn(data: Any) -> bool:
@@ -160,7 +159,7 @@ def _number(file: str, raw: dict, key: str, where: str, maximum: int,
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(file, f"{where}.{key}", f"expected a number, got {_json_type(value)}",
                          f"write a number from 0 to {limit}")
-    if not math.isfinite(value):
+    if isinstance(value, float) and not math.isfinite(value):  # isfinite(10**400) overflows
         raise InputError(file, f"{where}.{key}", f"{value} is not allowed: it must be a finite "
                          "number", f"write a number from 0 to {limit}")
     if not 0 <= value <= maximum:
