@@ -46,6 +46,10 @@ class PlacementSearch:
     --------
     >>> PlacementSearch(patience=None).window
     8
+    >>> PlacementSearch(anneal_share=1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: anneal_share must be None or in [0, 1], not 1.5
     """
 
     window: int = 8
@@ -55,3 +59,13 @@ class PlacementSearch:
     drop_idle: bool = True
     anneal_restarts: bool = True
     anneal_congestion: bool = True
+
+    def __post_init__(self):
+        if self.window < 1:
+            raise ValueError(f"window must be at least 1 node, not {self.window!r}")
+        if self.patience is not None and self.patience < 0:
+            raise ValueError(f"patience must be None or >= 0 rounds, not {self.patience!r}")
+        if self.anneal_share is not None and not 0 <= self.anneal_share <= 1:
+            raise ValueError(f"anneal_share must be None or in [0, 1], not {self.anneal_share!r}")
+        if not self.cut_share > 0:
+            raise ValueError(f"cut_share must be > 0, not {self.cut_share!r}")
