@@ -9,6 +9,7 @@ and every solve sees the same backend, seed and budget rules.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, replace
 
 __all__ = ["SolveSettings"]
@@ -33,6 +34,10 @@ class SolveSettings:
     time_limit: float = 10.0
     seed: int = 0
     export_dir: str | None = None
+    #: The run's wall-clock deadline (``time.monotonic()`` seconds), the outer cap of every
+    #: search; ``time_limit`` is the planned (nominal) time, from which deterministic work
+    #: limits are derived. None: no deadline beyond ``time_limit``.
+    deadline: float | None = None
 
     def __post_init__(self):
         if not (isinstance(self.time_limit, (int, float)) and math.isfinite(self.time_limit)
@@ -43,6 +48,12 @@ class SolveSettings:
     def with_time(self, seconds: float) -> "SolveSettings":
         """The same settings with another time limit."""
         return replace(self, time_limit=seconds)
+
+    def wall_seconds(self) -> float:
+        """Seconds this solve may take on the wall clock: its time limit, capped by the deadline."""
+        if self.deadline is None:
+            return self.time_limit
+        return max(0.0, min(self.time_limit, self.deadline - time.monotonic()))
 
     def with_backend(self, backend: str) -> "SolveSettings":
         """The same settings on another backend."""

@@ -73,7 +73,7 @@ class TemplateBuffers:
         return [f"{len(self.rows)} template buffers"]
 
 
-def fig7c_templates(sub: Graph, spec, options, section=None) -> TemplateBuffers:
+def fig7c_templates(sub: Graph, spec, options, seconds, section=None) -> TemplateBuffers:
     """Insert FIG. 7C's double buffers, each with the PMUs its tile needs."""
     rows = {}
     for i, e in enumerate(sub.edges):
