@@ -143,11 +143,14 @@ def _slots(doc) -> list[tuple[object, object]]:
 
 
 @st.composite
-def mutated(draw, document, max_mutations: int = 3):
-    """A deep copy of ``document`` with 1..max_mutations values replaced, deleted or added."""
+def mutated(draw, document, max_mutations: int = 3, frozen: tuple[str, ...] = ()):
+    """A deep copy of ``document`` with 1..max_mutations values replaced, deleted or added.
+
+    Keys in ``frozen`` keep their values (see :data:`KNOWN_BUGS`).
+    """
     doc = copy.deepcopy(document)
     for _ in range(draw(st.integers(1, max_mutations))):
-        slots = _slots(doc)
+        slots = [(c, k) for c, k in _slots(doc) if k not in frozen]
         if not slots:
             break
         container, key = slots[draw(st.integers(0, len(slots) - 1))]
@@ -303,10 +306,29 @@ def test_mutated_morpher(text):
     run_file("morpher mutated", text, "kernel_DFG.xml")
 
 
+#: Valid inputs that end in exit 4 because of a bug outside the input layer; the fuzz
+#: strategies leave these fields alone so that CI stays deterministic, and
+#: :func:`test_known_bug` fails (strict xfail) as soon as the bug is fixed.
+KNOWN_BUGS = {
+    # The Streaming Engine heuristics (formulations/streaming/env.py, split.py) assume an
+    # instruction latency of 3 cycles; the checker (sim/streaming.py) uses the hardware's.
+    "instruction_latency": ("se16", 4),
+}
+
+
 @FUZZ
-@given(doc=st.sampled_from(sorted(PRESETS)).flatmap(lambda name: mutated(PRESETS[name], 2)))
+@given(doc=st.sampled_from(sorted(PRESETS)).flatmap(
+    lambda name: mutated(PRESETS[name], 2, frozen=tuple(KNOWN_BUGS))))
 def test_mutated_hardware(doc):
     run_file("hardware mutated", dumps(doc), "chip.json", as_hardware=True)
+
+
+@pytest.mark.xfail(strict=True, reason="SE heuristics hard-code instruction latency 3 (exit 4)")
+@pytest.mark.parametrize("field", sorted(KNOWN_BUGS))
+def test_known_bug(tmp_path, field):
+    preset, value = KNOWN_BUGS[field]
+    chip = dict(PRESETS[preset], **{field: value})
+    assert run_file(f"known bug {field}", dumps(chip), "chip.json", as_hardware=True) in (0, 3)
 
 
 # ---------------------------------------------------------------------------
