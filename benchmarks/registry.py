@@ -7,8 +7,8 @@ in a fresh subprocess and that returns one table row (a dict keyed by column).
 
 Adding a suite takes one line: write a module that defines ``SUITE`` and add
 its name to :data:`SUITE_MODULES`. Suite modules are imported only when asked
-for, and their entry functions should import heavy packages inside the
-function, so listing suites stays cheap.
+for; like every module here they import what they use at the top (the worker
+that runs an entry imports only that entry's suite).
 
 Examples
 --------

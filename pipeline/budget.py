@@ -1,13 +1,16 @@
 """One wall-clock budget for the whole run, planned across levels and sections.
 
-``--time-limit`` is the run's budget. :class:`Budget` holds its deadline and
-hands each solve a share of what is left, never more: the section cut gets at
-most :data:`CUT_SHARE` of it, each section's balancing :data:`BUFFER_SHARE` of
-its part, and each section's placement and routing the rest of its part, in
-proportion to its nodes. Every share is computed from the time left and the
-work left at the moment it is asked for, so a feedback round that re-cuts
-sections re-plans by itself, and a level that finishes early leaves its time
-to the ones after it.
+``--time-limit`` is the run's budget. :class:`Budget` plans each solve's share
+of it *deterministically*: the section cut gets :data:`CUT_SHARE` of the
+planned time, each section's balancing :data:`BUFFER_SHARE` of its part, and
+each section's placement and routing the rest of its part, in proportion to its
+nodes; a share is taken from what is still unplanned, so a feedback round that
+re-cuts sections re-plans by itself. The planned seconds are what the searches
+turn into deterministic work (CP-SAT's deterministic time, move and round
+counts), so the same seed gives the same mapping whatever the machine's load.
+The wall clock is only the outer cap: every solve also gets the run's
+deadline, and a run that reaches it says so in the report (its answer is then
+checked and legal, but no longer promised to repeat).
 """
 
 from __future__ import annotations
@@ -17,16 +20,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from formulations.solver import SolveSettings
+
 __all__ = ["Budget", "CUT_SHARE", "BUFFER_SHARE", "ROUTING_SHARE", "MIN_SOLVE_SECONDS",
            "placement_cap"]
 
-#: Most of the budget the section cut may take (it has warm starts and windows to stop early).
+#: Share of the planned time for the section cut (it stops early at a proven optimum).
 CUT_SHARE = 0.25
-#: Share of a section's time for stage-buffer balancing.
+#: Share of a section's planned time for stage-buffer balancing.
 BUFFER_SHARE = 0.15
 #: Share of a section's place-and-route time for routing (placement gets the rest).
 ROUTING_SHARE = 1 / 3
-#: The least a solve is given, so that a model is at least built and hinted.
+#: The least a solve is planned, so that a model is at least built and hinted.
 MIN_SOLVE_SECONDS = 0.05
 
 
@@ -44,60 +49,66 @@ def placement_cap(nodes: int) -> float:
 
 @dataclass
 class Budget:
-    """The run's deadline and the share of it each solve gets.
+    """The run's deadline and the planned share of each solve.
 
     Examples
     --------
-    >>> now = [0.0]
-    >>> b = Budget(60.0, clock=lambda: now[0])
-    >>> b.cut_seconds()                       # a quarter of the 60 s left
+    >>> b = Budget(60.0)
+    >>> b.cut_seconds()                      # a quarter of the 60 s
     15.0
-    >>> now[0] = 30.0
-    >>> b.section_seconds(nodes=10, nodes_left=40)   # 30 s left, a quarter of the work
-    7.5
+    >>> b.section_seconds(nodes=10, nodes_left=40)   # a quarter of the 45 s still unplanned
+    11.25
     """
 
     total: float
     clock: Callable[[], float] = time.monotonic
     started: float = field(init=False)
+    unplanned: float = field(init=False)
 
     def __post_init__(self):
         if not (math.isfinite(self.total) and self.total > 0):
             raise ValueError(f"a budget must be a finite number of seconds > 0, not {self.total}")
         self.started = self.clock()
+        self.unplanned = self.total
 
     @property
     def deadline(self) -> float:
         return self.started + self.total
 
     def left(self) -> float:
-        """Seconds until the deadline (never below 0)."""
+        """Wall-clock seconds until the deadline (never below 0)."""
         return max(0.0, self.deadline - self.clock())
-
-    def used(self) -> float:
-        return self.clock() - self.started
 
     def expired(self) -> bool:
         return self.left() <= 0.0
 
-    def _solve(self, seconds: float) -> float:
-        return max(MIN_SOLVE_SECONDS, min(seconds, self.left()))
+    def _take(self, seconds: float) -> float:
+        """Plan ``seconds`` (at least the minimum) out of what is unplanned."""
+        granted = max(MIN_SOLVE_SECONDS, min(seconds, self.unplanned))
+        self.unplanned = max(0.0, self.unplanned - granted)
+        return round(granted, 6)
 
     def cut_seconds(self) -> float:
-        """Seconds for the section cut."""
-        return self._solve(CUT_SHARE * self.left())
+        """Planned seconds of the section cut."""
+        return self._take(CUT_SHARE * self.unplanned)
 
     def section_seconds(self, nodes: int, nodes_left: int) -> float:
-        """Seconds for one section of ``nodes`` nodes, ``nodes_left`` nodes not compiled yet."""
-        return self._solve(self.left() * nodes / max(nodes, nodes_left, 1))
+        """This section's share of the unplanned time (``nodes_left``: not compiled yet)."""
+        return self.unplanned * nodes / max(nodes, nodes_left, 1)
 
     def buffer_seconds(self, nodes: int, nodes_left: int) -> float:
-        """Seconds for one section's stage-buffer balancing."""
-        return self._solve(BUFFER_SHARE * self.section_seconds(nodes, nodes_left))
+        """Planned seconds of one section's stage-buffer balancing."""
+        return self._take(BUFFER_SHARE * self.section_seconds(nodes, nodes_left))
 
     def place_route_seconds(self, nodes: int, nodes_left: int) -> tuple[float, float]:
-        """Seconds for one section's placement and for its routing."""
+        """Planned seconds of one section's placement and of its routing."""
         share = self.section_seconds(nodes, nodes_left)
         place = min(placement_cap(nodes), (1 - ROUTING_SHARE) * share)
-        route = min(max(1.0, place / 2), share - place) if share > place else share / 3
-        return self._solve(place), self._solve(route)
+        route = min(max(1.0, place / 2), max(share - place, MIN_SOLVE_SECONDS))
+        return self._take(place), self._take(route)
+
+    def settings(self, options, decision: str, seconds: float) -> SolveSettings:
+        """``decision``'s solve settings: ``seconds`` planned, the run's deadline as the cap."""
+        return SolveSettings(backend=options.backend_for(decision), time_limit=seconds,
+                             seed=options.seed, export_dir=options.export_dir,
+                             deadline=self.deadline)

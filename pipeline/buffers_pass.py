@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from formulations.solver import SolveSettings
 from formulations.buffers import BufferOptions, BufferSolution, solve_buffers
 from model.graph import Graph
 from pipeline.section_pass import stage_record
@@ -105,7 +106,7 @@ def buffer_options(options) -> BufferOptions:
                          depth_per_pmu=options.depth_per_pmu)
 
 
-def balance_section(sub: Graph, spec, options, seconds: float,
+def balance_section(sub: Graph, spec, options, settings: SolveSettings,
                     section: int | None = None) -> BufferPassOutcome:
     """Balance the stage buffers of one section, check and simulate the answer.
 
@@ -116,8 +117,8 @@ def balance_section(sub: Graph, spec, options, seconds: float,
     spec : RduSpec
         Hardware description (PMU bytes give each buffer's capacity in samples).
     options : pipeline.options.RunOptions
-    seconds : float
-        The balancing model's time limit (its share of the run's budget).
+    settings : formulations.solver.SolveSettings
+        The balancing model's backend, planned seconds, seed and deadline.
     section : int, optional
         Section id, for names and records.
 
@@ -139,14 +140,13 @@ def balance_section(sub: Graph, spec, options, seconds: float,
     >>> fig11 = Graph("fig11", [Node("S0"), Node("S1"), Node("S2")],
     ...               [Edge("S0", "S1"), Edge("S1", "S2"), Edge("S0", "S2")])
     >>> opts = RunOptions(backends={"buffers": "highs"}, time_limit=10, depth_per_pmu=1)
-    >>> out = balance_section(fig11, None, opts, 10.0, section=0)
+    >>> out = balance_section(fig11, None, opts, SolveSettings("highs", 10.0), section=0)
     >>> out.pmus_before, out.pmus_after, out.throughput_before, out.throughput_after
     (3, 4, 0.5, 1.0)
     >>> out.rows[2]["final_depth"], out.violations
     (2, [])
     """
     started = time.perf_counter()
-    settings = options.settings("buffers", seconds)
     opts = buffer_options(options)
     name = f"section{section}" if section is not None else sub.name
     solution = solve_buffers(sub, settings, spec, opts, name=name)
@@ -191,9 +191,11 @@ def _stage(outcome: BufferPassOutcome, backend: str, started: float) -> dict[str
         objective=None if res is None else res.objective,
         status=sol.status if not outcome.violations else "REJECTED",
         bound=None if res is None else res.bound, backend=backend,
-        pmus_before=outcome.pmus_before, pmus_after=outcome.pmus_after,
-        depth_added=sol.added_depth if sol.ok else 0, inserted_buffers=len(outcome.inserted),
-        throughput_before=outcome.throughput_before, throughput_after=outcome.throughput_after,
-        lp_integral=sol.lp_integral, loop_edges_skipped=len(sol.problem.loop_edges),
-        solves=[r.to_dict() for r in sol.results], diagnosis=sol.diagnosis or None,
-        violations=outcome.violations[:20], notes=outcome.notes)
+        extra=dict(
+            pmus_before=outcome.pmus_before, pmus_after=outcome.pmus_after,
+            depth_added=sol.added_depth if sol.ok else 0, inserted_buffers=len(outcome.inserted),
+            throughput_before=outcome.throughput_before,
+            throughput_after=outcome.throughput_after, lp_integral=sol.lp_integral,
+            loop_edges_skipped=len(sol.problem.loop_edges),
+            solves=[r.to_dict() for r in sol.results], diagnosis=sol.diagnosis or None,
+            violations=outcome.violations[:20], notes=outcome.notes))

@@ -150,9 +150,10 @@ class CutLevel:
         state.stages.append(stage_record(
             "sections", None, plan.method, started, objective=plan.traffic,
             bound=plan.bound_traffic, status=plan.status,
-            backend=last.backend if last else None, sections=plan.count,
-            lower_bound=plan.lower_bound + len(keep), greedy_sections=plan.greedy_sections,
-            greedy_traffic=plan.greedy_traffic, recut_from=len(keep) if keep else None))
+            backend=last.backend if last else None,
+            extra=dict(sections=plan.count, lower_bound=plan.lower_bound + len(keep),
+                       greedy_sections=plan.greedy_sections, greedy_traffic=plan.greedy_traffic,
+                       recut_from=len(keep) if keep else None)))
         state.say(f"{plan.count + len(keep)} section(s) (lower bound "
                   f"{plan.lower_bound + len(keep)}, greedy {plan.greedy_sections + len(keep)})")
 
@@ -213,11 +214,12 @@ def _show(scale: dict[str, float]) -> str:
 
 def _cut_settings(options, budget: Budget):
     """The section cut's SolveSettings: its backend, the run's seed and export folder."""
-    return options.settings("sections", options.section_time_limit or budget.cut_seconds())
+    return budget.settings(options, "sections",
+                           options.section_time_limit or budget.cut_seconds())
 
 
 # ---------------------------------------------------------------------------------------------
-#: ``balancer(section graph, spec, options, seconds, section=id)`` -> an object with ``rows``
+#: ``balancer(section graph, spec, options, settings, section=id)`` -> an object with ``rows``
 #: (local edge -> mapping.json buffers row), ``stage`` and ``report_lines()``.
 Balancer = Callable[..., object]
 
@@ -258,7 +260,8 @@ class BufferLevel:
         if self.balancer is not None:
             started = time.perf_counter()
             seconds = state.budget.buffer_seconds(len(sub.nodes), state.nodes_left())
-            result = self.balancer(sub, state.spec, state.options, seconds, section=w.section.id)
+            settings = state.budget.settings(state.options, "buffers", seconds)
+            result = self.balancer(sub, state.spec, state.options, settings, section=w.section.id)
             rows, added, lines, stage = _read_balancer(result)
             w.buffer_rows = {index[local]: row for local, row in rows.items()}
             w.buffer_lines = lines
@@ -373,9 +376,8 @@ class PlaceRouteLevel:
             options = replace(options, seed=_retry_seed(options.seed, retries),
                               router_config=replace(
                                   config, max_iterations=config.max_iterations * (1 + retries)))
-        nodes, left = len(w.section.nodes), state.nodes_left()
         outcome = map_section(w.graph, state.fabric, w.section.id, options, state.say,
-                              lambda: state.budget.place_route_seconds(nodes, left))
+                              lambda: _place_route_settings(state, w, options))
         state.stages.extend(outcome.stages)
         if outcome.failure is not None:
             self._raise(state, w, outcome)
@@ -406,6 +408,13 @@ class PlaceRouteLevel:
         state.retries[w.key] = retries + 1
         seed = _retry_seed(state.options.seed, retries + 1)
         return f"section {w.section.id}: placed and routed again with seed {seed}"
+
+
+def _place_route_settings(state: CompileState, w: SectionWork, options):
+    """Placement and routing settings of one attempt at ``w`` (``options``: with its retry seed)."""
+    place, route = state.budget.place_route_seconds(len(w.graph.nodes), state.nodes_left())
+    return (state.budget.settings(options, "placement", place),
+            state.budget.settings(options, "routing", route))
 
 
 def _retry_seed(seed: int, retry: int) -> int:

@@ -16,7 +16,7 @@ from typing import Mapping
 
 from formulations.routing import ROUTERS, RouterConfig
 from formulations.placement import PLACERS
-from formulations.solver import SolveSettings, available_backends
+from formulations.solver import available_backends
 from hardware import InputError
 
 __all__ = ["DECISIONS", "DEFAULT_BACKENDS", "BACKEND_REASONS", "OptionError", "RunOptions",
@@ -128,11 +128,6 @@ class RunOptions:
     def backend_for(self, decision: str) -> str:
         """The backend ``decision`` solves on."""
         return self.backends.get(decision) or DEFAULT_BACKENDS[decision]
-
-    def settings(self, decision: str, time_limit: float) -> SolveSettings:
-        """The solve settings of ``decision`` with ``time_limit`` seconds."""
-        return SolveSettings(backend=self.backend_for(decision), time_limit=time_limit,
-                             seed=self.seed, export_dir=self.export_dir)
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable, Mapping
 
 from formulations.placement import PLACERS, PlacementError
 from formulations.routing import ROUTERS, Overuse
+from formulations.solver import SolveSettings
 from formulations.sorter.priority_sort import sort_nodes
 from model.graph import Graph
 
@@ -49,11 +50,13 @@ class SectionOutcome:
 
 def stage_record(stage: str, section: int | None, method: str, started: float, *,
                  objective: float | None = None, status: str = "FEASIBLE",
-                 bound: float | None = None, backend: str | None = None, **extra) -> dict:
-    """One row of mapping.json's ``stages``: what ran, how it ended, how long it took."""
+                 bound: float | None = None, backend: str | None = None,
+                 extra: Mapping[str, Any] | None = None) -> dict:
+    """One row of mapping.json's ``stages``: what ran, how it ended, how long it took,
+    and the stage's own fields (``extra``)."""
     return {"stage": stage, "section": section, "method": method, "backend": backend,
             "status": status, "objective": objective, "bound": bound,
-            "time": round(time.perf_counter() - started, 4)} | extra
+            "time": round(time.perf_counter() - started, 4)} | dict(extra or {})
 
 
 #: Re-placements with a congestion penalty after a routing failure, before giving up.
@@ -77,11 +80,11 @@ def congestion_penalty(fabric, overused: list[Overuse], previous: dict[str, floa
 
 
 def map_section(sub: Graph, fabric, section_id: int, options, say: Callable[[str], None],
-                seconds: Callable[[], tuple[float, float]]) -> SectionOutcome:
+                plan: Callable[[], tuple[SolveSettings, SolveSettings]]) -> SectionOutcome:
     """Order, place and route one section (``options``: a pipeline.options.RunOptions).
 
-    ``seconds()`` plans the placement and routing times of each attempt from the
-    time left (:meth:`pipeline.budget.Budget.place_route_seconds`).
+    ``plan()`` gives the placement and routing settings of each attempt (their
+    planned seconds and the run's deadline: :class:`pipeline.budget.Budget`).
 
     After a routing failure the section is placed again with a penalty on the sites
     around the over-used links and routed again, up to :data:`REPLACE_ROUNDS` times
@@ -94,10 +97,10 @@ def map_section(sub: Graph, fabric, section_id: int, options, say: Callable[[str
     penalty: dict[str, float] = {}
     rounds = REPLACE_ROUNDS if options.placer != "greedy" else 0
     for attempt in range(rounds + 1):
-        place_seconds, route_seconds = seconds()
-        if not _place(sub, fabric, section_id, options, outcome, place_seconds, penalty):
+        place_settings, route_settings = plan()
+        if not _place(sub, fabric, section_id, options, outcome, place_settings, penalty):
             return outcome
-        routing = _route(sub, fabric, section_id, options, outcome, route_seconds, say)
+        routing = _route(sub, fabric, section_id, options, outcome, route_settings, say)
         if routing.success:
             outcome.failure = None
             return outcome
@@ -109,9 +112,8 @@ def map_section(sub: Graph, fabric, section_id: int, options, say: Callable[[str
     return outcome
 
 
-def _place(sub, fabric, section_id, options, outcome, seconds, penalty) -> bool:
+def _place(sub, fabric, section_id, options, outcome, settings, penalty) -> bool:
     started = time.perf_counter()
-    settings = options.settings("placement", seconds)
     try:
         placed = PLACERS[options.placer](sub, fabric, outcome.order, settings,
                                          site_penalty=penalty or None)
@@ -126,16 +128,16 @@ def _place(sub, fabric, section_id, options, outcome, seconds, penalty) -> bool:
     return True
 
 
-def _route(sub, fabric, section_id, options, outcome, seconds, say):
+def _route(sub, fabric, section_id, options, outcome, settings, say):
     started = time.perf_counter()
-    settings = options.settings("routing", seconds)
     routing = ROUTERS[options.router](
         sub, fabric, outcome.placement, settings, config=options.router_config,
         progress=lambda line: say(f"section {section_id}: {line}"))
     outcome.stages.append(stage_record("routing", section_id, routing.method, started,
-                                       objective=routing.wirelength, iterations=routing.iterations,
-                                       bound=routing.bound, backend=routing.backend,
-                                       status="FEASIBLE" if routing.success else "INFEASIBLE")
+                                       objective=routing.wirelength, bound=routing.bound,
+                                       backend=routing.backend,
+                                       status="FEASIBLE" if routing.success else "INFEASIBLE",
+                                       extra={"iterations": routing.iterations})
                           | routing.extra)
     outcome.paths = routing.paths
     return routing

@@ -39,6 +39,7 @@ from formulations.streaming.split import SplitSchedule, repair_of
 from hardware import StreamingEngineSpec
 from model.graph import Graph
 from model.mapping import Mapping
+from pipeline.budget import Budget
 from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, MappingError,
                                MappingFailed, Unresolvable, run_levels)
 from pipeline.options import RunOptions
@@ -196,7 +197,7 @@ class StreamingCheckLevel:
         state.report = report
         state.stages.append(stage_record("check", 0 if state.split is None else None, method,
                                          state.started, status="OK", objective=report.cycles,
-                                         fired=report.fired))
+                                         extra=dict(fired=report.fired)))
 
     def fix(self, state: StreamingState, data: ErrorHandlingData) -> str | None:
         return None
@@ -214,10 +215,11 @@ def _sdf_stages(state: StreamingState, section: int,
         method = f"{w.method} sequential placement"
         if w.schedule is None:
             state.stages.append(stage_record("warm start", section, method, state.started,
-                                             status="FAILED", note=w.note))
+                                             status="FAILED", extra=dict(note=w.note)))
         else:
             state.stages.append(stage_record("warm start", section, method, state.started,
-                                             objective=w.schedule.cycles, ii=w.schedule.ii))
+                                             objective=w.schedule.cycles,
+                                             extra=dict(ii=w.schedule.ii)))
     if isinstance(outcome, SdfUnmapped):
         state.stages.append(stage_record("modulo placement", section, "II sweep", state.started,
                                          status="INFEASIBLE"))
@@ -225,8 +227,8 @@ def _sdf_stages(state: StreamingState, section: int,
     for r in outcome.results:
         state.stages.append(stage_record(
             "modulo placement", section, f"{r.model_name}", state.started, objective=r.objective,
-            bound=r.bound, status=r.status.name, backend=r.backend, hint=r.hint_status,
-            time_solver=round(r.wall_time, 4)))
+            bound=r.bound, status=r.status.name, backend=r.backend,
+            extra=dict(hint=r.hint_status, time_solver=round(r.wall_time, 4))))
     if outcome.method != "cp-sat" and not outcome.method.startswith("milp"):
         state.stages.append(stage_record("modulo placement", section, "kept the warm start",
                                          state.started, objective=outcome.cycles))
@@ -254,7 +256,7 @@ def map_streaming(graph: Graph, spec: StreamingEngineSpec, options: RunOptions |
     options = options or RunOptions()
     started = time.perf_counter()
     af = af_latency or options.af_latency or spec.af_latency
-    state = StreamingState(graph, spec, options.settings("streaming", options.time_limit), af,
+    state = StreamingState(graph, spec, Budget(options.time_limit).settings(options, "streaming", options.time_limit), af,
                            progress or (lambda line: None), started)
     mapping = Mapping(graph=graph.name, hardware=spec.name)
     mapping.order = graph.topological_order() if _acyclic(graph) else graph.node_ids

@@ -312,12 +312,17 @@ class _Run:
             self.completions[u.name].append(t)
 
 
-def steady_state_throughput(graph: Graph, **kwargs) -> float:
+def steady_state_throughput(graph: Graph, *, depths: Mapping[int, int] | None = None,
+                            inserted: Mapping[int, int] | None = None,
+                            loads: Mapping[str, int] | None = None) -> float:
     """The slowest sink's steady-state rate, batches per step (see :func:`simulate`)."""
-    return simulate(graph, **kwargs).throughput
+    return simulate(graph, depths=depths, inserted=inserted, loads=loads).throughput
 
 
-def completion_times(graph: Graph, sink: str, count: int, **kwargs) -> list[int]:
+def completion_times(graph: Graph, sink: str, count: int, *,
+                     depths: Mapping[int, int] | None = None,
+                     inserted: Mapping[int, int] | None = None,
+                     loads: Mapping[str, int] | None = None) -> list[int]:
     """The first ``count`` firing steps of ``sink``.
 
     Examples
@@ -327,9 +332,9 @@ def completion_times(graph: Graph, sink: str, count: int, **kwargs) -> list[int]
     >>> completion_times(g, "b", 3)
     [4, 5, 6]
     """
-    steps = 2 * _longest_depth(graph, kwargs.get("depths"), kwargs.get("inserted")) \
-        + 4 * count + 20
-    times = simulate(graph, steps=steps, **kwargs).completions[sink]
+    steps = 2 * _longest_depth(graph, depths, inserted) + 4 * count + 20
+    times = simulate(graph, depths=depths, inserted=inserted, loads=loads,
+                     steps=steps).completions[sink]
     return times[:count]
 
 

@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from benchmarks.registry import Entry
+
 __all__ = ["GRAPHS_ROOT", "graphs_root", "msr_graphs", "missing_msr_entry", "TimeLimitExceeded",
            "time_limit", "timed", "shorten"]
 
@@ -52,7 +54,6 @@ def msr_graphs(root: Path | None = None) -> list[tuple[str, Path, int, int]]:
 
 def missing_msr_entry():
     """The one skipped entry of an msr-dnn suite when the graphs folder is absent."""
-    from benchmarks.registry import Entry
     where = graphs_root() / "msr-dnn"
     return Entry("msr-dnn graphs", "", fixed={"graph": "msr-dnn/*"},
                  skip=f"real graphs not available ({where} is absent); set RDAMAP_GRAPHS to the "

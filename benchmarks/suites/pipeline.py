@@ -20,6 +20,11 @@ from typing import Any
 
 from benchmarks.registry import Column, Entry, Suite
 from benchmarks.suites.common import missing_msr_entry, msr_graphs, shorten
+from hardware import load_hardware
+from model.importers import load_graph
+from pipeline.feedback import CheckerRejected, MappingFailed
+from pipeline.flow import map_graph
+from pipeline.options import RunOptions
 
 __all__ = ["SUITE", "PRESETS", "QUICK_PRESETS", "QUICK_GRAPHS", "STAGE_KINDS",
            "entries_for", "map_file"]
@@ -80,11 +85,6 @@ def _mapped_row(mapping) -> dict[str, Any]:
 
 def map_file(path: str, preset: str) -> dict[str, Any]:
     """One row: load ``path``, map it on ``preset``, record metrics or the diagnosis."""
-    from hardware import load_hardware
-    from model.importers import load_graph
-    from pipeline.feedback import CheckerRejected, MappingFailed
-    from pipeline.flow import map_graph
-    from pipeline.options import RunOptions
 
     started = time.perf_counter()
     graph, spec = load_graph(path), load_hardware(preset)

@@ -35,7 +35,19 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.registry import Column, Entry, Suite
+from benchmarks.se_generators import ifft_graph, se_random_dag
 from benchmarks.suites.common import graphs_root, shorten
+from formulations.streaming.bounds import cycle_bound
+from formulations.streaming.env import evolutionary_schedule, greedy_schedule, random_schedule
+from formulations.streaming.problem import (StreamingInfeasible, lower_bounds, precheck,
+                                            problem_from_graph)
+from formulations.streaming.split import repair_of
+from hardware import load_hardware
+from model.importers import load_graph
+from pipeline.feedback import CheckerRejected, MappingFailed
+from pipeline.options import RunOptions
+from pipeline.streaming import map_streaming
+from sim.streaming import check_streaming, distance_graph
 
 __all__ = ["SUITE", "map_one", "morpher_files", "RANDOM_SIZES", "RANDOM_SEEDS", "summarize"]
 
@@ -66,9 +78,6 @@ COLUMNS = (
 
 
 def _graph(family: str, spec_arg: Any, seed: int = 0):
-    from benchmarks.se_generators import ifft_graph, se_random_dag
-    from model.importers import load_graph
-    from sim.streaming import distance_graph
 
     if family == "random":
         return se_random_dag(int(spec_arg), seed=seed)
@@ -92,9 +101,6 @@ def _run(name: str, fn) -> tuple[Any, float, str | None]:
 def map_one(family: str, arg: Any, time_limit: float = 5.0, evo_limit: float = 5.0,
             seed: int = 0) -> dict[str, Any]:
     """One row: bounds, the three heuristics, the full pass, the simulator's verdicts."""
-    from formulations.streaming.problem import (StreamingInfeasible, lower_bounds,
-                                                problem_from_graph)
-    from hardware import load_hardware
 
     se = load_hardware("se16")
     graph = _graph(family, arg, seed)
@@ -115,10 +121,6 @@ def map_one(family: str, arg: Any, time_limit: float = 5.0, evo_limit: float = 5
 
 def _heuristics(graph, se, problem, evo_limit: float, row: dict) -> tuple[list[bool], list[str]]:
     """Greedy, random and evolutionary placements (one SDF only), each checked by the sim."""
-    from formulations.streaming.problem import precheck
-    from formulations.streaming.env import (evolutionary_schedule, greedy_schedule,
-                                            random_schedule)
-    from sim.streaming import check_streaming
 
     if precheck(problem):
         return [], []
@@ -144,10 +146,6 @@ def _heuristics(graph, se, problem, evo_limit: float, row: dict) -> tuple[list[b
 def _full_pass(graph, se, problem, time_limit: float, row: dict, sim_ok: list[bool],
                notes: list[str]) -> None:
     """The pipeline's Streaming Engine pass (it re-checks its answer with the simulator)."""
-    from formulations.streaming.bounds import cycle_bound
-    from pipeline.feedback import CheckerRejected, MappingFailed
-    from pipeline.options import RunOptions
-    from pipeline.streaming import map_streaming
 
     options = RunOptions(time_limit=time_limit, seed=0)  # validated (backends probed) untimed
     started = time.perf_counter()
@@ -184,7 +182,6 @@ def _full_pass(graph, se, problem, time_limit: float, row: dict, sim_ok: list[bo
 
 def _diagnosis_note(diagnosis: str) -> str:
     """``"<rules no transformation fixes>: <first such reason> (also: <other rules>)"``."""
-    from formulations.streaming.split import repair_of
 
     reasons = diagnosis.split(" -- ")[0].split("; ")
     hard = [r for r in reasons if repair_of(r) is None and not r.startswith("split:")]

@@ -8,6 +8,7 @@ from formulations.solver import SolveSettings, solve_model_file
 from hardware import build_fabric, load_hardware
 from model.graph import Edge, Graph, Node
 from pipeline.options import RunOptions
+from pipeline.budget import Budget
 from pipeline.section_pass import map_section
 from sim.check import check_section
 
@@ -54,7 +55,7 @@ def test_unroutable_bottleneck_is_diagnosed(tiny):
 def test_section_failure_names_links_for_the_feedback_loop(tiny):
     g = fanout_graph(9, separate_nets=True)
     options = RunOptions(placer="model", router="model", time_limit=5)
-    outcome = map_section(g, tiny, 0, options, lambda line: None, lambda: (5.0, 5.0))
+    outcome = map_section(g, tiny, 0, options, lambda line: None, _plan(options))
     assert outcome.failure is not None and outcome.failure.level == "routing"
     assert outcome.failure.overused and "over capacity" in outcome.failure.message
 
@@ -64,7 +65,7 @@ def test_map_section_with_models_passes_the_checker(tiny):
                     Node("d", unit="pmu")],
               [Edge("a", "b"), Edge("a", "c"), Edge("c", "d"), Edge("b", "d", bandwidth=0.5)])
     options = RunOptions(placer="model", router="model", time_limit=5)
-    outcome = map_section(g, tiny, 0, options, lambda line: None, lambda: (5.0, 5.0))
+    outcome = map_section(g, tiny, 0, options, lambda line: None, _plan(options))
     assert outcome.failure is None
     assert check_section(g, tiny, outcome.placement, outcome.paths).ok
 
@@ -141,3 +142,10 @@ def test_region_stays_small_when_the_box_suffices(tiny):
                       SolveSettings("highs", time_limit=20, seed=0), margin=0, warm_start=False)
     assert out.success and out.extra["region_margins"] == [0]
     assert out.wirelength == 4 * 4
+
+
+def _plan(options: RunOptions):
+    """Placement and routing settings of 5 s each, as the pipeline plans them."""
+    budget = Budget(60.0)
+    return lambda: (budget.settings(options, "placement", 5.0),
+                    budget.settings(options, "routing", 5.0))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.generators import reconvergent_dag
-from formulations.solver import available_backends
+from formulations.solver import SolveSettings, available_backends
 from hardware import load_hardware
 from model.graph import Edge, Graph, Node
 from pipeline.buffers_pass import balance_section
@@ -18,9 +18,16 @@ HIGHS = {"buffers": "highs"}
 ROW_KEYS = {"original_depth", "final_depth", "depth_added", "buffer_inserted", "pmus"}
 
 
+def balance(g: Graph, spec, options: RunOptions, seconds: float, section: int | None = None):
+    """balance_section with the settings the pipeline would plan for ``seconds``."""
+    settings = SolveSettings(options.backend_for("buffers"), seconds, options.seed,
+                             options.export_dir)
+    return balance_section(g, spec, options, settings, section=section)
+
+
 def test_balances_a_reconvergent_section_on_the_default_backend():
     g = reconvergent_dag(4, branches=3, max_branch_length=3, seed=1)
-    out = balance_section(g, load_hardware("plasticine"), RunOptions(), 20.0, section=0)
+    out = balance(g, load_hardware("plasticine"), RunOptions(), 20.0, section=0)
     assert out.stage["backend"] == DEFAULT_BACKENDS["buffers"] and out.stage["stage"] == "buffers"
     assert out.balanced and out.violations == []
     assert set(out.rows) == set(range(len(g.edges)))
@@ -35,7 +42,7 @@ def test_balances_a_reconvergent_section_on_the_default_backend():
 
 def test_depth_per_pmu_option_and_lp_integrality_note():
     g = reconvergent_dag(3, seed=2)
-    out = balance_section(g, None, RunOptions(backends=HIGHS, depth_per_pmu=1), 10.0)
+    out = balance(g, None, RunOptions(backends=HIGHS, depth_per_pmu=1), 10.0)
     assert out.solution.lp_integral is True
     assert any("network matrix" in line for line in out.report_lines())
     assert out.pmus_after - out.pmus_before == out.solution.added_depth > 0
@@ -45,16 +52,16 @@ def test_depth_per_pmu_option_and_lp_integrality_note():
                                      if b in available_backends()])
 def test_every_backend_name_works(backend):
     g = reconvergent_dag(3, seed=3)
-    out = balance_section(g, load_hardware("tiny"),
+    out = balance(g, load_hardware("tiny"),
                           RunOptions(backends={"buffers": backend}, depth_per_pmu=2), 10.0)
-    reference = balance_section(g, load_hardware("tiny"), RunOptions(backends=HIGHS,
+    reference = balance(g, load_hardware("tiny"), RunOptions(backends=HIGHS,
                                                                   depth_per_pmu=2), 10.0)
     assert out.balanced and out.pmus_after == reference.pmus_after
 
 
 def test_exports_the_model(tmp_path):
     g = reconvergent_dag(2, seed=0)
-    balance_section(g, None, RunOptions(backends=HIGHS, export_dir=str(tmp_path)), 10.0,
+    balance(g, None, RunOptions(backends=HIGHS, export_dir=str(tmp_path)), 10.0,
                     section=3)
     assert (tmp_path / "buffers_section3.mps").exists()
 
@@ -62,7 +69,7 @@ def test_exports_the_model(tmp_path):
 def test_loop_carried_edges_are_noted():
     g = Graph("loop", [Node("F"), Node("a"), Node("J")],
               [Edge("F", "a"), Edge("a", "J"), Edge("F", "J"), Edge("J", "F", distance=1)])
-    out = balance_section(g, None, RunOptions(backends=HIGHS), 10.0)
+    out = balance(g, None, RunOptions(backends=HIGHS), 10.0)
     assert any("loop-carried" in note for note in out.notes)
     assert out.rows[3]["depth_added"] == 0 and out.balanced
 
@@ -71,7 +78,7 @@ def test_infeasible_tune_only_reports_a_diagnosis():
     g = Graph("conflict", [Node("F"), Node("M"), Node("J1"), Node("J2")],
               [Edge("F", "J1", net="b"), Edge("F", "J2", net="b"), Edge("F", "M", net="c"),
                Edge("F", "J2", net="c"), Edge("M", "J1")])
-    out = balance_section(g, None, RunOptions(backends=HIGHS, buffer_mode="tune"), 10.0)
+    out = balance(g, None, RunOptions(backends=HIGHS, buffer_mode="tune"), 10.0)
     assert not out.balanced and out.stage["status"] == "INFEASIBLE"
     assert any("diagnosis" in line and "M -> J1" in line for line in out.report_lines())
     assert out.pmus_after == out.pmus_before
@@ -83,7 +90,7 @@ def test_real_section_is_balanced_and_checked():
     graph = load_graph(real_graph("msr-dnn/OperatorGraphs/bert_l-3_inference.json"))
     sub = graph.subgraph(graph.topological_order()[:150], name="bert3-head")
     spec = load_hardware("plasticine")
-    out = balance_section(sub, spec, RunOptions(backends=HIGHS), 30.0, section=0)
+    out = balance(sub, spec, RunOptions(backends=HIGHS), 30.0, section=0)
     assert out.balanced, out.violations or out.solution.diagnosis
     assert check_balancing(sub, out.rows, out.solution.loads, spec=spec) == []
     assert out.throughput_after >= out.throughput_before

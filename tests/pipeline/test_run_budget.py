@@ -15,6 +15,7 @@ import pytest
 from benchmarks.generators import random_dag
 from model.graphjson import write_graph
 from pipeline.budget import MIN_SOLVE_SECONDS, Budget, placement_cap
+from pipeline.options import RunOptions
 from pipeline.run import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,26 +29,39 @@ class Clock:
         return self.now
 
 
-def test_shares_never_exceed_the_time_left():
-    clock = Clock()
-    budget = Budget(10.0, clock=clock)
+def test_planned_shares_add_up_to_the_budget_at_most():
+    budget = Budget(10.0)
     assert budget.cut_seconds() == pytest.approx(2.5)
-    clock.now = 4.0
-    place, route = budget.place_route_seconds(nodes=20, nodes_left=40)
-    assert place + route <= budget.left() * 20 / 40 + 1e-9
-    assert place <= placement_cap(20)
-    clock.now = 11.0
-    assert budget.expired() and budget.left() == 0.0
-    assert budget.section_seconds(5, 5) == MIN_SOLVE_SECONDS
+    planned = 2.5
+    for nodes_left in (40, 20):                   # two sections of 20 nodes
+        place, route = budget.place_route_seconds(nodes=20, nodes_left=nodes_left)
+        assert place <= placement_cap(20)
+        planned += place + route
+    assert planned <= 10.0 + 1e-9
+    budget.unplanned = 0.0
+    assert budget.place_route_seconds(5, 5) == (MIN_SOLVE_SECONDS, MIN_SOLVE_SECONDS)
 
 
-def test_later_sections_get_what_earlier_ones_left():
+def test_the_plan_does_not_depend_on_the_wall_clock():
+    """Shares come from the budget and the work, never from time spent: same seed, same work."""
     clock = Clock()
-    budget = Budget(30.0, clock=clock)
-    first = budget.section_seconds(nodes=10, nodes_left=30)
-    clock.now = 1.0                      # the first section finished early
-    second = budget.section_seconds(nodes=10, nodes_left=20)
-    assert second > first
+    fast, slow = Budget(30.0, clock=clock), Budget(30.0, clock=clock)
+    plans = []
+    for budget, spent in ((fast, 0.0), (slow, 25.0)):
+        clock.now = 0.0
+        cut = budget.cut_seconds()
+        clock.now = spent                         # the cut took 0 s or 25 s
+        plans.append((cut, budget.buffer_seconds(10, 30), budget.place_route_seconds(10, 30)))
+    assert plans[0] == plans[1]
+    assert slow.left() == pytest.approx(5.0) and fast.settings is not None
+
+
+def test_settings_carry_the_deadline():
+    clock = Clock()
+    budget = Budget(8.0, clock=clock)
+    settings = budget.settings(RunOptions(seed=4), "routing", 2.0)
+    assert (settings.backend, settings.time_limit, settings.seed) == ("highs", 2.0, 4)
+    assert settings.deadline == budget.deadline == 8.0
 
 
 @pytest.mark.parametrize("bad", ["nan", "inf", "-1", "0", "1e309"])
@@ -68,12 +82,13 @@ def _start(graph: Path, out: Path, *extra: str) -> subprocess.Popen:
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_an_interrupt_stops_the_solve_at_once_and_writes_nothing(signum, code, tmp_path):
     graph = tmp_path / "big.json"
-    write_graph(random_dag(400, 900, seed=1), graph)
+    write_graph(random_dag(300, 700, seed=1), graph)
     out = tmp_path / "out"
     run = _start(graph, out, "--time-limit", "300")
-    for line in run.stderr:              # the run has started solving
-        if "section(s)" in line:
+    for line in run.stderr:              # the graph is loaded: the section cut starts
+        if line.startswith("mapping "):
             break
+    time.sleep(2.0)                      # inside a solve (the cut's, or a section's)
     run.send_signal(signum)
     asked = time.monotonic()
     rest = run.communicate(timeout=60)[1]

@@ -7,6 +7,7 @@ from model.graph import Edge, Graph, Node
 from model.mapping import read_mapping, write_mapping
 from model.importers import load_graph
 from pipeline.feedback import MappingFailed
+from formulations.solver import SolveSettings
 from pipeline.options import RunOptions
 from pipeline.streaming import draw_streaming, map_streaming, report_lines
 from sim.streaming import check_split, check_streaming, distance_graph
@@ -179,7 +180,7 @@ def test_a_split_is_a_feedback_round_of_the_cut_level():
 
     chain = Graph("chain6", [Node(f"n{i}") for i in range(6)],
                   [Edge(f"n{i}", f"n{i + 1}") for i in range(5)])
-    state = StreamingState(chain, SE, RunOptions(time_limit=2).settings("streaming", 2),
+    state = StreamingState(chain, SE, SolveSettings("cp-sat", 2.0),
                            SE.af_latency, lambda line: None, time.perf_counter())
     run_levels(state, [StreamingCutLevel(), OneSdfFails(), StreamingCheckLevel()], 30)
     assert [(t["level"], t["fixed_by"]) for t in state.trace] == [("schedule", "cut")]
