@@ -81,6 +81,7 @@ from formulations.buffers.heuristic import warm_start
 from formulations.buffers.problem import (BufferOptions, BufferProblem, balanced_as_is,
                                           buffer_problem, edge_depth, pmus_for,
                                           unbalanced_joins)
+from formulations.solver.backends import solve_planned, was_cut_short
 from formulations.solver import (LinearModel, SolveResult, SolveSettings, SolveStatus,
                                  explain_infeasible, get_backend, quicksum, write_model_file)
 from model.graph import Graph
@@ -320,6 +321,12 @@ class BufferSolution:
         return self.status in ("OPTIMAL", "FEASIBLE", "SKIPPED")
 
     @property
+    def cut_short(self) -> bool:
+        """Whether the wall clock stopped a solve before its planned work (the answer may
+        then differ from run to run)."""
+        return any(was_cut_short(r) for r in self.results)
+
+    @property
     def buffer_pmus(self) -> list[int]:
         return [pmus_for(self.depths[b.index], b.capacity) for b in self.problem.buffers]
 
@@ -470,8 +477,8 @@ def _solve_model(problem: BufferProblem, settings: SolveSettings, name: str, hin
     if settings.export_dir:
         Path(settings.export_dir).mkdir(parents=True, exist_ok=True)
         write_model_file(model, Path(settings.export_dir) / f"buffers_{name}.mps")
-    result = model.solve(backend=backend, time_limit=time_limit, seed=seed,
-                         mip_gap=None if as_lp else 0.0)
+    result = solve_planned(model, backend, time_limit, seed=seed, deadline=settings.deadline,
+                           mip_gap=None if as_lp else 0.0)
     if not result.has_solution:
         fallback = _fallback(problem, result, build_time)
         if fallback is not None:
@@ -480,7 +487,8 @@ def _solve_model(problem: BufferProblem, settings: SolveSettings, name: str, hin
     results, values = [result], result.values
     lp_integral = _integral(problem, values) if problem.network else None
     if _needs_second_solve(problem, bvars, values):
-        second = _second_solve(problem, values, result, backend, time_limit, seed)
+        second = _second_solve(problem, values, result, backend, time_limit, seed,
+                               settings.deadline)
         results.append(second)
         if second.has_solution:
             values = second.values
@@ -503,14 +511,15 @@ def _needs_second_solve(problem: BufferProblem, bvars: BufferVars, values) -> bo
 
 
 def _second_solve(problem: BufferProblem, values, first: SolveResult, backend: str,
-                  time_limit: float, seed: int) -> SolveResult:
+                  time_limit: float, seed: int, deadline: float | None = None) -> SolveResult:
     """Least added depth: over all PMU-optimal answers ("exact", a MIP), or with every
     buffer's PMU count fixed at the first answer and no ``D = 1`` buffer deeper than there
     ("lp": bounds only, so a network LP with an integral optimum)."""
     if problem.options.tie_break == "exact":
         model, _ = build_buffer_model(problem, objective="depth", pmu_cap=round(first.objective))
         model.set_hint(dict(values))
-        return model.solve(backend=backend, time_limit=time_limit, seed=seed, mip_gap=0.0)
+        return solve_planned(model, backend, time_limit, seed=seed, deadline=deadline,
+                             mip_gap=0.0)
     model, bvars = build_buffer_model(problem, relax=True, objective="depth")
     for var in bvars.pmu_vars() + list(bvars.used or []):
         value = round(values[var.name])
@@ -518,7 +527,7 @@ def _second_solve(problem: BufferProblem, values, first: SolveResult, backend: s
     for var in _depths_counted_as_pmus(bvars):  # D = 1: PMUs are the depth; none may grow
         model.set_bounds(var, ub=math.ceil(values[var.name] - 1e-6))
     lp_backend = "highs" if backend in _INTEGER_ONLY else backend
-    return model.solve(backend=lp_backend, time_limit=time_limit, seed=seed)
+    return solve_planned(model, lp_backend, time_limit, seed=seed, deadline=deadline)
 
 
 def _fallback(problem: BufferProblem, result: SolveResult, build_time: float):

@@ -12,16 +12,21 @@ of one node to a type-compatible site, accepted by the Metropolis rule, with
 * the *range limiter*: a move goes at most ``R`` sites away in each direction, and
   ``R`` follows the acceptance rate towards 44 %;
 * ``inner_num * nodes**(4/3)`` moves per temperature: ``inner_num = 1`` (VPR's fast
-  setting) for a first anneal that measures how long a schedule takes, then one
-  anneal with ``inner_num`` chosen to use about half the time left (VPR fits
+  setting) for a first anneal that counts how many moves a schedule takes, then one
+  anneal with ``inner_num`` chosen to use about half the moves left (VPR fits
   ``inner_num`` to the effort it may spend), then restarts from the best placement
-  while time remains (:func:`anneal_to_budget`);
+  while moves remain (:func:`anneal_to_budget`);
 * a move's target is drawn from the range window clipped to the chip (VPR), so
   proposals rarely fall off the grid; the window never shrinks below ``range_floor``
   (VPR: 1; the placement model's own anneals pass :func:`same_kind_step`, see there);
-* the exit rule ``T < 0.005 * cost / pairs`` or the time limit; when the temperatures
-  still to go would not fit before the time limit, each gets fewer moves (at least one
+* the exit rule ``T < 0.005 * cost / pairs`` or the move budget; when the temperatures
+  still to go would not fit in the moves left, each gets fewer moves (at least one
   per node), so that a run cools within its budget rather than being cut off hot.
+* the budget is a number of moves (proposals), planned seconds times
+  :data:`MOVES_PER_SECOND`, never measured speed: same seed and budget, same placement on
+  any machine and load. The wall clock is only the outer cap (``wall``: a
+  ``time.monotonic()`` deadline, by default :data:`~formulations.solver.backends.WALL_SLACK`
+  times the planned seconds); when it stops a run first, ``stats["cut_short"]`` says so.
 
 Caveats
 -------
@@ -33,8 +38,8 @@ Caveats
   priced for congestion only when some cut is within reach of its capacity.
 * It starts from the sorted-order greedy placement and returns the best placement
   seen, so it is never worse than the greedy one.
-* Deterministic for a fixed ``seed`` (numpy's PCG64) *and* the same number of moves:
-  the time limit cuts runs short at a load-dependent point.
+* Deterministic for a fixed ``seed`` (numpy's PCG64) and planned seconds, unless the wall
+  clock cuts the run short (``stats["cut_short"]``).
 """
 
 from __future__ import annotations
@@ -51,11 +56,29 @@ from formulations.placement.problem import (PlacementOutcome, PlacementProblem, 
                                             cost_terms, placement_problem, problem_cost)
 from formulations.placement.settings import PlacementSearch
 from formulations.solver import SolveSettings
+from formulations.solver.backends import wall_cap
 from model.graph import Graph
 
 __all__ = ["anneal", "anneal_with_restarts", "anneal_to_budget", "place_annealing",
            "same_kind_step", "AnnealStats", "AnnealState", "BlockDraws", "propose_move",
-           "fitted_moves"]
+           "fitted_moves", "MOVES_PER_SECOND", "planned_moves", "wall_deadline"]
+
+#: Moves (proposals) of the annealer per planned second. Calibrated on this project's 2-core
+#: machine: 190-420 thousand proposals per wall second (setup included) on the generated
+#: 32-96-node sections and bert_l-3_training section 0 of plasticine and sn10, so a budget
+#: of moves takes about its planned seconds (half to 1.7 times).
+MOVES_PER_SECOND = 250_000
+
+
+def planned_moves(seconds: float) -> int:
+    """The move budget of ``seconds`` planned seconds (:data:`MOVES_PER_SECOND`)."""
+    return max(0, int(seconds * MOVES_PER_SECOND))
+
+
+def wall_deadline(seconds: float, deadline: float | None = None) -> float:
+    """The ``time.monotonic()`` wall-clock cap of a search planned for ``seconds``
+    (:func:`~formulations.solver.backends.wall_cap`)."""
+    return time.monotonic() + wall_cap(seconds, deadline)
 
 
 class AnnealStats(dict):
@@ -284,29 +307,35 @@ def _exit_temperature(cost_per_pair: float) -> float:
     return EXIT_FACTOR * max(cost_per_pair, 1e-12)
 
 
-def fitted_moves(moves_per_t: int, nodes: int, seconds_per_move: float, temperature: float,
-                 cost_per_pair: float, deadline: float) -> int:
+def fitted_moves(moves_per_t: int, nodes: int, temperature: float, cost_per_pair: float,
+                 moves_left: int) -> int:
     """Moves at this temperature: VPR's ``moves_per_t``, fewer when the temperatures still
-    to go would not all get them before ``deadline`` (VPR fits ``inner_num`` to the effort
-    it may spend; a schedule cut off while hot is wasted), but never fewer than
-    :data:`MIN_MOVES_PER_NODE` per node. The temperatures to go are counted at the slowest
-    cooling factor, 0.95, as the middle of a schedule cools."""
+    to go would not all get them from the ``moves_left`` of the budget (VPR fits
+    ``inner_num`` to the effort it may spend; a schedule cut off while hot is wasted), but
+    never fewer than :data:`MIN_MOVES_PER_NODE` per node (nor more than are left). The
+    temperatures to go are counted at the slowest cooling factor, 0.95, as the middle of a
+    schedule cools."""
     exit_temperature = _exit_temperature(cost_per_pair)
-    if seconds_per_move <= 0 or temperature <= exit_temperature:
-        return moves_per_t
+    if temperature <= exit_temperature:
+        return max(0, min(moves_per_t, moves_left))
     to_go = math.log(exit_temperature / temperature) / math.log(0.95) + 1
-    affordable = (deadline - time.perf_counter()) / (seconds_per_move * to_go)
-    return int(min(moves_per_t, max(MIN_MOVES_PER_NODE * nodes, affordable)))
+    affordable = moves_left / to_go
+    return max(0, min(moves_left, int(min(moves_per_t, max(MIN_MOVES_PER_NODE * nodes,
+                                                           affordable)))))
 
 
 def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_limit: float = 10.0,
            seed: int = 0, inner_num: float = 1.0, temperature_factor: float = 20.0,
-           range_floor: int = 1) -> tuple[dict[str, str], float, AnnealStats]:
+           range_floor: int = 1, moves: int | None = None, wall: float | None = None
+           ) -> tuple[dict[str, str], float, AnnealStats]:
     """Anneal from ``start``; returns (best placement, its cost, counters).
 
-    ``temperature_factor`` sets the initial temperature in standard deviations of
-    random moves' cost change (VPR: 20, a melt; lower values refine ``start``).
-    ``range_floor``: the smallest range limit (VPR: 1).
+    The budget is ``moves`` proposals (default: ``time_limit`` planned seconds,
+    :func:`planned_moves`); ``wall`` is the ``time.monotonic()`` outer cap (default
+    :func:`wall_deadline` of ``time_limit``), checked once per temperature
+    (``stats["cut_short"]`` when it stopped the run). ``temperature_factor`` sets the
+    initial temperature in standard deviations of random moves' cost change (VPR: 20, a
+    melt; lower values refine ``start``). ``range_floor``: the smallest range limit (VPR: 1).
 
     Examples
     --------
@@ -320,7 +349,8 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
     >>> cost
     0.0
     """
-    deadline = time.perf_counter() + time_limit
+    budget = planned_moves(time_limit) if moves is None else int(moves)
+    wall = wall_deadline(time_limit) if wall is None else wall
     draw = BlockDraws(np.random.default_rng(seed))
     state = AnnealState(problem, fabric, start)
     cost = best_cost = problem_cost(problem, start)
@@ -329,15 +359,20 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
     max_limit = limit
     temperature = _initial_temperature(state, draw, limit, temperature_factor)
     moves_per_t = max(10, int(inner_num * len(state.nodes) ** (4 / 3)))
-    stats = AnnealStats(temperatures=0, moves=0, accepted=0)
+    stats = AnnealStats(temperatures=0, moves=0, accepted=0, proposals=0)
     pairs = max(1, len(problem.pairs))
-    seconds_per_move = 0.0  # measured at each temperature
-    while time.perf_counter() < deadline and best_cost > 0:
+    left = budget
+    while left > 0 and best_cost > 0:
+        if time.monotonic() >= wall:
+            stats["cut_short"] = True
+            break
         accepted = tried = 0
-        step_started = time.perf_counter()
-        moves = fitted_moves(moves_per_t, len(state.nodes), seconds_per_move, temperature,
-                        cost / pairs, deadline)
-        for _ in range(moves):
+        count = fitted_moves(moves_per_t, len(state.nodes), temperature, cost / pairs, left)
+        if count <= 0:
+            break
+        left -= count
+        stats["proposals"] += count
+        for _ in range(count):
             move = propose_move(state, draw, limit)
             if move is None:
                 continue
@@ -350,7 +385,6 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
                 if cost < best_cost - 1e-12:
                     best_cost, best = cost, state.placement()
         rate = accepted / tried if tried else 0.0
-        seconds_per_move = (time.perf_counter() - step_started) / max(1, tried + 1)
         stats["temperatures"] += 1
         stats["moves"] += tried
         stats["accepted"] += accepted
@@ -405,59 +439,76 @@ def _axis_step(points: set[tuple[int, int]]) -> int:
 
 def anneal_with_restarts(problem: PlacementProblem, fabric, start: dict[str, str], *,
                          time_limit: float = 10.0, seed: int = 0,
-                         temperature_factor: float = 20.0, range_floor: int = 1
+                         temperature_factor: float = 20.0, range_floor: int = 1,
+                         moves: int | None = None, wall: float | None = None
                          ) -> tuple[dict[str, str], float, AnnealStats]:
     """:func:`anneal` again and again from the best placement (seeds ``seed``,
-    ``seed + 1``, ...) until ``time_limit`` or a zero cost."""
-    started = time.perf_counter()
-    best, cost, stats = anneal(problem, fabric, start, time_limit=time_limit, seed=seed,
+    ``seed + 1``, ...) until its ``moves`` (default: ``time_limit`` planned seconds) are
+    spent, a zero cost, or the wall-clock cap ``wall``."""
+    budget = planned_moves(time_limit) if moves is None else int(moves)
+    wall = wall_deadline(time_limit) if wall is None else wall
+    best, cost, stats = anneal(problem, fabric, start, seed=seed, moves=budget, wall=wall,
                                temperature_factor=temperature_factor, range_floor=range_floor)
     runs = 1
-    while cost > 0 and time.perf_counter() - started < time_limit - 0.1:
-        left = time_limit - (time.perf_counter() - started)
-        best, cost, more = anneal(problem, fabric, best, time_limit=left, seed=seed + runs,
+    left = budget - stats["proposals"]
+    while (cost > 0 and left >= max(10, len(problem.nodes)) and not stats.get("cut_short")
+           and stats["proposals"] > 0):
+        best, cost, more = anneal(problem, fabric, best, seed=seed + runs, moves=left, wall=wall,
                                   temperature_factor=temperature_factor,
                                   range_floor=range_floor)
         runs += 1
-        for key in ("temperatures", "moves", "accepted"):
+        left -= more["proposals"]
+        for key in ("temperatures", "moves", "accepted", "proposals"):
             stats[key] += more[key]
+        if more.get("cut_short"):
+            stats["cut_short"] = True
+        if more["proposals"] == 0:
+            break
     stats["runs"] = runs
     return best, cost, stats
 
 
 #: The slow anneal of :func:`anneal_to_budget` gets this share of the moves per temperature
-#: that would fill the time left (a schedule cut by the deadline while hot is wasted).
+#: that would fill the moves left (a schedule cut by the budget while hot is wasted).
 SLOW_COOLING = 0.5
 
 
 def anneal_to_budget(problem: PlacementProblem, fabric, start: dict[str, str], *,
                      time_limit: float, seed: int = 0, fill: bool = True,
-                     range_floor: int = 1) -> tuple[dict[str, str], float, AnnealStats]:
-    """VPR's answer to a time budget: cool more slowly, rather than restart.
+                     range_floor: int = 1, wall: float | None = None
+                     ) -> tuple[dict[str, str], float, AnnealStats]:
+    """VPR's answer to a budget: cool more slowly, rather than restart.
 
-    A first anneal (cooled within ``time_limit``) measures how long one schedule takes. When the time left holds more than two such runs, one anneal
-    from ``start`` with :data:`SLOW_COOLING` times as many moves per temperature as fit
-    (slow cooling finds deeper minima than restarts on large sections); then restarts from
-    the best placement until ``time_limit``. Without ``fill`` only the first anneal runs.
-    Returns the best placement, its cost and counters (``one_run``: the first anneal's
-    seconds).
+    The budget is :func:`planned_moves` of ``time_limit`` (planned seconds, a move count:
+    the answer does not depend on the machine's speed); ``wall`` is the wall-clock cap. A
+    first anneal (cooled within the budget) counts how many moves one schedule takes. When
+    the moves left hold more than two such runs, one anneal from ``start`` with
+    :data:`SLOW_COOLING` times as many moves per temperature as fit (slow cooling finds
+    deeper minima than restarts on large sections); then restarts from the best placement
+    until the budget is spent. Without ``fill`` only the first anneal runs. Returns the
+    best placement, its cost and counters (``one_run``: the first anneal's moves in planned
+    seconds; ``cut_short`` when the wall clock stopped it).
     """
-    started = time.perf_counter()
-    best, cost, stats = anneal(problem, fabric, start, time_limit=time_limit, seed=seed,
+    budget = planned_moves(time_limit)
+    wall = wall_deadline(time_limit) if wall is None else wall
+    best, cost, stats = anneal(problem, fabric, start, moves=budget, wall=wall, seed=seed,
                                range_floor=range_floor)
-    one_run = time.perf_counter() - started
-    stats["one_run"] = one_run
-    left = time_limit - one_run if fill else 0.0
-    if left > 2 * one_run:
-        slow, slow_cost, _ = anneal(problem, fabric, start, time_limit=left, seed=seed + 1,
-                                    inner_num=SLOW_COOLING * left / one_run,
-                                    range_floor=range_floor)
+    one_run = max(1, stats["proposals"])
+    stats["one_run"] = round(one_run / MOVES_PER_SECOND, 6)
+    left = budget - one_run if fill else 0
+    if left > 2 * one_run and not stats.get("cut_short"):
+        slow, slow_cost, more = anneal(problem, fabric, start, moves=left, wall=wall,
+                                       seed=seed + 1, inner_num=SLOW_COOLING * left / one_run,
+                                       range_floor=range_floor)
+        left -= more["proposals"]
+        stats["cut_short"] = stats.get("cut_short", False) or more.get("cut_short", False)
         if slow_cost < cost:
             best, cost = slow, slow_cost
-    left = time_limit - (time.perf_counter() - started) if fill else 0.0
-    if left > 0.1 and cost > 0:
-        best, cost, _ = anneal_with_restarts(problem, fabric, best, time_limit=left,
-                                             seed=seed + 2, range_floor=range_floor)
+    if fill and left >= max(10, len(problem.nodes)) and cost > 0 and not stats.get("cut_short"):
+        best, cost, more = anneal_with_restarts(problem, fabric, best, moves=left, wall=wall,
+                                                seed=seed + 2, range_floor=range_floor)
+        if more.get("cut_short"):
+            stats["cut_short"] = True
     return best, cost, stats
 
 
@@ -466,7 +517,9 @@ def place_annealing(graph: Graph, fabric, order: list[str], settings: SolveSetti
                     search: PlacementSearch | None = None) -> PlacementOutcome:
     """The registry form: anneal from the greedy placement of ``order``.
 
-    Uses ``settings.time_limit`` and ``settings.seed`` (no solver). With
+    Uses ``settings.time_limit`` (planned seconds, as a move budget:
+    :data:`MOVES_PER_SECOND`), ``settings.deadline`` (the outer wall-clock cap) and
+    ``settings.seed`` (no solver). With
     ``search.anneal_restarts`` (the default) the annealer fills the time limit
     (:func:`anneal_to_budget`: a fast anneal, a slow one, then restarts from the best
     placement), so it gets the same time budget as the model it is compared with.
@@ -496,12 +549,13 @@ def place_annealing(graph: Graph, fabric, order: list[str], settings: SolveSetti
     moves_on = problem if search.anneal_congestion else replace(problem, congestion_weight=0.0)
     first = greedy_place(graph, fabric, order)
     first_time = time.perf_counter() - started
-    left = settings.time_limit - (time.perf_counter() - started)
+    wall = wall_deadline(settings.time_limit, settings.deadline)
     if search.anneal_restarts:
-        best, _, stats = anneal_to_budget(moves_on, fabric, first, time_limit=left,
-                                          seed=settings.seed)
+        best, _, stats = anneal_to_budget(moves_on, fabric, first, time_limit=settings.time_limit,
+                                          seed=settings.seed, wall=wall)
     else:
-        best, _, stats = anneal(moves_on, fabric, first, time_limit=left, seed=settings.seed)
+        best, _, stats = anneal(moves_on, fabric, first, time_limit=settings.time_limit,
+                                seed=settings.seed, wall=wall)
     cost = problem_cost(problem, best)
     extra = {"warm_start_cost": round(problem_cost(problem, first), 6),
              **cost_terms(problem, best),

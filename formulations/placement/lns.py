@@ -5,7 +5,8 @@ Scope
 :func:`lns` improves a placement by re-solving a *window* of nodes exactly (the
 placement model of :func:`formulations.placement.model.build_placement_model`, on CP-SAT
 or a MILP backend) with every other node fixed, again and again until the time
-limit. Each round:
+limit (a budget of work: planned seconds charged per round and per move, never
+measured, so same seed, same answer). Each round:
 
 * picks a *seed node* with probability proportional to its share of the current
   cost (plus a little for every node), so the search works where the cost is;
@@ -20,8 +21,8 @@ limit. Each round:
   light pairs are not rounded away next to heavy ones.
 
 The window size adapts: it grows when windows are solved to optimality quickly and
-shrinks when they time out. After ``patience`` rounds without progress the search
-stops; with ``patience=None`` it runs to the deadline, sharing the time between LNS
+shrinks when they use up their work limit. After ``patience`` rounds without progress the
+search stops; with ``patience=None`` it spends the whole budget, sharing the time between LNS
 rounds and VPR anneals from the best placement by their recent rate of improvement.
 A window's answer is kept only when its true cost is lower. Without patience the time
 goes, slice by slice, to the faster improver of two moves: LNS rounds, and hot anneals
@@ -51,16 +52,24 @@ from formulations.placement.annealing import anneal_with_restarts, same_kind_ste
 from formulations.placement.model import build_placement_model, decode_placement, hint_placement
 from formulations.placement.problem import PlacementProblem, problem_cost
 from formulations.placement.tabu import tabu_search
+from formulations.solver.backends import wall_cap, was_cut_short, work_of, work_options
 
 __all__ = ["lns", "NEIGHBOURHOODS"]
 
 #: The neighbourhoods, taken in turn.
 NEIGHBOURHOODS = ("graph", "spatial", "net")
-#: Seconds one window may take at most.
+#: Planned seconds of deterministic work one window may use at most.
 WINDOW_SECONDS = 0.6
+#: A window's wall-clock cap, in wall caps of its planned work.
+WINDOW_WALL_SLACK = 5.0
+#: Planned seconds charged per round besides its solver's work: choosing the window,
+#: building its model and starting a solver. Calibrated on this project's 2-core machine
+#: (rounds on the 32-128-node generated sections and the DNN sections of the placement
+#: benchmark spent 0.03-0.1 s of wall time outside the solver).
+ROUND_SECONDS = 0.01
 #: Limits of the adaptive window size.
 MIN_WINDOW, MAX_WINDOW = 4, 20
-#: Without patience, the search runs in time slices of this many seconds, each given to
+#: Without patience, the search runs in slices of this many planned seconds, each given to
 #: LNS rounds or to VPR anneals (restarts from the best placement, started at
 #: KICK_TEMPERATURE standard deviations of a random move), whichever improved faster;
 #: every EXPLORE_EVERY-th slice goes to the other one.
@@ -84,18 +93,24 @@ MIN_IMPROVEMENT = 1e-3
 
 
 def lns(problem: PlacementProblem, fabric, index: dict[str, int], cost: float, *, backend: str,
-        deadline: float, seed: int, window: int, patience: int | None,
-        anneal_seconds: float = 0.0) -> tuple[dict, float, dict]:
-    """Improve ``index`` (node -> site index, cost ``cost``) until ``deadline``.
+        seconds: float, seed: int, window: int, patience: int | None,
+        anneal_seconds: float = 0.0, wall: float | None = None) -> tuple[dict, float, dict]:
+    """Improve ``index`` (node -> site index, cost ``cost``) for ``seconds`` planned seconds.
+
+    The budget is work, never the clock: a round is charged :data:`ROUND_SECONDS` plus
+    the deterministic work its window's solve used (CP-SAT's deterministic time, HiGHS's
+    nodes; each window may use :data:`WINDOW_SECONDS`), an anneal or tabu slice its move or
+    step budget; ``wall`` (``time.monotonic()``) is only the outer cap, and
+    ``stats["cut_short"]`` says when it stopped the search first.
 
     With a ``patience`` the search stops after that many rounds without a significant
-    improvement. Without (``None``) it runs to the deadline as a portfolio of the
-    :data:`MODES` in time slices of :data:`SLICE_SECONDS`: LNS rounds, or VPR anneals
-    restarted from the best placement and polished by tabu search (kept only when better;
-    such a slice lasts long enough for 1.25 times ``anneal_seconds``, the time one anneal
-    took, so that it can cool down); after one slice of each, every slice goes to the move
-    with the best recent improvement per second, and every :data:`EXPLORE_EVERY`-th slice
-    to the other, so a stalled move hands the time on.
+    improvement. Without (``None``) it spends the whole budget as a portfolio of the
+    :data:`MODES` in slices of :data:`SLICE_SECONDS` planned seconds: LNS rounds, or VPR
+    anneals restarted from the best placement and polished by tabu search (kept only when
+    better; such a slice lasts long enough for 1.25 times ``anneal_seconds``, the planned
+    seconds of one anneal, so that it can cool down); after one slice of each, every slice
+    goes to the move with the best recent improvement per planned second, and every
+    :data:`EXPLORE_EVERY`-th slice to the other, so a stalled move hands the time on.
 
     Returns
     -------
@@ -103,35 +118,37 @@ def lns(problem: PlacementProblem, fabric, index: dict[str, int], cost: float, *
         The best placement found, its cost
         (:func:`~formulations.placement.problem.problem_cost`), and counters (``lns_rounds``,
         ``lns_improved``, ``annealing_kicks``, ``final_window``, improvements per
-        neighbourhood).
+        neighbourhood, ``work``: planned seconds spent).
     """
+    wall = time.monotonic() + wall_cap(seconds) if wall is None else wall
     search = _Search(problem, index, cost, backend, seed, window,
-                     range_floor=same_kind_step(problem, fabric))
+                     range_floor=same_kind_step(problem, fabric), wall=wall)
     if patience is not None:
         patience = max(patience, len(problem.nodes) // max(1, window))
-        while time.perf_counter() < deadline - 0.05 and search.cost > 0 and search.stale < patience:
-            search.round(deadline)
-        return search.index, search.cost, search.stats
+        while (search.spent < seconds - 0.05 and search.cost > 0 and search.stale < patience
+               and not search.wall_out()):
+            search.round(seconds)
+        return search.index, search.cost, search.finish()
     rates: dict[str, float] = {}
     slices = 0
-    while time.perf_counter() < deadline - 0.05 and search.cost > 0:
+    while search.spent < seconds - 0.05 and search.cost > 0 and not search.wall_out():
         mode = _next_mode(rates, slices)
-        started, before = time.perf_counter(), search.cost
+        started, before = search.spent, search.cost
         length = SLICE_SECONDS
         if mode == "anneal":  # long enough to cool down, plus the tabu polish
             length = max(length, 1.25 * anneal_seconds / (1 - TABU_POLISH))
-        end = min(deadline, started + length)
+        end = min(seconds, started + length)
         if mode == "anneal":
-            search.anneal(fabric, end)
+            search.anneal(fabric, end - started)
         else:
-            while time.perf_counter() < end - 0.05 and search.cost > 0:
+            while search.spent < end - 0.05 and search.cost > 0 and not search.wall_out():
                 search.round(end)
-        spent = max(1e-3, time.perf_counter() - started)
+        spent = max(1e-3, search.spent - started)
         rates[mode] = (before - search.cost) / max(before, 1e-300) / spent
         search.stats[f"gain_{mode}"] = search.stats.get(f"gain_{mode}", 0.0) + before - search.cost
         slices += 1
     search.stats["slices"] = slices
-    return search.index, search.cost, search.stats
+    return search.index, search.cost, search.finish()
 
 
 def _next_mode(rates: dict[str, float], slices: int) -> str:
@@ -140,34 +157,54 @@ def _next_mode(rates: dict[str, float], slices: int) -> str:
     for mode in MODES:
         if mode not in rates:
             return mode
-    ranked = sorted(MODES, key=lambda m: -rates[m])
+    ranked = sorted(MODES, key=lambda m: (-rates[m], m))
     if slices % EXPLORE_EVERY:
         return ranked[0]
     return ranked[1 + (slices // EXPLORE_EVERY) % (len(ranked) - 1)]
 
 
 class _Search:
-    """The incumbent placement and the moves that improve it."""
+    """The incumbent placement, the moves that improve it, and the work spent (planned
+    seconds, counted, never measured)."""
 
-    def __init__(self, problem, index, cost, backend, seed, window, range_floor=1):
+    def __init__(self, problem, index, cost, backend, seed, window, range_floor=1,
+                 wall=None):
         self.problem, self.index, self.cost = problem, dict(index), cost
         self.backend, self.seed, self.size = backend, seed, window
         self.range_floor = range_floor  # of the kicks' anneals
         self.rng = np.random.default_rng(seed)
         self.adjacency = _adjacency(problem)
         self.stale = 0
+        self.spent = 0.0
+        self.wall = wall if wall is not None else float("inf")
         self.stats = {"lns_rounds": 0, "lns_improved": 0, "annealing_kicks": 0}
         self.stats |= {f"improved_{k}": 0 for k in NEIGHBOURHOODS}
 
-    def round(self, deadline: float) -> None:
-        """One LNS round: a window in the next neighbourhood, solved exactly."""
+    def wall_out(self) -> bool:
+        """Whether the wall-clock cap has passed (then the run is marked cut short)."""
+        if time.monotonic() >= self.wall:
+            self.stats["cut_short"] = True
+            return True
+        return False
+
+    def finish(self) -> dict:
+        self.stats["work"] = round(self.spent, 6)
+        return self.stats
+
+    def round(self, budget: float) -> None:
+        """One LNS round: a window in the next neighbourhood, solved exactly within at most
+        :data:`WINDOW_SECONDS` of the planned ``budget`` left."""
         stats = self.stats
         stats["lns_rounds"] += 1
         kind = NEIGHBOURHOODS[stats["lns_rounds"] % len(NEIGHBOURHOODS)]
         free = _window(self.problem, self.index, self.adjacency, self.rng, kind, self.size)
-        limit = min(WINDOW_SECONDS, deadline - time.perf_counter())
-        new_index, solved_fast = _solve_window(self.problem, self.index, free, self.backend,
-                                               limit, self.seed + stats["lns_rounds"])
+        limit = min(WINDOW_SECONDS, budget - self.spent - ROUND_SECONDS)
+        new_index, solved_fast, used, cut = _solve_window(
+            self.problem, self.index, free, self.backend, limit,
+            self.seed + stats["lns_rounds"], self.wall)
+        self.spent += ROUND_SECONDS + used
+        if cut:
+            stats["cut_short"] = True
         self.size = _adapt(self.size, solved_fast, len(self.problem.nodes))
         stats["final_window"] = self.size
         new_cost = (problem_cost(self.problem, self.problem.to_site_ids(new_index)) if new_index
@@ -182,17 +219,22 @@ class _Search:
         else:
             self.stale += 1
 
-    def anneal(self, fabric, deadline: float) -> None:
-        """A VPR anneal from the incumbent, polished by a short tabu search (annealing ends
-        near, not at, a local optimum); kept only when better."""
-        seconds = deadline - time.perf_counter()
+    def anneal(self, fabric, seconds: float) -> None:
+        """A VPR anneal from the incumbent for ``seconds`` planned seconds, polished by a
+        short tabu search (annealing ends near, not at, a local optimum); kept only when
+        better."""
         if seconds < 0.1:
+            self.spent += max(0.0, seconds)
             return
         self.stats["annealing_kicks"] += 1
         seed = self.seed + 7919 * self.stats["annealing_kicks"]
-        index = _kick(self.problem, fabric, self.index, seconds * (1 - TABU_POLISH), seed,
-                      self.range_floor)
-        index, _ = tabu_search(self.problem, index, deadline, seed=seed)
+        index, cut = _kick(self.problem, fabric, self.index, seconds * (1 - TABU_POLISH), seed,
+                           self.range_floor, self.wall)
+        index, _ = tabu_search(self.problem, index, seconds * TABU_POLISH, seed=seed,
+                               wall=self.wall, stats=self.stats)
+        self.spent += seconds
+        if cut:
+            self.stats["cut_short"] = True
         cost = problem_cost(self.problem, self.problem.to_site_ids(index))
         if cost < self.cost - 1e-12 * max(1.0, self.cost):
             self.index, self.cost, self.stale = index, cost, 0
@@ -207,13 +249,15 @@ def _adapt(size: int, solved_fast: bool | None, nodes: int) -> int:
     return max(MIN_WINDOW, size - 2)
 
 
-def _kick(problem, fabric, index, seconds, seed, range_floor) -> dict[str, int]:
-    """Leave a local optimum: a hot anneal from it (its result may be worse)."""
-    placed, _, _ = anneal_with_restarts(problem, fabric, problem.to_site_ids(index),
-                                        time_limit=seconds, seed=seed,
-                                        temperature_factor=KICK_TEMPERATURE,
-                                        range_floor=range_floor)
-    return {n: problem.sites.index[s] for n, s in placed.items()}
+def _kick(problem, fabric, index, seconds, seed, range_floor, wall) -> tuple[dict[str, int], bool]:
+    """Leave a local optimum: a hot anneal from it (its result may be worse); also whether
+    the wall clock cut it short."""
+    placed, _, stats = anneal_with_restarts(problem, fabric, problem.to_site_ids(index),
+                                            time_limit=seconds, seed=seed,
+                                            temperature_factor=KICK_TEMPERATURE,
+                                            range_floor=range_floor, wall=wall)
+    return ({n: problem.sites.index[s] for n, s in placed.items()},
+            bool(stats.get("cut_short")))
 
 
 def _adjacency(problem) -> dict[str, list[tuple[str, float]]]:
@@ -276,24 +320,31 @@ def _spatial_window(problem, index, seed_node, size) -> list[str]:
     return sorted(problem.nodes, key=lambda n: (d[index[n]], n))[:size]
 
 
-def _solve_window(problem, index, free, backend, time_limit, seed
-                  ) -> tuple[dict[str, int] | None, bool | None]:
-    """Re-place ``free``; returns (new index or None, whether it was proved fast)."""
-    if time_limit <= 0.05:
-        return None, None
+def _solve_window(problem, index, free, backend, seconds, seed, wall=float("inf")
+                  ) -> tuple[dict[str, int] | None, bool | None, float, bool]:
+    """Re-place ``free`` with a work budget of ``seconds`` planned seconds; returns (new
+    index or None, whether it was proved with a quarter of its budget, the planned seconds
+    of work used, whether the wall clock cut the solve short)."""
+    if seconds <= 0.05:
+        return None, None, 0.0, False
     free_set = set(free)
     fixed = {n: s for n, s in index.items() if n not in free_set}
     sites = np.array(_window_sites(problem, index, free, fixed))
     candidates = _window_candidates(problem, index, free, sites)
     model, x = build_placement_model(problem, free, candidates, fixed)
     hint_placement(model, x, index, free)
-    started = time.perf_counter()
-    result = model.solve(backend=backend, time_limit=time_limit, seed=seed, threads=1,
-                         mip_gap=1e-6, options=WINDOW_OPTIONS.get(backend))
-    fast = result.status.name == "OPTIMAL" and time.perf_counter() - started < 0.25 * time_limit
+    # the wall cap of a window is loose (its work limit decides; HiGHS's root node is not
+    # counted in nodes): only the placement's own cap ``wall`` must hold
+    cap = min(WINDOW_WALL_SLACK * wall_cap(seconds), max(1e-3, wall - time.monotonic()))
+    options = work_options(backend, seconds) | WINDOW_OPTIONS.get(backend, {})
+    result = model.solve(backend=backend, time_limit=cap, seed=seed, threads=1,
+                         mip_gap=1e-6, options=options)
+    used = work_of(result)
+    used = seconds if used is None else min(seconds, used)
+    fast = result.status.name == "OPTIMAL" and used < 0.25 * seconds
     if not result.has_solution:
-        return None, False
-    return fixed | decode_placement(result, x, free), fast
+        return None, False, used, was_cut_short(result)
+    return fixed | decode_placement(result, x, free), fast, used, was_cut_short(result)
 
 
 def _window_candidates(problem, index, free, sites: np.ndarray, radius: int = 1

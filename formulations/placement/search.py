@@ -39,7 +39,7 @@ from dataclasses import replace
 import networkx as nx
 import numpy as np
 
-from formulations.placement.annealing import anneal_to_budget, same_kind_step
+from formulations.placement.annealing import anneal_to_budget, same_kind_step, wall_deadline
 from formulations.placement.bound import star_bound
 from formulations.placement.greedy import greedy_place
 from formulations.placement.lns import lns
@@ -50,6 +50,7 @@ from formulations.placement.problem import (PlacementOutcome, PlacementProblem, 
 from formulations.placement.settings import PlacementSearch
 from formulations.placement.site_model import site_model_fits, solve_site_model
 from formulations.solver import SolveSettings
+from formulations.solver.backends import wall_cap, was_cut_short, work_options
 from model.graph import Graph
 
 __all__ = ["place_model", "fill_idle", "anneal_share_for", "MAX_EXACT_VARS", "ONE_SCALE_SHARE",
@@ -71,9 +72,13 @@ def place_model(graph: Graph, fabric, order: list[str], settings: SolveSettings,
     ----------
     graph, fabric, order : the section, the chip and the sorter's order (for the warm start).
     settings : ``backend`` (a LinearModel backend: ``cp-sat``, ``highs``, ``scip``, ...),
-        ``time_limit`` (seconds for the whole placement: warm anneals, exact solve or all
-        LNS rounds), ``seed`` (of the solver, the anneals and the LNS), ``export_dir``
-        (when set, the full model is written there as ``placement_<graph name>.mps``).
+        ``time_limit`` (planned seconds for the whole placement: warm anneals, exact solve
+        or all LNS rounds, spent as counted work: moves, CP-SAT deterministic time, HiGHS
+        nodes, LNS rounds), ``deadline`` (the wall-clock outer cap, with
+        :func:`~formulations.solver.backends.wall_cap`), ``seed`` (of the solver, the
+        anneals and the LNS), ``export_dir`` (when set, the full model is written there as
+        ``placement_<graph name>.mps``). Same settings and seed, same placement, unless
+        the wall clock cuts a search short (``extra["cut_short"]``).
     site_penalty : site id -> extra cost per unit of node bandwidth (routing feedback).
     search : the search knobs (:class:`~formulations.placement.settings.PlacementSearch`:
         LNS window and patience, anneal share, cut share, idle nodes placed last).
@@ -101,30 +106,35 @@ def place_model(graph: Graph, fabric, order: list[str], settings: SolveSettings,
     """
     search = search or PlacementSearch()
     started = time.perf_counter()
+    wall = wall_deadline(settings.time_limit, settings.deadline)
     problem = placement_problem(graph, fabric, site_penalty, search.cut_share)
     check_capacity(problem)
     idle = {n for n in problem.nodes if problem.degree[n] == 0}
     if not (search.drop_idle and idle and len(idle) < len(problem.nodes)):
-        return _place_all(problem, graph, fabric, order, settings, search, started)
+        return _place_all(problem, graph, fabric, order, settings, search, started, wall)
     busy = graph.subgraph([n for n in graph.node_ids if n not in idle])
     busy_started = time.perf_counter()
     busy_problem = placement_problem(busy, fabric, site_penalty, search.cut_share)
     out = _place_all(busy_problem, busy, fabric, [n for n in order if n not in idle], settings,
-                     search, busy_started)
+                     search, busy_started, wall)
     completed = fill_idle(problem, out.placement, sorted(idle))
     if completed is not None:
         out.placement, out.extra["idle_nodes"] = completed, len(idle)
         return out
-    left = max(0.5, settings.time_limit - (time.perf_counter() - started))
-    return _place_all(problem, graph, fabric, order, settings.with_time(left), search,
-                      time.perf_counter())
+    # the leftover sites cannot take the idle nodes: everything again, on half the plan
+    again = settings.with_time(max(0.5, 0.5 * settings.time_limit))
+    return _place_all(problem, graph, fabric, order, again, search, time.perf_counter(),
+                      wall_deadline(again.time_limit, settings.deadline))
 
 
 def _place_all(problem: PlacementProblem, graph: Graph, fabric, order: list[str],
-               settings: SolveSettings, search: PlacementSearch, started: float
+               settings: SolveSettings, search: PlacementSearch, started: float, wall: float
                ) -> PlacementOutcome:
     """Every node of ``problem``: the annealed greedy, then the site model, the exact
-    model or the LNS (``started``: when this placement's clock started)."""
+    model or the LNS (``started``: when this placement's clock started, for the reported
+    times; ``wall``: the ``time.monotonic()`` cap). The budget is work planned from
+    ``settings.time_limit``: the anneal's share of it in moves, the rest in solver work or
+    LNS rounds; ``extra["cut_short"]`` when the wall clock stopped a search first."""
     current = greedy_place(graph, fabric, order)
     greedy_cost = problem_cost(problem, current)
     extra = {"greedy_cost": greedy_cost,
@@ -135,10 +145,13 @@ def _place_all(problem: PlacementProblem, graph: Graph, fabric, order: list[str]
     site_model = settings.backend == "cp-sat" and site_model_fits(problem)
     exact = n_vars <= MAX_EXACT_VARS or site_model
     share = anneal_share_for(problem) if search.anneal_share is None else search.anneal_share
+    annealed = 0.0
     if greedy_cost > extra["star_bound"] and share > 0:
-        current, extra["anneal_run_time"] = _warm_anneal(
-            problem, fabric, current, share * settings.time_limit, settings.seed,
-            fill=not exact)
+        annealed = share * settings.time_limit
+        current, extra["anneal_run_time"], cut = _warm_anneal(
+            problem, fabric, current, annealed, settings.seed, fill=not exact, wall=wall)
+        if cut:
+            extra["cut_short"] = True
     start_cost = problem_cost(problem, current)
     extra["best_found_time"] = round(time.perf_counter() - started, 4)
     index = problem.to_indices(current)
@@ -151,15 +164,24 @@ def _place_all(problem: PlacementProblem, graph: Graph, fabric, order: list[str]
     if (exact and not site_model) or settings.export_dir:
         model, x = build_placement_model(problem, problem.nodes, candidates, {})
         export_model(model, settings.export_dir, f"placement_{graph.name}")
-    left = max(0.5, settings.time_limit - (time.perf_counter() - started))
+    # the plan left after the anneal (work counted, not the clock: a first anneal that
+    # stopped early leaves the rest of its share unused)
+    left = max(0.5, settings.time_limit - (annealed if not exact else
+                                           extra.get("anneal_run_time", 0.0)))
+    cap = max(1e-3, min(wall_cap(left), wall - time.monotonic()))
     if site_model:
-        found, status, bound = solve_site_model(problem, index, left, settings.seed)
+        found, status, bound, cut = solve_site_model(
+            problem, index, cap, settings.seed, work_seconds=left, with_cut=True)
+        if cut:
+            extra["cut_short"] = True
         return _exact_outcome(problem, index, start_cost, found, status, bound, "cp-sat",
                               "placement site model", started, extra)
     if exact:
         hint_placement(model, x, index, problem.nodes)
-        result = model.solve(backend=settings.backend, time_limit=left, seed=settings.seed,
-                             threads=1)
+        result = model.solve(backend=settings.backend, time_limit=cap, seed=settings.seed,
+                             threads=1, options=work_options(settings.backend, left))
+        if was_cut_short(result):
+            extra["cut_short"] = True
         found, bound = None, None
         if result.has_solution:
             found = decode_placement(result, x, problem.nodes)
@@ -167,7 +189,8 @@ def _place_all(problem: PlacementProblem, graph: Graph, fabric, order: list[str]
         extra["hint"] = result.hint_status
         return _exact_outcome(problem, index, start_cost, found, result.status.name, bound,
                               result.backend, "placement model", started, extra)
-    return _lns(problem, fabric, index, start_cost, settings, search, started, extra)
+    return _lns(problem, fabric, index, start_cost, settings.with_time(left), search, started,
+                extra, wall)
 
 
 def anneal_share_for(problem: PlacementProblem) -> float:
@@ -204,11 +227,13 @@ def fill_idle(problem: PlacementProblem, placement: dict[str, str], idle: list[s
 
 
 def _warm_anneal(problem: PlacementProblem, fabric, start: dict[str, str], seconds: float,
-                 seed: int, fill: bool = True) -> tuple[dict[str, str], float]:
+                 seed: int, fill: bool = True, wall: float | None = None
+                 ) -> tuple[dict[str, str], float, bool]:
     """A second warm start: :func:`~formulations.placement.annealing.anneal_to_budget` from
-    ``start`` for about ``seconds`` (its first anneal cools within them: a large section
-    gets fewer moves per temperature); returns the result and the seconds one anneal took
-    (the LNS gives its annealing slices at least that long).
+    ``start`` for ``seconds`` planned seconds of moves (its first anneal cools within them:
+    a large section gets fewer moves per temperature); returns the result, the planned
+    seconds one anneal took (the LNS gives its annealing slices at least that long) and
+    whether the wall clock ``wall`` cut it short.
 
     The anneals see the wirelength and penalty only (a faster surrogate: the congestion
     term is 0 at good placements; the model and its LNS see it); the caller gets whichever
@@ -219,9 +244,10 @@ def _warm_anneal(problem: PlacementProblem, fabric, start: dict[str, str], secon
     """
     light = replace(problem, congestion_weight=0.0)
     best, _, stats = anneal_to_budget(light, fabric, start, time_limit=seconds, seed=seed,
-                                      fill=fill, range_floor=same_kind_step(problem, fabric))
+                                      fill=fill, range_floor=same_kind_step(problem, fabric),
+                                      wall=wall)
     better = problem_cost(problem, best) < problem_cost(problem, start)
-    return (best if better else start), stats["one_run"]
+    return (best if better else start), stats["one_run"], bool(stats.get("cut_short"))
 
 
 def _exact_outcome(problem, index, start_cost, found, solver_status, bound, backend, method,
@@ -246,15 +272,18 @@ def _exact_outcome(problem, index, start_cost, found, solver_status, bound, back
 
 
 def _lns(problem, fabric, index, cost, settings: SolveSettings, search: PlacementSearch,
-         started, extra) -> PlacementOutcome:
-    """Large-neighbourhood search (:mod:`formulations.placement.lns`) with the star bound."""
+         started, extra, wall) -> PlacementOutcome:
+    """Large-neighbourhood search (:mod:`formulations.placement.lns`) with the star bound,
+    for ``settings.time_limit`` planned seconds of work."""
     index, cost, stats = lns(problem, fabric, index, cost, backend=settings.backend,
-                             deadline=started + settings.time_limit, seed=settings.seed,
+                             seconds=settings.time_limit, seed=settings.seed,
                              window=search.window, patience=search.patience,
-                             anneal_seconds=extra.get("anneal_run_time", 0))
+                             anneal_seconds=extra.get("anneal_run_time", 0), wall=wall)
     bound = extra.get("star_bound", 0.0)
     if "last_improvement" in stats:
         extra["best_found_time"] = round(stats.pop("last_improvement") - started, 4)
+    if stats.pop("cut_short", False):
+        extra["cut_short"] = True
     extra |= stats | {"final_time": round(time.perf_counter() - started, 4),
                       "gap": _gap(cost, bound)}
     extra |= _terms(problem, index)

@@ -40,6 +40,7 @@ from ortools.sat.python import cp_model
 
 from formulations.placement.problem import PlacementProblem
 from formulations.solver import solve_cp_model
+from formulations.solver.cp import CP_SAT_WORK_PER_SECOND, was_cut_short
 
 __all__ = ["solve_site_model", "translation_floor", "site_model_applies", "site_model_fits",
            "SITE_MODEL_NODES"]
@@ -64,11 +65,14 @@ def site_model_fits(problem: PlacementProblem) -> bool:
 
 
 def solve_site_model(problem, start: dict[str, int] | None, time_limit: float, seed: int = 0,
-                     options: dict | None = None, symmetry: bool = True):
+                     options: dict | None = None, symmetry: bool = True,
+                     work_seconds: float | None = None, with_cut: bool = False):
     """Solve the site model of ``problem`` hinted with ``start`` (node -> site index).
 
     ``options`` are CP-SAT parameters by name; ``symmetry=False`` leaves out the
-    translation floor (:func:`translation_floor`).
+    translation floor (:func:`translation_floor`). ``work_seconds``: the planned seconds,
+    as CP-SAT deterministic time (``time_limit`` is then the wall-clock cap); with
+    ``with_cut`` a fourth value says whether the wall clock cut the solve short.
 
     Returns
     -------
@@ -88,10 +92,14 @@ def solve_site_model(problem, start: dict[str, int] | None, time_limit: float, s
                    + sum(_penalty_terms(model, problem, site)))
     result = solve_cp_model(model, time_limit=time_limit, seed=seed, hint=start and
                             {site[n]: int(s) for n, s in start.items()}, variables=site,
-                            params=options)
+                            params=options,
+                            deterministic_time=None if work_seconds is None
+                            else work_seconds * CP_SAT_WORK_PER_SECOND)
     index = ({n: int(result.values[n]) for n in problem.nodes} if result.has_solution
              else None)
     bound = max(0.0, (result.bound or 0.0) * problem.quantum) if result.has_solution else 0.0
+    if with_cut:
+        return index, result.status.name, bound, was_cut_short(result)
     return index, result.status.name, bound
 
 

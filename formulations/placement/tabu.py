@@ -23,7 +23,8 @@ Caveats
 The congestion term is left out (as in the model's warm anneals); callers keep an answer
 only when its full cost (:func:`formulations.placement.problem.problem_cost`) is lower. An
 iteration costs ``O(n^2 + n * free sites)``: about 0.1 ms at a hundred nodes, a few
-milliseconds at six hundred.
+milliseconds at six hundred. The budget is a step count planned from the seconds
+(:func:`planned_steps`), so same seed and seconds, same answer.
 """
 
 from __future__ import annotations
@@ -32,22 +33,51 @@ import time
 
 import numpy as np
 
-__all__ = ["tabu_search", "TabuSearch"]
+from formulations.solver.backends import wall_cap
+
+__all__ = ["tabu_search", "TabuSearch", "planned_steps", "ENTRIES_PER_SECOND"]
+
+#: Neighbourhood entries (swaps and moves) a tabu step prices per planned second. Calibrated
+#: on this project's 2-core machine: 32-128-node sections on plasticine priced 5-9 million
+#: entries per wall second (a step is a few numpy passes over the ``n x n`` and
+#: ``n x free`` matrices), so a step budget takes about its planned seconds.
+ENTRIES_PER_SECOND = 5_000_000
 
 #: The tabu tenure is drawn from this range, times the number of nodes (Taillard's
 #: robust tabu search draws it around n).
 TENURE = (0.2, 0.4)
 
 
-def tabu_search(problem, index: dict[str, int], deadline: float, seed: int = 0
+def tabu_search(problem, index: dict[str, int], seconds: float, seed: int = 0,
+                wall: float | None = None, stats: dict | None = None
                 ) -> tuple[dict[str, int], float]:
-    """Tabu search from ``index`` (node -> site index) until ``deadline``; returns the
-    best placement seen and its cost without the congestion term."""
+    """Tabu search from ``index`` (node -> site index) for ``seconds`` planned seconds of
+    work (:func:`planned_steps`: a step count, the same on every machine); ``wall`` is the
+    ``time.monotonic()`` outer cap (default :data:`~formulations.solver.backends.WALL_SLACK`
+    times ``seconds``), and ``stats["cut_short"]`` is set when it stopped the search first.
+    Returns the best placement seen and its cost without the congestion term."""
     search = TabuSearch(problem, index, np.random.default_rng(seed))
-    while time.perf_counter() < deadline and search.best_cost > 0:
-        for _ in range(20):
+    steps = planned_steps(problem, index, seconds)
+    wall = time.monotonic() + wall_cap(seconds) if wall is None else wall
+    done = 0
+    while done < steps and search.best_cost > 0:
+        if time.monotonic() >= wall:
+            if stats is not None:
+                stats["cut_short"] = True
+            break
+        for _ in range(min(20, steps - done)):
             search.step()
+        done += 20
     return dict(zip(problem.nodes, map(int, search.best))), search.best_cost
+
+
+def planned_steps(problem, index: dict[str, int], seconds: float) -> int:
+    """Tabu steps in ``seconds`` planned seconds: a step prices every swap and every move to a
+    free site, ``n^2 + n * free sites`` entries, at :data:`ENTRIES_PER_SECOND`."""
+    n = len(problem.nodes)
+    free = len(problem.sites.ids) - n
+    entries = max(1, n * n + n * max(0, free))
+    return max(1, int(seconds * ENTRIES_PER_SECOND / entries))
 
 
 class TabuSearch:

@@ -41,6 +41,7 @@ from formulations.routing.negotiated import route_negotiated
 from formulations.routing.problem import (FabricView, RouterConfig, RoutingResult,
                                           describe_overuse, edge_paths, net_network)
 from formulations.solver import LinearModel, SolveSettings, quicksum
+from formulations.solver.backends import WorkBudget, wall_cap, was_cut_short, work_of, work_options
 from model.graph import Graph
 
 __all__ = ["RouteNet", "route_nets", "build_routing_model", "route_model", "MAX_ROUTE_VARS",
@@ -289,20 +290,25 @@ def route_model(graph: Graph, fabric, placement: dict[str, str], settings: Solve
              "first_solution_time": round(time.perf_counter() - started, 4)}
     if settings.export_dir:
         _export_routing(fab, nets, settings.export_dir, graph.name)
-    deadline = started + settings.time_limit
+    # the budget is planned work (solver work limits), the wall clock only the outer cap
+    wall = time.monotonic() + wall_cap(settings.time_limit, settings.deadline)
+    budget = WorkBudget(settings.time_limit, wall)
     margins = _growing_margins(fab, margin)
     tried: list[int] = []
     for position, current in enumerate(margins):
-        if position and (_score(fab, nets, trees)[0] == 0 or time.perf_counter() > deadline - 0.2):
+        if position and (_score(fab, nets, trees)[0] == 0 or budget.left() < 0.2
+                         or budget.wall_out()):
             break
         nets = route_nets(graph, fab, placement, trees, current)
-        left = deadline - time.perf_counter()
+        left = budget.left()
         last = position == len(margins) - 1 or (position == 0 and warm.success)
         share = left if last else 0.5 * left
         bound, status, solved, chunks = _solve_region(fab, nets, trees, settings.backend,
-                                                      time.perf_counter() + share,
-                                                      settings.seed, progress)
+                                                      budget.share(share), settings.seed,
+                                                      progress)
         tried.append(current)
+    if budget.cut_short:
+        extra["cut_short"] = True
     whole_mesh = tried[-1] >= margins[-1]
     if not whole_mesh and status == "OPTIMAL":
         status = "FEASIBLE"      # optimal inside a region only: no proof for the whole mesh
@@ -323,17 +329,24 @@ def _growing_margins(fab: FabricView, margin: int) -> list[int]:
     return margins
 
 
-def _solve_region(fab, nets, trees, backend, deadline, seed, progress):
-    """Solve the nets chunk by chunk inside their regions; updates ``trees`` in place.
+def _solve_region(fab, nets, trees, backend, budget: WorkBudget, seed, progress):
+    """Solve the nets chunk by chunk inside their regions within ``budget`` (planned
+    seconds: each chunk gets an equal share of what is left as a solver work limit, and is
+    charged the work it used); updates ``trees`` in place.
 
     Returns ``(bound, status, chunks solved, chunks)``."""
     chunks = _chunks(fab, nets)
     bound, status, solved = None, "FEASIBLE", 0
     for position, chunk in enumerate(chunks):
-        left = (deadline - time.perf_counter()) / (len(chunks) - position)
-        if left < 0.1:
+        left = budget.left() / (len(chunks) - position)
+        if left < 0.1 or budget.wall_out():
             break
-        result, new = _solve_chunk(fab, nets, chunk, trees, backend, left, seed)
+        cap = min(wall_cap(left), max(1e-3, budget.wall - time.monotonic()))
+        result, new = _solve_chunk(fab, nets, chunk, trees, backend, cap, seed, left)
+        used = work_of(result)
+        budget.spend(min(left, used) if used is not None else left)
+        if was_cut_short(result):
+            budget.mark_cut()
         solved += 1
         if new is not None and _score(fab, nets, trees | new) <= _score(fab, nets, trees):
             trees |= new
@@ -362,15 +375,18 @@ def _chunks(fab: FabricView, nets: list[RouteNet]) -> list[list[int]]:
     return chunks + ([current] if current else [])
 
 
-def _solve_chunk(fab, nets, chunk, trees, backend, time_limit, seed):
+def _solve_chunk(fab, nets, chunk, trees, backend, time_limit, seed, work_seconds=None):
     members = [nets[k] for k in chunk]
-    others = [n for k, n in enumerate(nets) if k not in set(chunk)]
+    in_chunk = set(chunk)
+    others = [n for k, n in enumerate(nets) if k not in in_chunk]
     fixed = _loads(others, trees)
     for n in members:
         n.tree = trees.get(n.id, [])
     model, u, f, _ = build_routing_model(fab, members, fixed)
     model.set_hint(_routing_hint(fab, members, u, f))
-    result = model.solve(backend=backend, time_limit=time_limit, seed=seed, threads=1)
+    result = model.solve(backend=backend, time_limit=time_limit, seed=seed, threads=1,
+                         options=None if work_seconds is None
+                         else work_options(backend, work_seconds))
     if not result.has_solution:
         return result, None
     return result, _decode_trees(fab, members, u, result)

@@ -19,6 +19,7 @@ from formulations.sections.model import (build_section_model, decode_assignment,
 from formulations.sections.problem import (Capacity, Scale, SectionPlan, assignment_of,
                                            cut_traffic, lower_bound, sections_from,
                                            smallest_scale)
+from formulations.solver.backends import WorkBudget, wall_cap
 from formulations.solver import SolveSettings
 from model.graph import Graph
 
@@ -67,7 +68,10 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
     """
     scales = dict(scales or {})
     started = time.perf_counter()
-    deadline = started + settings.time_limit
+    # planned seconds spent as solver work; the wall clock (twice the plan, never past the
+    # run's deadline) is only the outer cap
+    budget = WorkBudget(settings.time_limit,
+                        time.monotonic() + wall_cap(settings.time_limit, settings.deadline))
     greedy = greedy_sections(graph, cap, scales, separate)
     greedy_traffic = cut_traffic(graph, greedy)
     bound = lower_bound(graph, cap, smallest_scale(scales))
@@ -76,25 +80,27 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
     if len(graph.nodes) <= 1 or settings.backend in SOLVERLESS:
         plan.bound_traffic = forced_traffic(graph, cap, plan.count, scales)
         return _numbered(plan, first_id)
-    best = _fewest_sections(graph, cap, scales, separate, settings, deadline, plan)
-    best = _least_traffic(graph, cap, scales, separate, settings, deadline, plan, best)
+    best = _fewest_sections(graph, cap, scales, separate, settings, budget, plan)
+    best = _least_traffic(graph, cap, scales, separate, settings, budget, plan, best)
     _keep_the_better(graph, cap, scales, plan, best)
+    if budget.cut_short:
+        plan.extra["cut_short"] = True
     return _numbered(plan, first_id)
 
 
 def _fewest_sections(graph: Graph, cap: Capacity, scales: dict[int, Scale], separate,
-                     settings: SolveSettings, deadline: float,
+                     settings: SolveSettings, budget: WorkBudget,
                      plan: SectionPlan) -> dict[str, int]:
     """The first feasible cut with fewer sections than greedy, counting up from the
     lower bound (greedy's cut when none is found in time)."""
     best = assignment_of(plan.sections)
     for count in range(plan.lower_bound, plan.greedy_sections):
-        remaining = deadline - time.perf_counter()
-        if remaining < 0.5:
+        remaining = budget.left()
+        if remaining < 0.5 or budget.wall_out():
             break
         model, x, _ = build_section_model(graph, cap, count, scales, separate)
         result = solve_section_model(model, settings.with_time(remaining / 2),
-                                     f"sections_k{count}")
+                                     f"sections_k{count}", budget)
         plan.results.append(result)
         if result.has_solution:
             return decode_assignment(graph, x, count, result)
@@ -104,20 +110,20 @@ def _fewest_sections(graph: Graph, cap: Capacity, scales: dict[int, Scale], sepa
 
 
 def _least_traffic(graph: Graph, cap: Capacity, scales: dict[int, Scale], separate,
-                   settings: SolveSettings, deadline: float, plan: SectionPlan,
+                   settings: SolveSettings, budget: WorkBudget, plan: SectionPlan,
                    best: dict[str, int]) -> dict[str, int]:
     """With ``best``'s section count, the cut of least traffic: one model hinted with
     ``best`` up to :data:`MONOLITHIC_LIMIT` node-section pairs, else the window search."""
     count = len(set(best.values()))
-    remaining = deadline - time.perf_counter()
-    if remaining < 0.5:
+    remaining = budget.left()
+    if remaining < 0.5 or budget.wall_out():
         return best
     if len(graph.nodes) * count > MONOLITHIC_LIMIT:
-        return _window_search(graph, cap, best, scales, separate, settings, deadline, plan)
+        return _window_search(graph, cap, best, scales, separate, settings, budget, plan)
     model, x, hint_for = build_section_model(graph, cap, count, scales, separate)
     model.set_hint(hint_for(best))
     result = solve_section_model(model, settings.with_time(remaining),
-                                 f"sections_traffic_k{count}")
+                                 f"sections_traffic_k{count}", budget)
     plan.results.append(result)
     if result.has_solution:
         best = decode_assignment(graph, x, count, result)
@@ -146,8 +152,9 @@ def _keep_the_better(graph: Graph, cap: Capacity, scales: dict[int, Scale], plan
 
 def _window_search(graph: Graph, cap: Capacity, assignment: dict[str, int],
                    scales: dict[int, Scale], separate, settings: SolveSettings,
-                   deadline: float, plan: SectionPlan) -> dict[str, int]:
-    """Re-cut windows of consecutive sections with the rest fixed, until the deadline.
+                   budget: WorkBudget, plan: SectionPlan) -> dict[str, int]:
+    """Re-cut windows of consecutive sections with the rest fixed, until the budget is
+    spent (planned seconds, charged by each window's solver work).
 
     Nodes outside a window keep their section, so every edge leaving the
     window stays legal whatever the window's cut; only edges inside it change
@@ -158,9 +165,9 @@ def _window_search(graph: Graph, cap: Capacity, assignment: dict[str, int],
     count = len(set(assignment.values()))
     size = min(WINDOW, count)
     plan.status = "FEASIBLE"
-    while time.perf_counter() < deadline - 0.5:
+    while budget.left() >= 0.5 and not budget.wall_out():
         improved, proven = _sweep(graph, cap, assignment, scales, separate, settings,
-                                  deadline, plan, size)
+                                  budget, plan, size)
         if proven:                          # the one window was the whole model, solved
             plan.status = "OPTIMAL"
             break
@@ -174,7 +181,7 @@ def _window_search(graph: Graph, cap: Capacity, assignment: dict[str, int],
 
 
 def _sweep(graph: Graph, cap: Capacity, assignment: dict[str, int], scales: dict[int, Scale],
-           separate, settings: SolveSettings, deadline: float, plan: SectionPlan,
+           separate, settings: SolveSettings, budget: WorkBudget, plan: SectionPlan,
            size: int) -> tuple[bool, bool]:
     """One left-to-right pass of windows of ``size`` sections.
 
@@ -184,8 +191,8 @@ def _sweep(graph: Graph, cap: Capacity, assignment: dict[str, int], scales: dict
     count = len(set(assignment.values()))
     improved = proven = False
     for first in range(0, max(1, count - size + 1), max(1, size - 1)):
-        remaining = deadline - time.perf_counter()
-        if remaining < 0.5:
+        remaining = budget.left()
+        if remaining < 0.5 or budget.wall_out():
             break
         window = [v for v in graph.node_ids if first <= assignment[v] < first + size]
         sub = graph.subgraph(window)
@@ -197,7 +204,8 @@ def _sweep(graph: Graph, cap: Capacity, assignment: dict[str, int], scales: dict
         model.set_hint(hint_for(local))
         whole = span == count          # the whole model: worth all the time left
         result = solve_section_model(model, settings.with_time(
-            remaining if whole else min(remaining, WINDOW_SECONDS * size / WINDOW)))
+            remaining if whole else min(remaining, WINDOW_SECONDS * size / WINDOW)),
+            budget=budget)
         plan.results.append(result)
         if not result.has_solution:
             continue

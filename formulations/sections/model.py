@@ -17,6 +17,7 @@ from pathlib import Path
 
 from formulations.sections.problem import (Capacity, Scale, edge_traffic, smallest_scale,
                                            unit_demand, scale_of)
+from formulations.solver.backends import WorkBudget, solve_planned
 from formulations.solver import LinearModel, SolveSettings
 from model.graph import Graph
 
@@ -133,15 +134,17 @@ def _add_categories(model, graph: Graph, x, count: int) -> dict:
     return by_key
 
 
-def solve_section_model(model, settings: SolveSettings, stem: str | None = None):
-    """Solve ``model`` on ``settings`` (backend, time limit, seed); when ``stem`` is given
-    and ``settings.export_dir`` is set, write it there first as
-    ``<model name>_<stem>.mps``."""
+def solve_section_model(model, settings: SolveSettings, stem: str | None = None,
+                        budget: WorkBudget | None = None):
+    """Solve ``model`` on ``settings`` (backend, planned seconds as a deterministic work
+    limit with the wall clock as the outer cap, seed); the work used is charged to
+    ``budget`` (when given). When ``stem`` is given and ``settings.export_dir`` is set,
+    write it there first as ``<model name>_<stem>.mps``."""
     if stem is not None and settings.export_dir:
         Path(settings.export_dir).mkdir(parents=True, exist_ok=True)
         model.write_mps(str(Path(settings.export_dir) / f"{model.name}_{stem}.mps"))
-    return model.solve(backend=settings.backend, time_limit=settings.time_limit,
-                       seed=settings.seed)
+    return solve_planned(model, settings.backend, settings.time_limit, budget,
+                         seed=settings.seed, deadline=settings.deadline)
 
 
 def decode_assignment(graph: Graph, x, count: int, result) -> dict[str, int]:

@@ -126,6 +126,9 @@ class SectionPlan:
     status: str = "FEASIBLE"
     bound_traffic: float | None = None
     results: list = field(default_factory=list)     # SolveResult of every model solved
+    #: What else the cutter reports (``cut_short``: the wall clock stopped a solve before its
+    #: planned work, so the cut may differ from run to run).
+    extra: dict = field(default_factory=dict)
 
     @property
     def count(self) -> int:

@@ -19,7 +19,9 @@ turning any exception into status ERROR. Register more with :func:`register_back
 Caveats
 -------
 * Every solve is single-threaded by default and deterministic for a fixed seed and thread count
-  (as long as the time limit is not what stops it).
+  (as long as the time limit is not what stops it). ``work_seconds`` budgets a solve in
+  deterministic work (:func:`work_options`: CP-SAT's deterministic time, HiGHS's node count), so
+  that the time limit is only the outer cap; :func:`was_cut_short` tells when the cap stopped it.
 * ``available_backends()`` probes the solvers once per process (Pyomo's probe takes a moment).
 """
 
@@ -35,16 +37,96 @@ from typing import Any, Callable
 import numpy as np
 
 from ._cpsat_linear import cpsat_solve
-from ._highs import backend_solve
+from ._highs import HIGHS_NODES_PER_SECOND, backend_solve
+from .cp import CP_SAT_WORK_PER_SECOND, annotate, was_cut_short, work_of
 from ._ortools_lp import cbc_solve, scip_solve, solver_available
 from ._pyomo import pyomo_available, pyomo_solve, pyomo_solvers
 from .arrays import ModelArrays, check_hint
 from .result import SolveResult, SolveStatus, relative_gap
 
 __all__ = ["Backend", "SolveOptions", "available_backends", "get_backend", "register_backend",
-           "unregister_backend", "solve", "solve_options", "DEFAULT_BACKEND"]
+           "unregister_backend", "solve", "solve_options", "DEFAULT_BACKEND", "work_options",
+           "wall_cap", "WALL_SLACK", "was_cut_short", "work_of", "WorkBudget",
+           "solve_planned"]
 
 DEFAULT_BACKEND = "highs"
+
+#: The wall-clock cap of a solve planned for ``t`` seconds is ``WALL_SLACK * t`` (and never past
+#: the run's deadline): the work limits are calibrated to take about ``t`` on an idle machine,
+#: so a loaded machine still finishes the same work (same answer) instead of a clock-cut one.
+WALL_SLACK = 2.0
+
+
+#: Planned seconds :func:`solve_planned` charges a solve at least (building and starting it).
+MIN_CHARGE = 0.01
+
+
+def wall_cap(seconds: float, deadline: float | None = None) -> float:
+    """Wall-clock seconds a search planned for ``seconds`` may take: :data:`WALL_SLACK` times
+    its plan, capped by the run's ``deadline`` (``time.monotonic()`` seconds; None: none);
+    at least 1 ms, so that a solver still starts.
+
+    >>> wall_cap(2.0)
+    4.0
+    """
+    cap = WALL_SLACK * float(seconds)
+    if deadline is not None:
+        cap = min(cap, deadline - time.monotonic())
+    return max(1e-3, cap)
+
+
+class WorkBudget:
+    """Planned seconds spent as counted solver work (never measured time), with the
+    ``time.monotonic()`` wall cap ``wall``; :meth:`share` hands a part of it on (what the
+    part spends, and a cut by the wall clock, count for the whole too).
+
+    >>> b = WorkBudget(4.0, wall=time.monotonic() + 60)
+    >>> part = b.share(1.0); part.spend(0.25); b.left(), part.left(), b.cut_short
+    (3.75, 0.75, False)
+    """
+
+    def __init__(self, seconds: float, wall: float, parent: "WorkBudget | None" = None):
+        self.seconds, self.spent, self.wall, self.parent = seconds, 0.0, wall, parent
+        self.cut_short = False
+
+    def left(self) -> float:
+        return self.seconds - self.spent
+
+    def spend(self, seconds: float) -> None:
+        self.spent += seconds
+        if self.parent is not None:
+            self.parent.spend(seconds)
+
+    def mark_cut(self) -> None:
+        self.cut_short = True
+        if self.parent is not None:
+            self.parent.mark_cut()
+
+    def wall_out(self) -> bool:
+        if time.monotonic() >= self.wall:
+            self.mark_cut()
+            return True
+        return False
+
+    def share(self, seconds: float) -> "WorkBudget":
+        return WorkBudget(min(seconds, self.left()), self.wall, self)
+
+
+def work_options(backend: str, seconds: float) -> dict[str, Any]:
+    """Native options that budget a solve of ``backend`` in deterministic work worth
+    ``seconds`` planned seconds: CP-SAT ``max_deterministic_time``
+    (:data:`~formulations.solver.cp.CP_SAT_WORK_PER_SECOND` units per second), HiGHS
+    ``mip_max_nodes`` (:data:`~formulations.solver._highs.HIGHS_NODES_PER_SECOND` nodes per
+    second, at least 1); other backends: none (their time limit decides).
+
+    >>> work_options("cp-sat", 2.0), work_options("highs", 0.001), work_options("scip", 1)
+    ({'max_deterministic_time': 1.0}, {'mip_max_nodes': 1}, {})
+    """
+    if backend == "cp-sat":
+        return {"max_deterministic_time": float(seconds) * CP_SAT_WORK_PER_SECOND}
+    if backend == "highs":
+        return {"mip_max_nodes": max(1, int(round(float(seconds) * HIGHS_NODES_PER_SECOND)))}
+    return {}
 
 
 @dataclass(frozen=True)
@@ -189,7 +271,8 @@ def _call_pyomo(a: ModelArrays, opts: SolveOptions, solver: str) -> dict:
 # ---------------------------------------------------------------------------------------------
 def solve(model: LinearModel, backend: str = DEFAULT_BACKEND, time_limit: float = 10.0,
           seed: int = 0, threads: int = 1, mip_gap: float | None = None,
-          verbose: bool = False, options: Mapping[str, Any] | None = None) -> SolveResult:
+          verbose: bool = False, options: Mapping[str, Any] | None = None,
+          work_seconds: float | None = None) -> SolveResult:
     """Solve a :class:`LinearModel` on a registered backend.
 
     Parameters
@@ -211,11 +294,16 @@ def solve(model: LinearModel, backend: str = DEFAULT_BACKEND, time_limit: float 
         Solver-native parameters by the solver's own names, e.g. ``{"cp_model_presolve":
         False}`` for CP-SAT or ``{"presolve": "off"}`` for HiGHS; an unknown name or a bad
         value comes back as status ERROR naming it.
+    work_seconds : float, optional
+        Budget the solve in deterministic work worth this many planned seconds
+        (:func:`work_options`; ``time_limit`` is then only the wall-clock cap).
 
     Returns
     -------
     SolveResult
         Never raises for solver failures: they come back as status ERROR with a message.
+        :func:`work_of` gives the work it used (planned seconds), :func:`was_cut_short`
+        whether the wall clock stopped it first.
 
     Raises
     ------
@@ -233,6 +321,8 @@ def solve(model: LinearModel, backend: str = DEFAULT_BACKEND, time_limit: float 
     [3.0, 3.0, 3.0]
     """
     impl = get_backend(backend)
+    if work_seconds is not None:
+        options = work_options(backend, work_seconds) | dict(options or {})
     opts = solve_options(time_limit, seed, threads, mip_gap, verbose, options)
     start = time.perf_counter()
     arrays = model if isinstance(model, ModelArrays) else model.to_arrays()
@@ -242,6 +332,25 @@ def solve(model: LinearModel, backend: str = DEFAULT_BACKEND, time_limit: float 
         raw = _tell_infeasible_from_unbounded(impl, arrays, opts, raw)
     wall = time.perf_counter() - start
     return _result(arrays, raw, hint, backend, wall)
+
+
+def solve_planned(model, backend: str, seconds: float, budget: WorkBudget | None = None,
+                  seed: int = 0, deadline: float | None = None, **kwargs) -> SolveResult:
+    """Solve ``model`` (a LinearModel) with a work limit of ``seconds`` planned seconds
+    (:func:`work_options`) and a wall-clock cap (:func:`wall_cap`, never past ``budget``'s
+    wall nor ``deadline``); the work used (all of ``seconds`` when the backend does not
+    say) is charged to ``budget``, and a cut by the wall clock marks it."""
+    cap = wall_cap(seconds, deadline)
+    if budget is not None:
+        cap = max(1e-3, min(cap, budget.wall - time.monotonic()))
+    options = work_options(backend, seconds) | dict(kwargs.pop("options", None) or {})
+    result = model.solve(backend=backend, time_limit=cap, seed=seed, options=options, **kwargs)
+    if budget is not None:
+        used = work_of(result)
+        budget.spend(seconds if used is None else min(seconds, max(MIN_CHARGE, used)))
+        if was_cut_short(result):
+            budget.mark_cut()
+    return result
 
 
 def _run(impl: Backend, arrays: ModelArrays, opts: SolveOptions) -> dict:
@@ -287,13 +396,14 @@ def _result(a: ModelArrays, raw: dict, hint, backend: str, wall: float) -> Solve
         message += "; hint infeasible, violates: " + ", ".join(hint.violations[:5])
     if hint.status != "none" and not raw.get("hint_used", False):
         message += f"; hint not passed to {backend}"
-    return SolveResult(
+    result = SolveResult(
         status=status, objective=_float(objective), bound=_float(bound),
         gap=relative_gap(_float(objective), _float(bound)), wall_time=wall, backend=backend,
         n_vars=a.n_vars, n_constraints=a.n_rows,
         values=_values(a, values) if status.has_solution and values is not None else {},
         message=message, hint_status=hint.status, hint_violations=hint.violations,
         model_name=a.name)
+    return annotate(result, raw.get("work"), raw.get("cut_short", False))
 
 
 def _values(a: ModelArrays, values) -> dict[str, float]:

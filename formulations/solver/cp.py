@@ -17,7 +17,10 @@ Caveats
 -------
 * Deterministic for a fixed seed and ``workers=1``; with more workers ``interleave_search`` is
   switched on so that the search stays deterministic (it may then be slower). A run cut by the time
-  limit is only as deterministic as the wall clock.
+  limit is only as deterministic as the wall clock: budget searches in CP-SAT's deterministic time
+  (``deterministic_time``, :data:`CP_SAT_WORK_PER_SECOND` units per planned second) and keep the
+  time limit as the outer cap; a result the wall clock stopped first is marked
+  (:func:`was_cut_short`).
 """
 
 from __future__ import annotations
@@ -33,7 +36,34 @@ from .arrays import HintCheck
 from .interrupt import running
 from .result import SolveResult, SolveStatus, relative_gap
 
-__all__ = ["solve_cp_model", "export_cp_model", "load_cp_model", "check_cp_hint", "run_cp_sat"]
+__all__ = ["solve_cp_model", "export_cp_model", "load_cp_model", "check_cp_hint", "run_cp_sat",
+           "CP_SAT_WORK_PER_SECOND", "was_cut_short", "work_of", "annotate"]
+
+#: CP-SAT deterministic time units per planned second of one worker. Calibrated on this
+#: project's 2-core machine (one worker, shared): placement LNS windows, the site model,
+#: section models and routing chunks advanced CP-SAT's deterministic clock by 0.2-0.9 units
+#: per wall second (median about 0.5); see ``tests/formulations/test_solver.py``.
+CP_SAT_WORK_PER_SECOND = 0.5
+
+
+def annotate(result: SolveResult, work: float | None, cut_short: bool) -> SolveResult:
+    """Attach the deterministic work a solve used (in planned seconds) and whether the wall
+    clock stopped it before its work limit (read back with :func:`work_of` and
+    :func:`was_cut_short`)."""
+    object.__setattr__(result, "work", work)
+    object.__setattr__(result, "cut_short", bool(cut_short))
+    return result
+
+
+def work_of(result: SolveResult) -> float | None:
+    """The planned seconds of deterministic work ``result``'s solve used (None: unknown)."""
+    return getattr(result, "work", None)
+
+
+def was_cut_short(result: SolveResult) -> bool:
+    """Whether the wall clock (time limit, deadline or an interrupt) stopped ``result``'s
+    solve before it was proven or its deterministic work limit was reached."""
+    return bool(getattr(result, "cut_short", False))
 
 _CP_STATUS = {
     cp_model.OPTIMAL: SolveStatus.OPTIMAL,
@@ -50,7 +80,8 @@ def solve_cp_model(model: cp_model.CpModel, time_limit: float = 10.0, seed: int 
                    mip_gap: float | None = None, verbose: bool = False,
                    name: str | None = None,
                    params: Mapping[str, Any] | None = None,
-                   stall: float | None = None) -> SolveResult:
+                   stall: float | None = None,
+                   deterministic_time: float | None = None) -> SolveResult:
     """Solve a CP-SAT model into a :class:`SolveResult`.
 
     Parameters
@@ -78,6 +109,11 @@ def solve_cp_model(model: cp_model.CpModel, time_limit: float = 10.0, seed: int 
     stall : float, optional
         Stop once no better solution was found for this many seconds after the first one
         (status FEASIBLE): for callers that prove optimality better by other means.
+    deterministic_time : float, optional
+        CP-SAT ``max_deterministic_time`` (its own work units; planned seconds times
+        :data:`CP_SAT_WORK_PER_SECOND`): the search's budget, while ``time_limit`` is only
+        the wall-clock cap. Same seed, same work limit, same answer unless the cap stops it
+        first (:func:`was_cut_short`).
 
     Returns
     -------
@@ -105,7 +141,7 @@ def solve_cp_model(model: cp_model.CpModel, time_limit: float = 10.0, seed: int 
             work.proto.solution_hint.values.extend(int(val) for val in hint.values())
         check = check_cp_hint(work, time_limit=min(1.0, time_limit))
         out = run_cp_sat(work, time_limit, seed, workers, mip_gap, verbose, variables, params,
-                         stall)
+                         stall, deterministic_time)
     except Exception as exc:  # noqa: BLE001 - a failed solve is a result, not a crash
         check = HintCheck("none")
         out = {"status": SolveStatus.ERROR, "message": f"cp-sat: {type(exc).__name__}: {exc}"}
@@ -114,11 +150,15 @@ def solve_cp_model(model: cp_model.CpModel, time_limit: float = 10.0, seed: int 
 
 def run_cp_sat(model: cp_model.CpModel, time_limit: float, seed: int, workers: int,
                mip_gap: float | None, verbose: bool, variables: Any = None,
-               params: Mapping[str, Any] | None = None, stall: float | None = None) -> dict:
-    """Solve with CP-SAT; returns the raw outcome (status, objective, bound, values, message).
+               params: Mapping[str, Any] | None = None, stall: float | None = None,
+               deterministic_time: float | None = None) -> dict:
+    """Solve with CP-SAT; returns the raw outcome (status, objective, bound, values, message,
+    ``work``: the deterministic time used in planned seconds, ``cut_short``: stopped by the
+    wall clock before a proof or the deterministic limit).
 
     ``values`` is a dict by name when ``variables`` is given or None (all named variables), or
     the full solution list (by variable index) when ``variables == "all"``.
+    ``deterministic_time`` (CP-SAT units) may also come as ``params["max_deterministic_time"]``.
     """
     solver = cp_model.CpSolver()
     settings = solver.parameters
@@ -134,6 +174,8 @@ def run_cp_sat(model: cp_model.CpModel, time_limit: float, seed: int, workers: i
         if not hasattr(settings, key):
             raise ValueError(f"CP-SAT has no parameter {key!r} (see SatParameters)")
         setattr(settings, key, value)
+    if deterministic_time is not None:
+        settings.max_deterministic_time = float(deterministic_time)
     settings.catch_sigint_signal = False     # the run's watcher stops it (solver.interrupt)
     watch = _StallStop(solver, stall) if stall else None
     try:
@@ -144,6 +186,11 @@ def run_cp_sat(model: cp_model.CpModel, time_limit: float, seed: int, workers: i
             watch.close()
     status = _CP_STATUS.get(code, SolveStatus.ERROR)
     out: dict = {"status": status, "message": f"CP-SAT: {solver.status_name(code)}"}
+    used = float(solver.response_proto.deterministic_time)
+    out["work"] = used / CP_SAT_WORK_PER_SECOND
+    out["cut_short"] = _cut_short(status, used, settings, solver.wall_time)
+    if out["cut_short"]:
+        out["message"] += " (cut short by the wall clock)"
     if status is SolveStatus.ERROR:
         out["message"] += f" ({model.validate() or 'no detail'})"
     if status.has_solution:
@@ -153,6 +200,16 @@ def run_cp_sat(model: cp_model.CpModel, time_limit: float, seed: int, workers: i
         out["bound"] = solver.best_objective_bound if has_obj else 0.0
         out["values"] = solution if variables == "all" else _named_values(model, solution, variables)
     return out
+
+
+def _cut_short(status: SolveStatus, used: float, settings, wall: float) -> bool:
+    """Whether an unproven CP-SAT solve was stopped by the clock rather than its work limit."""
+    if status in (SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE, SolveStatus.ERROR):
+        return False
+    limit = settings.max_deterministic_time
+    if limit < 1e300:          # a work limit: the clock cut it when the work was not all used
+        return used < 0.999 * limit
+    return wall >= 0.95 * settings.max_time_in_seconds
 
 
 class _StallStop(cp_model.CpSolverSolutionCallback):
@@ -206,13 +263,14 @@ def _result(model: cp_model.CpModel, work: cp_model.CpModel, out: dict, check: H
     message = out.get("message", "")
     if check.status == "infeasible":
         message += "; hint infeasible, violates: " + ", ".join(check.violations[:5])
-    return SolveResult(
+    result = SolveResult(
         status=out["status"], objective=out.get("objective"), bound=out.get("bound"),
         gap=relative_gap(out.get("objective"), out.get("bound")), wall_time=wall,
         backend="cp-sat", n_vars=len(work.proto.variables),
         n_constraints=len(work.proto.constraints), values=out.get("values") or {},
         message=message, hint_status=check.status, hint_violations=check.violations,
         model_name=name if name is not None else model.name)
+    return annotate(result, out.get("work"), out.get("cut_short", False))
 
 
 # ---------------------------------------------------------------------------------------------

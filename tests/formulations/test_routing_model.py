@@ -147,5 +147,4 @@ def test_region_stays_small_when_the_box_suffices(tiny):
 def _plan(options: RunOptions):
     """Placement and routing settings of 5 s each, as the pipeline plans them."""
     budget = Budget(60.0)
-    return lambda: (budget.settings(options, "placement", 5.0),
-                    budget.settings(options, "routing", 5.0))
+    return (budget.settings(options, "placement", 5.0), budget.settings(options, "routing", 5.0))
