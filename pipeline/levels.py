@@ -12,8 +12,11 @@ to adjust its own decisions when an error comes back to it (``fix``):
   the PMUs it adds into buffer units of the section; a section whose units no
   longer fit is reported before placement (predicted shortfall);
 - ``place-route``: orders, places, routes and checks every section not yet
-  compiled, stopping at the first failure; it retries a routing failure
-  itself with a new seed (local fix) before sending it up as a resource error.
+  compiled, stopping at the first failure; it fixes a routing failure itself
+  first (``PNR_LOCAL``): placed again with a penalty on the sites around the
+  over-used links (:data:`REPLACE_ROUNDS` times), then with a new seed and a
+  more patient router (:data:`LOCAL_RETRIES` times), before sending it up to
+  the cut as a resource error. Every attempt is a round of the trace.
 
 Sections already compiled are reused across iterations (keyed by their nodes
 and buffers), so a re-cut never recompiles the sections before it.
@@ -32,15 +35,17 @@ from model.graph import Edge, Graph, Node
 from pipeline.budget import Budget
 from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, MappingError,
                                SectionUsage)
-from pipeline.section_pass import SectionOutcome, map_section, stage_record
+from pipeline.section_pass import SectionOutcome, congestion_penalty, map_section, stage_record
 from sim.check import CheckReport, check_section
 
 __all__ = ["CompileState", "SectionWork", "CutLevel", "BufferLevel", "PlaceRouteLevel",
-           "default_levels", "SCALE_STEP", "LOCAL_RETRIES"]
+           "default_levels", "SCALE_STEP", "REPLACE_ROUNDS", "LOCAL_RETRIES"]
 
 #: A raised scale factor grows by at least this much per feedback round.
 SCALE_STEP = 1.25
-#: Place-and-route retries of one section (new seed) before a resource error.
+#: Re-placements of a section with a congestion penalty after a routing failure.
+REPLACE_ROUNDS = 2
+#: Then place-and-route retries with a new seed, before a resource error.
 LOCAL_RETRIES = 1
 
 
@@ -78,7 +83,9 @@ class CompileState:
         default_factory=lambda: {"pcu": 1.0, "pmu": 1.0, "units": 1.0})
     separate: list[tuple[str, str]] = field(default_factory=list)
     recut_from: int | None = None
-    retries: dict[tuple, int] = field(default_factory=dict)    # local retries per section
+    retries: dict[tuple, int] = field(default_factory=dict)    # local fixes per section
+    penalties: dict[tuple, dict[str, float]] = field(default_factory=dict)  # site penalties
+    failures: dict[tuple, object] = field(default_factory=dict)  # last SectionFailure
     compiled: dict[tuple, SectionWork] = field(default_factory=dict)
     buffered: dict[tuple, SectionWork] = field(default_factory=dict)
     stages: list[dict] = field(default_factory=list)
@@ -370,14 +377,15 @@ class PlaceRouteLevel:
 
     def _compile(self, state: CompileState, w: SectionWork) -> None:
         options = state.options
-        retries = state.retries.get(w.key, 0)
-        if retries:   # a local retry: another seed and a more patient router
+        reseeds = state.retries.get(w.key, 0) - _replace_rounds(options)
+        if reseeds > 0:   # another seed and a more patient router
             config = options.router_config
-            options = replace(options, seed=_retry_seed(options.seed, retries),
+            options = replace(options, seed=_retry_seed(options.seed, reseeds),
                               router_config=replace(
-                                  config, max_iterations=config.max_iterations * (1 + retries)))
+                                  config, max_iterations=config.max_iterations * (1 + reseeds)))
         outcome = map_section(w.graph, state.fabric, w.section.id, options, state.say,
-                              lambda: _place_route_settings(state, w, options))
+                              _place_route_settings(state, w, options),
+                              state.penalties.get(w.key))
         state.stages.extend(outcome.stages)
         if outcome.failure is not None:
             self._raise(state, w, outcome)
@@ -390,7 +398,8 @@ class PlaceRouteLevel:
         failure = outcome.failure
         done = [x.section.id for x in state.work if x.section.id < w.section.id]
         retries = state.retries.get(w.key, 0)
-        if failure.level == "routing" and retries < LOCAL_RETRIES:
+        state.failures[w.key] = failure
+        if failure.level == "routing" and retries < _replace_rounds(state.options) + LOCAL_RETRIES:
             code = ErrorCode.PNR_LOCAL
         else:
             code = ErrorCode.INSUFFICIENT_RESOURCES
@@ -403,15 +412,27 @@ class PlaceRouteLevel:
     def fix(self, state: CompileState, data: ErrorHandlingData) -> str | None:
         w = state.work[data.first_failed]
         retries = state.retries.get(w.key, 0)
-        if retries >= LOCAL_RETRIES:
+        rounds = _replace_rounds(state.options)
+        if retries >= rounds + LOCAL_RETRIES:
             return None
         state.retries[w.key] = retries + 1
-        seed = _retry_seed(state.options.seed, retries + 1)
+        failure = state.failures.get(w.key)
+        if retries < rounds and failure is not None and failure.overused:
+            state.penalties[w.key] = congestion_penalty(state.fabric, failure.overused,
+                                                        state.penalties.get(w.key))
+            return (f"section {w.section.id}: placed again with a congestion penalty near "
+                    f"{len(failure.overused)} over-used links")
+        seed = _retry_seed(state.options.seed, retries + 1 - rounds)
         return f"section {w.section.id}: placed and routed again with seed {seed}"
 
 
+def _replace_rounds(options) -> int:
+    """Re-placements with a congestion penalty (none for the greedy placer: it ignores them)."""
+    return REPLACE_ROUNDS if options.placer != "greedy" else 0
+
+
 def _place_route_settings(state: CompileState, w: SectionWork, options):
-    """Placement and routing settings of one attempt at ``w`` (``options``: with its retry seed)."""
+    """Placement and routing settings of one attempt at ``w`` (``options``: with its seed)."""
     place, route = state.budget.place_route_seconds(len(w.graph.nodes), state.nodes_left())
     return (state.budget.settings(options, "placement", place),
             state.budget.settings(options, "routing", route))

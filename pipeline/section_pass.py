@@ -20,7 +20,7 @@ from formulations.sorter.priority_sort import sort_nodes
 from model.graph import Graph
 
 __all__ = ["SectionFailure", "SectionOutcome", "map_section", "stage_record",
-           "congestion_penalty", "REPLACE_ROUNDS"]
+           "congestion_penalty"]
 
 
 @dataclass
@@ -59,8 +59,6 @@ def stage_record(stage: str, section: int | None, method: str, started: float, *
             "time": round(time.perf_counter() - started, 4)} | dict(extra or {})
 
 
-#: Re-placements with a congestion penalty after a routing failure, before giving up.
-REPLACE_ROUNDS = 2
 #: Penalty per unit of excess on an over-used link, added to the sites next to it.
 PENALTY_PER_EXCESS = 1.0
 
@@ -80,35 +78,24 @@ def congestion_penalty(fabric, overused: list[Overuse], previous: dict[str, floa
 
 
 def map_section(sub: Graph, fabric, section_id: int, options, say: Callable[[str], None],
-                plan: Callable[[], tuple[SolveSettings, SolveSettings]]) -> SectionOutcome:
-    """Order, place and route one section (``options``: a pipeline.options.RunOptions).
+                settings: tuple[SolveSettings, SolveSettings],
+                penalty: dict[str, float] | None = None) -> SectionOutcome:
+    """Order, place and route one section once (``options``: a pipeline.options.RunOptions).
 
-    ``plan()`` gives the placement and routing settings of each attempt (their
-    planned seconds and the run's deadline: :class:`pipeline.budget.Budget`).
-
-    After a routing failure the section is placed again with a penalty on the sites
-    around the over-used links and routed again, up to :data:`REPLACE_ROUNDS` times
-    (not for the greedy placer, which ignores penalties); the last failure is returned
-    as a :class:`SectionFailure` naming the links, for the section-level feedback loop.
+    ``settings`` are the placement's and the routing's (planned seconds and the
+    run's deadline: :class:`pipeline.budget.Budget`); ``penalty`` is a cost per
+    site that steers placement away from links an earlier attempt over-used. A
+    failure is returned as a :class:`SectionFailure` in the user's terms; the
+    feedback loop decides what to try next (:class:`pipeline.levels.PlaceRouteLevel`).
     """
     started = time.perf_counter()
     outcome = SectionOutcome(order=sort_nodes(sub).order)
     outcome.stages.append(stage_record("order", section_id, "priority-queue sorter", started))
-    penalty: dict[str, float] = {}
-    rounds = REPLACE_ROUNDS if options.placer != "greedy" else 0
-    for attempt in range(rounds + 1):
-        place_settings, route_settings = plan()
-        if not _place(sub, fabric, section_id, options, outcome, place_settings, penalty):
-            return outcome
-        routing = _route(sub, fabric, section_id, options, outcome, route_settings, say)
-        if routing.success:
-            outcome.failure = None
-            return outcome
-        outcome.failure = _routing_failure(routing, attempt)
-        if attempt < rounds:
-            say(f"section {section_id}: routing failed; placing again with a penalty near "
-                f"{len(routing.overused)} over-used links")
-            penalty = congestion_penalty(fabric, routing.overused, penalty)
+    place_settings, route_settings = settings
+    if not _place(sub, fabric, section_id, options, outcome, place_settings, penalty or {}):
+        return outcome
+    routing = _route(sub, fabric, section_id, options, outcome, route_settings, say)
+    outcome.failure = None if routing.success else _routing_failure(routing)
     return outcome
 
 
@@ -143,12 +130,11 @@ def _route(sub, fabric, section_id, options, outcome, settings, say):
     return routing
 
 
-def _routing_failure(routing, attempt: int) -> SectionFailure:
+def _routing_failure(routing) -> SectionFailure:
     worst = sorted(routing.overused, key=lambda o: o.capacity - o.load)[:10]
     links = "; ".join(f"{o.link} ({o.network}: {o.load} nets on {o.capacity} channels, "
                       f"nets {', '.join(o.nets[:4])})" for o in worst)
-    again = f" (after {attempt} re-placement(s) with a congestion penalty)" if attempt else ""
     return SectionFailure(
-        "routing", f"routing failed after {routing.iterations} iterations{again}: "
+        "routing", f"routing failed after {routing.iterations} iterations: "
                    f"{len(routing.overused)} links stay over capacity: {links}",
         overused=routing.overused)

@@ -17,7 +17,8 @@ from pipeline.feedback import ErrorCode, ErrorHandlingData, MappingError
 from pipeline.feedback import MappingFailed
 from pipeline.flow import map_graph
 from pipeline.options import RunOptions
-from pipeline.levels import BufferLevel, CutLevel, PlaceRouteLevel
+from pipeline.levels import (LOCAL_RETRIES, REPLACE_ROUNDS, BufferLevel, CutLevel,
+                             PlaceRouteLevel)
 from pipeline.section_pass import SectionFailure
 
 TINY = load_hardware("tiny")          # 8 PCU, 8 PMU, 4 AGCU
@@ -217,8 +218,25 @@ def test_routing_failure_is_first_fixed_locally():
     mapping = run(fig7c_graph(), [CutLevel(), BufferLevel(), FlakyRouter()])
     assert [t["code"] for t in mapping.trace] == ["PNR_LOCAL"]
     assert mapping.trace[0]["fixed_by"] == "place-route"
-    assert "seed" in mapping.trace[0]["change"]
+    assert "congestion penalty near 1 over-used links" in mapping.trace[0]["change"]
     assert mapping.status == "mapped"
+
+
+def test_local_fixes_go_penalty_then_seed_then_to_the_cut():
+    """Every local attempt is a round of the trace: REPLACE_ROUNDS penalties, then a new seed."""
+    class AlwaysOverused(FlakyRouter):
+        def _compile(self, state, w):
+            self.failures = 0
+            super()._compile(state, w)
+
+    options = RunOptions(time_limit=5, max_iterations=REPLACE_ROUNDS + LOCAL_RETRIES + 1)
+    with pytest.raises(MappingFailed) as info:
+        run(fig7c_graph(), [CutLevel(), BufferLevel(), AlwaysOverused()], options=options)
+    changes = [t["change"] for t in info.value.mapping.trace]
+    assert all("congestion penalty" in c for c in changes[:REPLACE_ROUNDS])
+    assert all("seed" in c for c in changes[REPLACE_ROUNDS:REPLACE_ROUNDS + LOCAL_RETRIES])
+    assert info.value.mapping.trace[REPLACE_ROUNDS + LOCAL_RETRIES]["code"] == \
+        "INSUFFICIENT_RESOURCES"
 
 
 def test_node_bigger_than_the_chip_is_unresolvable():
