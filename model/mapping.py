@@ -11,6 +11,9 @@ A :class:`Mapping` says where every node went and how every edge travels:
 - ``routes``: per edge ``{"edge", "src", "dst", "net", "section", "links"}``;
   an edge between sections goes through DRAM (``"via": "dram"``, no links);
 - ``metrics`` and ``stages`` (one solver or heuristic result per stage);
+- ``run``: how the run was asked for (seed, budget, backend per decision, placer,
+  router) and whether the wall clock cut a search short (then the same seed is not
+  promised to give the same mapping);
 - ``status`` (``"mapped"`` or ``"failed"``) and, when failed, ``diagnosis``.
 """
 
@@ -49,6 +52,7 @@ class Mapping:
     ii: int | None = None                      # Streaming Engine: the initiation interval
     tiles: list[dict[str, Any]] | None = None  # Streaming Engine: per tile spoke entries
     memory: dict[str, Any] | None = None       # Streaming Engine: tile-memory variables
+    run: dict[str, Any] = field(default_factory=dict)  # seed, budget, backends, cut short
 
     def to_dict(self) -> dict[str, Any]:
         data = {"version": MAPPING_VERSION} | asdict(self)

@@ -90,6 +90,7 @@ def _record_state(mapping: Mapping, state: CompileState) -> None:
                         for w in state.work]
     mapping.stages = state.stages
     mapping.trace = state.trace
+    mapping.run = state.options.record(state.stages)
 
 
 def _added_units(w: SectionWork, marker: str) -> int:

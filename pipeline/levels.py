@@ -160,7 +160,7 @@ class CutLevel:
             backend=last.backend if last else None,
             extra=dict(sections=plan.count, lower_bound=plan.lower_bound + len(keep),
                        greedy_sections=plan.greedy_sections, greedy_traffic=plan.greedy_traffic,
-                       recut_from=len(keep) if keep else None)))
+                       recut_from=len(keep) if keep else None) | plan.extra))
         state.say(f"{plan.count + len(keep)} section(s) (lower bound "
                   f"{plan.lower_bound + len(keep)}, greedy {plan.greedy_sections + len(keep)})")
 

@@ -10,7 +10,7 @@ swapped silently.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
@@ -20,7 +20,7 @@ from formulations.solver import available_backends
 from hardware import InputError
 
 __all__ = ["DECISIONS", "DEFAULT_BACKENDS", "BACKEND_REASONS", "OptionError", "RunOptions",
-           "parse_backends"]
+           "parse_backends", "BUFFER_MODES"]
 
 #: The decisions that solve a model, in pipeline order.
 DECISIONS = ("sections", "buffers", "placement", "routing", "streaming")
@@ -129,9 +129,16 @@ class RunOptions:
         """The backend ``decision`` solves on."""
         return self.backends.get(decision) or DEFAULT_BACKENDS[decision]
 
-    @classmethod
-    def field_names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(cls))
+    def record(self, stages: list[dict]) -> dict:
+        """mapping.json's ``run``: what was asked, and how many searches the wall clock cut short.
+
+        >>> RunOptions(seed=2).record([{"cut_short": True}, {}])["cut_short"]
+        1
+        """
+        return {"seed": self.seed, "time_limit": self.time_limit,
+                "backends": {d: self.backend_for(d) for d in DECISIONS},
+                "placer": self.placer, "router": self.router,
+                "cut_short": sum(bool(s.get("cut_short")) for s in stages)}
 
 
 def _choice(option: str, value: str, allowed) -> None:

@@ -56,6 +56,8 @@ def render_report(mapping: Mapping, pictures: list[str] | None = None,
         lines += [f"**Status: {mapping.status}.**", "", f"Diagnosis: {mapping.diagnosis}"]
     if hardware_summary:
         lines += ["", f"Hardware: {hardware_summary}"]
+    if mapping.run:
+        lines += _run(mapping.run)
     if mapping.metrics or seconds is not None:
         lines += _metrics(mapping, seconds)
     if mapping.sections and mapping.ii is None:        # an RDU run (sections of sites)
@@ -121,6 +123,17 @@ def _pictures_note(mapping: Mapping, pictures: list[str]) -> list[str]:
     return [f"Pictures of {len(drawn)} of {len(mapping.sections)} sections were drawn "
             "(`draw_mapping(max_sections=...)`; pass `max_sections=None` to draw every "
             "section).", ""]
+
+
+def _run(run: dict) -> list[str]:
+    """How the run was asked for, and whether its answer is promised to repeat."""
+    backends = ", ".join(f"{d} `{b}`" for d, b in run.get("backends", {}).items())
+    repeat = ("the same seed gives the same mapping" if not run.get("cut_short") else
+              f"the wall clock cut {run['cut_short']} search(es) short, so the same seed is "
+              "not promised to give the same mapping (a larger --time-limit restores it)")
+    return ["", f"Run: seed {run.get('seed')}, budget {run.get('time_limit')} s, placer "
+                f"`{run.get('placer')}`, router `{run.get('router')}`; backends: {backends}; "
+                f"{repeat}."]
 
 
 def _sections(mapping: Mapping) -> list[str]:

@@ -256,8 +256,8 @@ def map_streaming(graph: Graph, spec: StreamingEngineSpec, options: RunOptions |
     options = options or RunOptions()
     started = time.perf_counter()
     af = af_latency or options.af_latency or spec.af_latency
-    state = StreamingState(graph, spec, Budget(options.time_limit).settings(options, "streaming", options.time_limit), af,
-                           progress or (lambda line: None), started)
+    settings = Budget(options.time_limit).settings(options, "streaming", options.time_limit)
+    state = StreamingState(graph, spec, settings, af, progress or (lambda line: None), started)
     mapping = Mapping(graph=graph.name, hardware=spec.name)
     mapping.order = graph.topological_order() if _acyclic(graph) else graph.node_ids
     state.stages.append(stage_record("order", 0, "topological order", started))
@@ -266,8 +266,10 @@ def map_streaming(graph: Graph, spec: StreamingEngineSpec, options: RunOptions |
     except Unresolvable as exc:
         if not state.reasons and state.plan is not None:
             state.reasons = split_failure(state.plan)     # the iteration cap
+        mapping.run = options.record(state.stages)
         _fail(mapping, state, state.reasons or [exc.data.message])
     _record(mapping, state)
+    mapping.run = options.record(state.stages)
     return mapping
 
 

@@ -42,7 +42,7 @@ from formulations.streaming.env import evolutionary_schedule, greedy_schedule, r
 from formulations.streaming.problem import (StreamingInfeasible, lower_bounds, precheck,
                                             problem_from_graph)
 from formulations.streaming.split import repair_of
-from hardware import load_hardware
+from hardware import InputError, load_hardware
 from model.importers import load_graph
 from pipeline.feedback import CheckerRejected, MappingFailed
 from pipeline.options import RunOptions
@@ -101,9 +101,12 @@ def _run(name: str, fn) -> tuple[Any, float, str | None]:
 def map_one(family: str, arg: Any, time_limit: float = 5.0, evo_limit: float = 5.0,
             seed: int = 0) -> dict[str, Any]:
     """One row: bounds, the three heuristics, the full pass, the simulator's verdicts."""
-
     se = load_hardware("se16")
-    graph = _graph(family, arg, seed)
+    try:
+        graph = _graph(family, arg, seed)
+    except InputError as exc:          # e.g. a kernel with a same-iteration cycle
+        return {"graph": _short(arg) if family == "morpher" else str(arg), "family": family,
+                "cp_status": "bad input", "note": shorten(str(exc), 200)}
     row: dict[str, Any] = {"graph": graph.name if family != "morpher" else _short(arg),
                            "family": family, "nodes": len(graph.nodes), "edges": len(graph.edges)}
     try:

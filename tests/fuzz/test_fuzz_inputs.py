@@ -146,7 +146,7 @@ def _slots(doc) -> list[tuple[object, object]]:
 def mutated(draw, document, max_mutations: int = 3, frozen: tuple[str, ...] = ()):
     """A deep copy of ``document`` with 1..max_mutations values replaced, deleted or added.
 
-    Keys in ``frozen`` keep their values (see :data:`KNOWN_BUGS`).
+    Keys in ``frozen`` keep their values.
     """
     doc = copy.deepcopy(document)
     for _ in range(draw(st.integers(1, max_mutations))):
@@ -306,29 +306,18 @@ def test_mutated_morpher(text):
     run_file("morpher mutated", text, "kernel_DFG.xml")
 
 
-#: Valid inputs that end in exit 4 because of a bug outside the input layer; the fuzz
-#: strategies leave these fields alone so that CI stays deterministic, and
-#: :func:`test_known_bug` fails (strict xfail) as soon as the bug is fixed.
-KNOWN_BUGS = {
-    # The Streaming Engine heuristics (formulations/streaming/env.py, split.py) assume an
-    # instruction latency of 3 cycles; the checker (sim/streaming.py) uses the hardware's.
-    "instruction_latency": ("se16", 4),
-}
-
-
 @FUZZ
-@given(doc=st.sampled_from(sorted(PRESETS)).flatmap(
-    lambda name: mutated(PRESETS[name], 2, frozen=tuple(KNOWN_BUGS))))
+@given(doc=st.sampled_from(sorted(PRESETS)).flatmap(lambda name: mutated(PRESETS[name], 2)))
 def test_mutated_hardware(doc):
     run_file("hardware mutated", dumps(doc), "chip.json", as_hardware=True)
 
 
-@pytest.mark.xfail(strict=True, reason="SE heuristics hard-code instruction latency 3 (exit 4)")
-@pytest.mark.parametrize("field", sorted(KNOWN_BUGS))
-def test_known_bug(tmp_path, field):
-    preset, value = KNOWN_BUGS[field]
-    chip = dict(PRESETS[preset], **{field: value})
-    assert run_file(f"known bug {field}", dumps(chip), "chip.json", as_hardware=True) in (0, 3)
+@pytest.mark.parametrize("field, value", [("instruction_latency", 4), ("instruction_latency", 6),
+                                          ("af_latency", 30)])
+def test_streaming_latencies_come_from_the_hardware(field, value):
+    """Once exit 4: the SE heuristics assumed 3 cycles while the checker read the hardware's."""
+    chip = dict(PRESETS["se16"], **{field: value})
+    assert run_file(f"se16 {field} {value}", dumps(chip), "chip.json", as_hardware=True) == 0
 
 
 # ---------------------------------------------------------------------------

@@ -30,7 +30,7 @@ def test_msr_dnn_is_recognised_and_estimated(tmp_path):
     assert g.attrs["source_format"] == "msr-dnn"
     assert [(n.id, n.unit, n.pcu, n.pmu) for n in g.nodes] == [
         ("w", "pmu", None, None), ("x", "pmu", None, None), ("mm", "pcu", None, None),
-        ("mm_grad", "pcu", None, None)]     # counts come from formulations.estimates
+        ("mm_grad", "pcu", None, None)]     # counts come from formulations.sections.estimates
     assert [n.category for n in g.nodes] == ["forward"] * 3 + ["backward"]
     assert [e.bandwidth for e in g.edges] == [1.0, MIN_BANDWIDTH, 0.25]
     assert g.edges[0].bytes == 400.0 and g.node("w").attrs["state_bytes"] == 64.0
