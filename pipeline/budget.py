@@ -79,6 +79,10 @@ class Budget:
         """Wall-clock seconds until the deadline (never below 0)."""
         return max(0.0, self.deadline - self.clock())
 
+    def used(self) -> float:
+        """Wall-clock seconds since the run started."""
+        return self.clock() - self.started
+
     def expired(self) -> bool:
         return self.left() <= 0.0
 

@@ -52,7 +52,8 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
     fabric = build_fabric(spec)
     started = time.perf_counter()
     state = CompileState(estimate_units(graph, spec, options.tile_pmus), spec, fabric, options,
-                         say, cap=Capacity.of_fabric(fabric), budget=Budget(options.time_limit))
+                         say, cap=Capacity.of_fabric(fabric), budget=Budget(options.time_limit),
+                         advance=advance or (lambda: None))
     levels = levels if levels is not None else default_levels(balance_section)
     try:
         run_levels(state, levels, max_iterations=options.max_iterations)
@@ -64,8 +65,6 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
     for w in state.work:
         total.merge(w.check)
         _record_section(mapping, graph, fabric, w)
-        if advance:
-            advance()
     _record_cross_section_edges(mapping, graph)
     mapping.status = "mapped"
     final = [stage for w in state.work for stage in w.outcome.stages]

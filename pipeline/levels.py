@@ -93,6 +93,7 @@ class CompileState:
     reused: int = 0
     plan: object = None
     budget: Budget = field(default_factory=lambda: Budget(60.0))
+    advance: Callable[[], None] = lambda: None    # one section compiled (progress bars)
 
     def nodes_left(self) -> int:
         """Nodes of the sections not compiled yet (buffer units included where known)."""
@@ -393,6 +394,10 @@ class PlaceRouteLevel:
         if not report.ok:
             raise CheckerRejected(w.section.id, report.violations)
         w.outcome, w.check = outcome, report
+        state.say(f"section {w.section.id + 1}/{len(state.work)} placed, routed and checked: "
+                  f"wirelength {report.wirelength}; budget used {state.budget.used():.1f} of "
+                  f"{state.budget.total:g} s")
+        state.advance()
 
     def _raise(self, state: CompileState, w: SectionWork, outcome: SectionOutcome) -> None:
         failure = outcome.failure
