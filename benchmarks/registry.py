@@ -36,6 +36,7 @@ SUITE_MODULES = (
     "benchmarks.suites.sections",
     "benchmarks.suites.buffers",
     "benchmarks.suites.streaming",
+    "benchmarks.suites.reliability",
 )
 
 
