@@ -56,6 +56,8 @@ from model.graph import Graph
 __all__ = ["place_model", "fill_idle", "anneal_share_for", "MAX_EXACT_VARS", "ONE_SCALE_SHARE",
            "SPREAD_SHARE", "ONE_SCALE_CV"]
 
+#: The fewest planned seconds the solver part (exact model, site model or LNS) gets.
+MIN_SOLVE_SECONDS = 0.05
 #: A section whose full model has more assignment variables than this is improved by LNS.
 MAX_EXACT_VARS = 800
 #: Share of the time the model's warm start anneals when the pair weights share one scale
@@ -166,8 +168,8 @@ def _place_all(problem: PlacementProblem, graph: Graph, fabric, order: list[str]
         export_model(model, settings.export_dir, f"placement_{graph.name}")
     # the plan left after the anneal (work counted, not the clock: a first anneal that
     # stopped early leaves the rest of its share unused)
-    left = max(0.5, settings.time_limit - (annealed if not exact else
-                                           extra.get("anneal_run_time", 0.0)))
+    left = max(MIN_SOLVE_SECONDS, settings.time_limit - (annealed if not exact else
+                                                         extra.get("anneal_run_time", 0.0)))
     cap = max(1e-3, min(wall_cap(left), wall - time.monotonic()))
     if site_model:
         found, status, bound, cut = solve_site_model(

@@ -46,7 +46,7 @@ from .result import SolveResult, SolveStatus, relative_gap
 
 __all__ = ["Backend", "SolveOptions", "available_backends", "get_backend", "register_backend",
            "unregister_backend", "solve", "solve_options", "DEFAULT_BACKEND", "work_options",
-           "wall_cap", "WALL_SLACK", "was_cut_short", "work_of", "WorkBudget",
+           "wall_cap", "WALL_SLACK", "WALL_FLOOR", "was_cut_short", "work_of", "WorkBudget",
            "solve_planned"]
 
 DEFAULT_BACKEND = "highs"
@@ -55,6 +55,8 @@ DEFAULT_BACKEND = "highs"
 #: the run's deadline): the work limits are calibrated to take about ``t`` on an idle machine,
 #: so a loaded machine still finishes the same work (same answer) instead of a clock-cut one.
 WALL_SLACK = 2.0
+#: The smallest wall-clock cap of a planned search, in seconds (see :func:`wall_cap`).
+WALL_FLOOR = 2.0
 
 
 #: Planned seconds :func:`solve_planned` charges a solve at least (building and starting it).
@@ -63,13 +65,14 @@ MIN_CHARGE = 0.01
 
 def wall_cap(seconds: float, deadline: float | None = None) -> float:
     """Wall-clock seconds a search planned for ``seconds`` may take: :data:`WALL_SLACK` times
-    its plan, capped by the run's ``deadline`` (``time.monotonic()`` seconds; None: none);
+    its plan (at least :data:`WALL_FLOOR`: a short plan still has fixed costs the work
+    counts leave out: building models, the warm starts), capped by the run's ``deadline`` (``time.monotonic()`` seconds; None: none);
     at least 1 ms, so that a solver still starts.
 
-    >>> wall_cap(2.0)
-    4.0
+    >>> wall_cap(2.0), wall_cap(0.05)
+    (4.0, 2.0)
     """
-    cap = WALL_SLACK * float(seconds)
+    cap = max(WALL_SLACK * float(seconds), WALL_FLOOR)
     if deadline is not None:
         cap = min(cap, deadline - time.monotonic())
     return max(1e-3, cap)
