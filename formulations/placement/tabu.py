@@ -38,10 +38,11 @@ from formulations.solver.backends import wall_cap
 __all__ = ["tabu_search", "TabuSearch", "planned_steps", "ENTRIES_PER_SECOND"]
 
 #: Neighbourhood entries (swaps and moves) a tabu step prices per planned second. Calibrated
-#: on this project's 2-core machine: 32-128-node sections on plasticine priced 5-9 million
-#: entries per wall second (a step is a few numpy passes over the ``n x n`` and
-#: ``n x free`` matrices), so a step budget takes about its planned seconds.
-ENTRIES_PER_SECOND = 5_000_000
+#: on this project's 2-core machine: the 32-96-node generated sections and bert_l-3_training
+#: section 0 on plasticine and sn10 priced 15-25 million entries per wall second (a step is
+#: a few numpy passes over the ``n x n`` and ``n x free`` matrices), so a step budget takes
+#: about its planned seconds.
+ENTRIES_PER_SECOND = 15_000_000
 
 #: The tabu tenure is drawn from this range, times the number of nodes (Taillard's
 #: robust tabu search draws it around n).

@@ -66,7 +66,7 @@ def build_section_model(graph: Graph, cap: Capacity, count: int, scales: dict[in
             continue
         z = model.add_binary(f"cross[{j}]")
         crossing.append((z, edge_traffic(e), e))
-        for k in set(x[e.src]) | set(x[e.dst]):
+        for k in sorted(set(x[e.src]) | set(x[e.dst])):
             coefs = [(z, 1.0)] + ([(x[e.dst][k], -1.0)] if k in x[e.dst] else []) \
                 + ([(x[e.src][k], 1.0)] if k in x[e.src] else [])
             model.add_row([c[0] for c in coefs], [c[1] for c in coefs], lb=0,

@@ -40,9 +40,10 @@ __all__ = ["solve_cp_model", "export_cp_model", "load_cp_model", "check_cp_hint"
            "CP_SAT_WORK_PER_SECOND", "was_cut_short", "work_of", "annotate"]
 
 #: CP-SAT deterministic time units per planned second of one worker. Calibrated on this
-#: project's 2-core machine (one worker, shared): placement LNS windows, the site model,
-#: section models and routing chunks advanced CP-SAT's deterministic clock by 0.2-0.9 units
-#: per wall second (median about 0.5); see ``tests/formulations/test_solver.py``.
+#: project's 2-core machine (one worker, the other core busy): the placement LNS windows of
+#: the generated 32-96-node sections and bert_l-3_training section 0 (plasticine, sn10)
+#: advanced CP-SAT's deterministic clock by 0.4-0.8 units per wall second, the site model
+#: of the 16-node generated section by 0.6; 0.5 keeps a planned solve within its seconds.
 CP_SAT_WORK_PER_SECOND = 0.5
 
 

@@ -511,3 +511,75 @@ def test_constants_move_to_the_bounds():
     a = m.to_arrays()
     assert a.row_lo[row] == 1.0 and a.row_hi[row] == INF
     assert dict(zip(a.row_index.tolist(), a.row_value.tolist())) == {0: 2.0, 1: -2.0}
+
+
+# ---------------------------------------------------------------------------------------------
+# work limits (issue 18: same seed, same answer; the wall clock only the outer cap)
+# ---------------------------------------------------------------------------------------------
+def _hard_cp_model():
+    from ortools.sat.python import cp_model
+    rng = __import__("random").Random(3)
+    m = cp_model.CpModel()
+    xs = [m.new_int_var(0, 39, f"x{i}") for i in range(40)]
+    m.add_all_different(xs)
+    m.minimize(sum(rng.randint(1, 50) * abs_var for abs_var in _abs_diffs(m, xs, rng)))
+    return m
+
+
+def _abs_diffs(m, xs, rng):
+    out = []
+    for k in range(80):
+        a, b = rng.sample(xs, 2)
+        d = m.new_int_var(0, 39, f"d{k}")
+        m.add_abs_equality(d, a - b)
+        out.append(d)
+    return out
+
+
+def test_cp_sat_stops_at_its_deterministic_time_the_same_way_twice():
+    from formulations.solver.cp import solve_cp_model, was_cut_short, work_of
+    runs = [solve_cp_model(_hard_cp_model(), time_limit=60, seed=1, deterministic_time=0.3)
+            for _ in range(2)]
+    assert [r.status.name for r in runs] == ["FEASIBLE", "FEASIBLE"]
+    assert runs[0].values == runs[1].values and runs[0].objective == runs[1].objective
+    assert not any(was_cut_short(r) for r in runs)
+    assert work_of(runs[0]) == pytest.approx(work_of(runs[1])) and work_of(runs[0]) > 0
+
+
+def test_a_cp_sat_solve_the_wall_clock_stops_first_says_so():
+    from formulations.solver.cp import solve_cp_model, was_cut_short
+    result = solve_cp_model(_hard_cp_model(), time_limit=0.05, seed=1, deterministic_time=100)
+    assert result.status.name in ("FEASIBLE", "TIMEOUT_NO_SOLUTION")
+    assert was_cut_short(result) and "cut short by the wall clock" in result.message
+
+
+def test_highs_stops_at_its_node_limit_and_is_not_cut_short():
+    from formulations.solver import LinearModel
+    from formulations.solver.backends import was_cut_short, work_of, work_options
+    rng = __import__("random").Random(0)
+    m = LinearModel()
+    xs = [m.add_var(f"x{i}", ub=1, integer=True) for i in range(60)]
+    weights = [rng.randint(10, 99) for _ in xs]
+    m.add(sum(w * x for w, x in zip(weights, xs)) <= sum(weights) // 2, name="cap")
+    m.add(sum(rng.randint(10, 99) * x for x in xs) <= sum(weights) // 2, name="cap2")
+    m.maximize(sum(rng.randint(10, 99) * x for x in xs))
+    options = work_options("highs", 0.01)
+    assert options == {"mip_max_nodes": 1}
+    runs = [m.solve(backend="highs", time_limit=60, options=options) for _ in range(2)]
+    assert runs[0].objective == runs[1].objective and runs[0].values == runs[1].values
+    assert not was_cut_short(runs[0]) and work_of(runs[0]) is not None
+
+
+def test_solve_planned_charges_its_work_and_caps_the_wall_clock():
+    import time
+    from formulations.solver import LinearModel
+    from formulations.solver.backends import WorkBudget, solve_planned, wall_cap
+    m = LinearModel()
+    x = m.add_var("x", ub=10, integer=True)
+    m.add(2 * x <= 7, name="cap")
+    m.maximize(x)
+    budget = WorkBudget(1.0, time.monotonic() + 60)
+    result = solve_planned(m, "cp-sat", 0.5, budget)
+    assert result.objective == 3 and 0 < budget.spent <= 0.5 and not budget.cut_short
+    assert wall_cap(3.0) == 6.0 and wall_cap(0.01) == 2.0
+    assert wall_cap(3.0, deadline=time.monotonic() + 1) <= 1.0
