@@ -127,7 +127,7 @@ def work_options(backend: str, seconds: float) -> dict[str, Any]:
     second, at least 1); other backends: none (their time limit decides).
 
     >>> work_options("cp-sat", 2.0), work_options("highs", 0.001), work_options("scip", 1)
-    ({'max_deterministic_time': 1.0}, {'mip_max_nodes': 1}, {})
+    ({'max_deterministic_time': 0.8}, {'mip_max_nodes': 1}, {})
     """
     if backend == "cp-sat":
         return {"max_deterministic_time": float(seconds) * CP_SAT_WORK_PER_SECOND}
