@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from formulations.sections import (Capacity, Section, SectionError, cut_sections,
-                                   materialize_banks, unit_demand)
+                                   materialize_banks)
 from model.graph import Edge, Graph, Node
 from pipeline.budget import Budget
 from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, MappingError,

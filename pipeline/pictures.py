@@ -45,7 +45,8 @@ from model.mapping import Mapping  # noqa: E402
 from pipeline.outputs import save_figure  # noqa: E402
 from pipeline.report import section_wirelength  # noqa: E402
 
-__all__ = ["draw_section", "draw_nets", "draw_congestion", "draw_mapping", "link_loads",
+__all__ = ["draw_section", "draw_nets", "draw_congestion", "draw_mapping", "draw_streaming",
+           "link_loads",
            "picture_names"]
 
 _COLOURS = {"pcu": "#4c72b0", "pmu": "#55a868", "fcmu": "#8172b2", "agcu": "#8c8c8c"}
@@ -193,3 +194,55 @@ def draw_mapping(mapping: Mapping, fabric, out_dir: str | os.PathLike, fmt: str 
             draw(mapping, fabric, k, out_dir / name)
             names.append(name)
     return names
+
+
+def draw_streaming(mapping: Mapping, spec, path: str | os.PathLike) -> None:
+    """Tiles x slots: each spoke entry as a cell (instruction, delay or idle), SVG or PNG.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from hardware import load_hardware
+    >>> from pipeline.options import RunOptions
+    >>> from pipeline.streaming import map_streaming
+    >>> from sim.streaming import distance_graph
+    >>> se = load_hardware("se16")
+    >>> m = map_streaming(distance_graph(), se, RunOptions(time_limit=5))
+    >>> path = os.path.join(tempfile.mkdtemp(), "se.svg"); draw_streaming(m, se, path)
+    >>> os.path.getsize(path) > 1000
+    True
+    """
+    ii = mapping.ii or 1
+    sdfs = sorted({t.get("sdf", 0) for t in mapping.tiles or []}) or [0]
+    fig, axes = plt.subplots(len(sdfs), 1, squeeze=False,
+                             figsize=(max(6, spec.tiles * 0.8), (1.5 + ii * 0.7) * len(sdfs)))
+    for ax, sdf in zip(axes[:, 0], sdfs):
+        tiles = [t for t in mapping.tiles or [] if t.get("sdf", 0) == sdf]
+        _draw_sdf(ax, tiles, spec, max((t["ii"] for t in tiles), default=ii))
+        title = f"{mapping.graph} on {spec.name}: II {mapping.ii}, " \
+                f"{mapping.metrics.get('cycles')} cycles"
+        if len(sdfs) > 1:
+            title = f"{mapping.graph}, SDF {sdf} of {len(sdfs)} (phase; II " \
+                    f"{tiles[0]['ii'] if tiles else '?'})"
+        ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    _finish(fig, path)
+
+
+def _draw_sdf(ax, tiles: list[dict], spec, ii: int) -> None:
+    """One SDF's tiles x slots on ``ax``."""
+    colours = {"instruction": "#4c72b0", "delay": "#dd8452", "idle": "white"}
+    for tile in tiles:
+        for entry in tile["entries"]:
+            x, y = tile["tile"], entry["slot"]
+            ax.add_patch(plt.Rectangle((x, y), 0.95, 0.9, facecolor=colours[entry["kind"]],
+                                       edgecolor="#555555", linewidth=0.6))
+            label = entry.get("instruction") or ("delay" if entry["kind"] == "delay" else "")
+            if label:
+                ax.text(x + 0.47, y + 0.45, str(label)[:8], ha="center", va="center",
+                        fontsize=6, color="white" if entry["kind"] != "idle" else "black")
+    ax.set_xlim(0, spec.tiles)
+    ax.set_ylim(ii, 0)
+    ax.set_xticks([t + 0.47 for t in range(spec.tiles)], [f"T{t}" for t in range(spec.tiles)],
+                  fontsize=7)
+    ax.set_yticks([s + 0.45 for s in range(ii)], [f"slot {s}" for s in range(ii)], fontsize=7)

@@ -23,7 +23,7 @@ from pathlib import Path
 from model.files import write_text_atomic
 from model.mapping import Mapping
 
-__all__ = ["render_report", "write_report", "section_wirelength"]
+__all__ = ["render_report", "write_report", "section_wirelength", "streaming_lines"]
 
 #: Metrics that count bytes: shown as whole bytes (the MSR DNN sizes are fractional).
 _BYTE_METRICS = ("dram_bytes",)
@@ -236,6 +236,62 @@ def _bytes(value) -> str:
     if value is None:
         return "-"
     return f"{int(value + 0.5) if value >= 0 else -int(-value + 0.5):,}"
+
+
+def streaming_lines(mapping: Mapping) -> list[str]:
+    """The Streaming Engine part of report.md (markdown).
+
+    >>> from hardware import load_hardware
+    >>> from pipeline.streaming import map_streaming
+    >>> from sim.streaming import distance_graph
+    >>> lines = streaming_lines(map_streaming(distance_graph(), load_hardware("se16")))
+    >>> lines[0]
+    '## Streaming Engine mapping'
+    """
+    m = mapping.metrics
+    lines = ["## Streaming Engine mapping", ""]
+    if mapping.status != "mapped":
+        return lines + [f"Not mapped: {mapping.diagnosis}", ""]
+    if m.get("sdfs", 1) > 1:
+        lines += _split_lines(mapping)
+    lines += [f"- II **{mapping.ii}** (lower bound {m.get('ii_lower_bound')}: resource "
+              f"{m.get('res_ii')}, memory {m.get('mem_ii')}, recurrence {m.get('rec_ii')}); "
+              f"proven smallest: {m.get('proven_ii')}",
+              f"- cycles **{m.get('cycles')}** (critical-path bound {m.get('critical_path')}); "
+              f"status {m.get('status')} by {m.get('method')}; checked by the simulator "
+              f"({m.get('cycles_sim')} cycles)",
+              f"- {m.get('nodes')} instructions, {m.get('edges')} edges, "
+              f"{m.get('tiles_used', '-')} tiles used, {m.get('delay_entries')} delay entries, "
+              f"{m.get('pass_instructions', 0)} pass instructions (fan-out relief), "
+              f"{m.get('seconds')} s", "",
+              "| tile | slot | entry | instruction | master input | SF outputs |",
+              "|---|---|---|---|---|---|"]
+    for tile in mapping.tiles or []:
+        for e in tile["entries"]:
+            if e["kind"] == "idle":
+                continue
+            what = e.get("instruction") or e.get("holds")
+            where = f"S{tile['sdf']}/T{tile['tile']}" if "sdf" in tile else f"T{tile['tile']}"
+            lines.append(f"| {where} | {e['slot']} | {e['kind']} | {what} | "
+                         f"{e.get('master_input')} | {', '.join(e.get('sf_outputs', []))} |")
+    if mapping.memory:
+        lines += ["", "| variable | tile | bank | users |", "|---|---|---|---|"]
+        for var, p in sorted(mapping.memory.items()):
+            lines.append(f"| {var} | T{p['tile']} | {p['bank']} | {', '.join(p['users'])} |")
+    return lines + [""]
+
+
+def _split_lines(mapping: Mapping) -> list[str]:
+    """Summary lines of a kernel split into several SDFs (phases joined over the AF)."""
+    m = mapping.metrics
+    lines = [f"- split into **{m['sdfs']} SDFs** run as phases on the same tiles, "
+             f"{m['af_edges']} AF edges ({m['af_latency']} cycles each, assumed), batch "
+             f"{m['batch']} iterations per phase, effective II {m['effective_ii']}, "
+             f"{m['cycles']} cycles for one iteration through every phase"]
+    for s in mapping.sections:
+        lines.append(f"- SDF {s['id']}: {len(s['nodes'])} instructions, II {s['ii']}, "
+                     f"{s['cycles']} cycles, phase starts at cycle {s['start']} ({s['status']})")
+    return lines
 
 
 def write_report(text: str, path: str | os.PathLike) -> None:

@@ -24,9 +24,8 @@ from pipeline.feedback import CheckerRejected, MappingFailed
 from pipeline.flow import map_graph
 from pipeline.options import BACKEND_REASONS, DEFAULT_BACKENDS, RunOptions, parse_backends
 from pipeline.outputs import prepare_export_dir, prepare_out_dir, remove_stale_outputs
-from pipeline.pictures import draw_mapping
-from pipeline.report import render_report, write_report
-from pipeline.streaming import draw_streaming, report_lines
+from pipeline.pictures import draw_mapping, draw_streaming
+from pipeline.report import render_report, streaming_lines, write_report
 
 __all__ = ["main", "build_parser", "EXIT_MAPPED", "EXIT_BAD_INPUT", "EXIT_UNMAPPABLE",
            "EXIT_INTERNAL"]
@@ -188,7 +187,7 @@ def _write_outputs(mapping: Mapping, spec, out: Path, args, seconds: float) -> l
     else:
         summary = f"{spec.name} ({spec.kind})"
         if spec.kind == "streaming-engine":
-            extra = report_lines(mapping)
+            extra = streaming_lines(mapping)
             if draw:
                 name = f"tiles.{args.picture_format}"
                 draw_streaming(mapping, spec, out / name)

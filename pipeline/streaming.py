@@ -18,16 +18,15 @@ run (:func:`pipeline.feedback.run_levels`), over the decisions of
 
 ``mapping.json`` lists the SDFs in ``sections`` (II, start cycle, cycles),
 ``placement[n]["sdf"]``, the AF edges in ``routes`` (``"via": "af"``), every feedback round in
-``trace`` and every model in ``stages``. :func:`draw_streaming` draws tiles x slots;
-:func:`report_lines` is the markdown fragment of the report.
+``trace`` and every model in ``stages``. Its picture is
+:func:`pipeline.pictures.draw_streaming`, its report lines
+:func:`pipeline.report.streaming_lines`.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 from formulations.solver import SolveSettings
@@ -47,7 +46,7 @@ from pipeline.section_pass import stage_record
 from sim.streaming import StreamingReport, check_split, check_streaming
 
 __all__ = ["StreamingState", "StreamingCutLevel", "ScheduleLevel", "StreamingCheckLevel",
-           "streaming_levels", "map_streaming", "draw_streaming", "report_lines",
+           "streaming_levels", "map_streaming",
            "spoke_entries"]
 
 
@@ -477,122 +476,3 @@ def _routes(graph: Graph, spec: StreamingEngineSpec, sched: StreamingSchedule) -
                        "distance": e.distance,
                        "delays": sched.delays.get((e.src, e.dst, e.distance), 0)})
     return routes
-
-
-# ---------------------------------------------------------------------------------------------
-# picture and report
-# ---------------------------------------------------------------------------------------------
-def draw_streaming(mapping: Mapping, spec: StreamingEngineSpec, path: str | os.PathLike) -> None:
-    """Tiles x slots: each spoke entry as a cell (instruction, delay or idle), SVG or PNG.
-
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> from hardware import load_hardware
-    >>> from sim.streaming import distance_graph
-    >>> se = load_hardware("se16")
-    >>> m = map_streaming(distance_graph(), se, RunOptions(time_limit=5))
-    >>> path = os.path.join(tempfile.mkdtemp(), "se.svg"); draw_streaming(m, se, path)
-    >>> os.path.getsize(path) > 1000
-    True
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    ii = mapping.ii or 1
-    sdfs = sorted({t.get("sdf", 0) for t in mapping.tiles or []}) or [0]
-    fig, axes = plt.subplots(len(sdfs), 1, squeeze=False,
-                             figsize=(max(6, spec.tiles * 0.8), (1.5 + ii * 0.7) * len(sdfs)))
-    for ax, sdf in zip(axes[:, 0], sdfs):
-        tiles = [t for t in mapping.tiles or [] if t.get("sdf", 0) == sdf]
-        _draw_sdf(ax, tiles, spec, max((t["ii"] for t in tiles), default=ii))
-        title = f"{mapping.graph} on {spec.name}: II {mapping.ii}, " \
-                f"{mapping.metrics.get('cycles')} cycles"
-        if len(sdfs) > 1:
-            title = f"{mapping.graph}, SDF {sdf} of {len(sdfs)} (phase; II " \
-                    f"{tiles[0]['ii'] if tiles else '?'})"
-        ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    path = Path(path)
-    tmp = path.with_name(path.stem + ".tmp" + path.suffix)
-    fig.savefig(tmp)
-    plt.close(fig)
-    os.replace(tmp, path)
-
-
-def _draw_sdf(ax, tiles: list[dict], spec: StreamingEngineSpec, ii: int) -> None:
-    """One SDF's tiles x slots on ``ax``."""
-    import matplotlib.pyplot as plt
-
-    colours = {"instruction": "#4c72b0", "delay": "#dd8452", "idle": "white"}
-    for tile in tiles:
-        for entry in tile["entries"]:
-            x, y = tile["tile"], entry["slot"]
-            ax.add_patch(plt.Rectangle((x, y), 0.95, 0.9, facecolor=colours[entry["kind"]],
-                                       edgecolor="#555555", linewidth=0.6))
-            label = entry.get("instruction") or ("delay" if entry["kind"] == "delay" else "")
-            if label:
-                ax.text(x + 0.47, y + 0.45, str(label)[:8], ha="center", va="center",
-                        fontsize=6, color="white" if entry["kind"] != "idle" else "black")
-    ax.set_xlim(0, spec.tiles)
-    ax.set_ylim(ii, 0)
-    ax.set_xticks([t + 0.47 for t in range(spec.tiles)], [f"T{t}" for t in range(spec.tiles)],
-                  fontsize=7)
-    ax.set_yticks([s + 0.45 for s in range(ii)], [f"slot {s}" for s in range(ii)], fontsize=7)
-
-
-def report_lines(mapping: Mapping) -> list[str]:
-    """The Streaming Engine part of report.md (markdown).
-
-    >>> from hardware import load_hardware
-    >>> from sim.streaming import distance_graph
-    >>> lines = report_lines(map_streaming(distance_graph(), load_hardware("se16")))
-    >>> lines[0]
-    '## Streaming Engine mapping'
-    """
-    m = mapping.metrics
-    lines = ["## Streaming Engine mapping", ""]
-    if mapping.status != "mapped":
-        return lines + [f"Not mapped: {mapping.diagnosis}", ""]
-    if m.get("sdfs", 1) > 1:
-        lines += _split_lines(mapping)
-    lines += [f"- II **{mapping.ii}** (lower bound {m.get('ii_lower_bound')}: resource "
-              f"{m.get('res_ii')}, memory {m.get('mem_ii')}, recurrence {m.get('rec_ii')}); "
-              f"proven smallest: {m.get('proven_ii')}",
-              f"- cycles **{m.get('cycles')}** (critical-path bound {m.get('critical_path')}); "
-              f"status {m.get('status')} by {m.get('method')}; checked by the simulator "
-              f"({m.get('cycles_sim')} cycles)",
-              f"- {m.get('nodes')} instructions, {m.get('edges')} edges, "
-              f"{m.get('tiles_used', '-')} tiles used, {m.get('delay_entries')} delay entries, "
-              f"{m.get('pass_instructions', 0)} pass instructions (fan-out relief), "
-              f"{m.get('seconds')} s", "",
-              "| tile | slot | entry | instruction | master input | SF outputs |",
-              "|---|---|---|---|---|---|"]
-    for tile in mapping.tiles or []:
-        for e in tile["entries"]:
-            if e["kind"] == "idle":
-                continue
-            what = e.get("instruction") or e.get("holds")
-            where = f"S{tile['sdf']}/T{tile['tile']}" if "sdf" in tile else f"T{tile['tile']}"
-            lines.append(f"| {where} | {e['slot']} | {e['kind']} | {what} | "
-                         f"{e.get('master_input')} | {', '.join(e.get('sf_outputs', []))} |")
-    if mapping.memory:
-        lines += ["", "| variable | tile | bank | users |", "|---|---|---|---|"]
-        for var, p in sorted(mapping.memory.items()):
-            lines.append(f"| {var} | T{p['tile']} | {p['bank']} | {', '.join(p['users'])} |")
-    return lines + [""]
-
-
-def _split_lines(mapping: Mapping) -> list[str]:
-    """Summary lines of a kernel split into several SDFs (phases joined over the AF)."""
-    m = mapping.metrics
-    lines = [f"- split into **{m['sdfs']} SDFs** run as phases on the same tiles, "
-             f"{m['af_edges']} AF edges ({m['af_latency']} cycles each, assumed), batch "
-             f"{m['batch']} iterations per phase, effective II {m['effective_ii']}, "
-             f"{m['cycles']} cycles for one iteration through every phase"]
-    for s in mapping.sections:
-        lines.append(f"- SDF {s['id']}: {len(s['nodes'])} instructions, II {s['ii']}, "
-                     f"{s['cycles']} cycles, phase starts at cycle {s['start']} ({s['status']})")
-    return lines

@@ -9,7 +9,9 @@ from model.importers import load_graph
 from pipeline.feedback import MappingFailed
 from formulations.solver import SolveSettings
 from pipeline.options import RunOptions
-from pipeline.streaming import draw_streaming, map_streaming, report_lines
+from pipeline.pictures import draw_streaming
+from pipeline.report import streaming_lines
+from pipeline.streaming import map_streaming
 from sim.streaming import check_split, check_streaming, distance_graph
 from tests.conftest import real_graph
 
@@ -29,7 +31,7 @@ def test_distance_maps_and_passes_the_simulator(tmp_path):
     assert m.sections == [{"id": 0, "kind": "sdf", "nodes": list("0123456"), "ii": 1, "cycles": 16}]
     assert any(s["stage"] == "check" for s in m.stages)
     assert list(tmp_path.glob("*.pb.txt"))
-    lines = report_lines(m)
+    lines = streaming_lines(m)
     assert "| variable | tile | bank | users |" in lines
     draw_streaming(m, SE, tmp_path / "se.png")
     assert (tmp_path / "se.png").stat().st_size > 1000
@@ -43,7 +45,7 @@ def test_failure_is_diagnosed_by_rule():
     m = err.value.mapping
     assert m.status == "failed" and "x has 4 operands" in m.diagnosis
     assert "not mappable" in m.diagnosis and "decomposed" in m.diagnosis
-    assert report_lines(m)[2].startswith("Not mapped")
+    assert streaming_lines(m)[2].startswith("Not mapped")
     loop = Graph("loop", [Node("a"), Node("b"), Node("c")],
                  [Edge("a", "b"), Edge("b", "c"), Edge("c", "a", distance=1)])
     with pytest.raises(MappingFailed) as err:
@@ -86,7 +88,7 @@ def test_split_kernel_records_af_edges_and_passes_the_simulator():
                 for s in m.sections]
     assert check_split(g, SE, m.placement, sections, m.metrics["af_latency"],
                        m.metrics["batch"]).ok
-    assert any(line.startswith("- SDF") for line in report_lines(m))
+    assert any(line.startswith("- SDF") for line in streaming_lines(m))
 
 
 def test_fan_out_gets_a_pass_tree():
