@@ -36,7 +36,6 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-import networkx as nx
 import numpy as np
 
 from formulations.placement.annealing import anneal_to_budget, same_kind_step, wall_deadline
@@ -215,17 +214,51 @@ def anneal_share_for(problem: PlacementProblem) -> float:
 def fill_idle(problem: PlacementProblem, placement: dict[str, str], idle: list[str]
               ) -> dict[str, str] | None:
     """``placement`` completed with the ``idle`` nodes on free compatible sites (a maximum
-    bipartite matching); None when the free sites cannot take them all."""
+    bipartite matching, found in a fixed order: same input, same sites); None when the free
+    sites cannot take them all."""
     used = {problem.sites.index[s] for s in placement.values()}
     free = [k for k in range(len(problem.sites.ids)) if k not in used]
-    options = nx.Graph()
-    options.add_nodes_from(idle)
-    options.add_edges_from((n, ("site", k)) for n in idle for k in free
-                           if problem.hosts[problem.units[n]][k])
-    matching = nx.bipartite.hopcroft_karp_matching(options, top_nodes=idle)
-    if any(n not in matching for n in idle):
+    options = {n: [k for k in free if problem.hosts[problem.units[n]][k]] for n in idle}
+    matching = _match(idle, options)
+    if matching is None:
         return None
-    return placement | {n: problem.sites.ids[matching[n][1]] for n in idle}
+    return placement | {n: problem.sites.ids[matching[n]] for n in idle}
+
+
+def _match(nodes: list[str], options: dict[str, list[int]]) -> dict[str, int] | None:
+    """A matching of every node to one of its ``options`` (sites), or None: each node in
+    turn takes its first free option, else the shortest alternating path (breadth first, in
+    list order) frees one. Deterministic: no set or hash order decides anything."""
+    owner: dict[int, str] = {}
+    site_of: dict[str, int] = {}
+    for n in nodes:
+        spare = next((k for k in options[n] if k not in owner), None)
+        if spare is not None:
+            owner[spare], site_of[n] = n, spare
+            continue
+        parent: dict[int, tuple[str, int | None]] = {}   # site -> (node reaching it, node's site)
+        queue, head, end = [n], 0, None
+        while head < len(queue) and end is None:
+            m = queue[head]
+            head += 1
+            for k in options[m]:
+                if k in parent:
+                    continue
+                parent[k] = (m, site_of.get(m))
+                if k not in owner:
+                    end = k
+                    break
+                queue.append(owner[k])
+        if end is None:
+            return None
+        k = end
+        while True:                       # flip the path back to n
+            m, previous = parent[k]
+            owner[k], site_of[m] = m, k
+            if m == n:
+                break
+            k = previous
+    return site_of
 
 
 def _warm_anneal(problem: PlacementProblem, fabric, start: dict[str, str], seconds: float,
