@@ -23,21 +23,25 @@ Unknown fields are kept (in ``extra``) and written back unchanged.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import os
+import re
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import networkx as nx
 
 from hardware.description import NETWORK_NAMES
-from hardware.fields import MAX_FILE_BYTES, parse_json, shown_limit, shown_number
+from hardware.fields import (MAX_FILE_BYTES, MAX_NESTING, parse_json, shown_limit,
+                             shown_number)
 from model.errors import InputError
 from model.graph import UNIT_KINDS, Edge, Graph, Node
 
-__all__ = ["read_graph", "parse_graph", "graph_to_dict", "write_graph", "validate_graph",
+__all__ = ["read_graph", "parse_graph", "parse_graph_bytes", "quick_json", "is_plain", "gc_paused", "graph_to_dict", "write_graph", "validate_graph",
            "write_json_atomic", "load_json", "LIMITS", "read_file_bytes"]
 
 #: Upper bounds of the numeric fields (documented in docs/limits.md). Each keeps
@@ -99,8 +103,82 @@ def read_graph(path: str | os.PathLike) -> Graph:
     InputError
         On any problem, naming the file, the JSON path and the fix.
     """
-    data = load_json(path)
-    return parse_graph(data, file=str(path), default_name=Path(path).stem)
+    return parse_graph_bytes(read_file_bytes(path), str(path), Path(path).stem, _EXAMPLE)
+
+
+def quick_json(raw: bytes) -> Any | None:
+    r"""The parsed JSON of ``raw`` without :func:`~hardware.fields.parse_json`'s walk of
+    every value; None when that walk is needed (the bytes are not plain UTF-8
+    JSON, or hold a NaN, an infinity or an escape that may be a lone surrogate).
+
+    The walk's other checks (nesting, overflowing numbers) are left to the
+    reader of the data: :func:`parse_graph_bytes` does them where a graph.json
+    allows any value.
+
+    Examples
+    --------
+    >>> quick_json(b'{"a": [1, 2.5]}'), quick_json(b'[NaN]'), quick_json(rb'["\ud800"]')
+    ({'a': [1, 2.5]}, None, None)
+    """
+    if b"\\u" in raw and _SURROGATE_ESCAPE.search(raw):
+        return None
+    try:
+        return json.loads(raw.decode("utf-8-sig"), parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):   # not UTF-8 or not JSON, NaN, a huge integer
+        return None
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while millions of objects are built
+    and kept (each collection would walk them all again for nothing)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+class _NeedsFullCheck(Exception):
+    """Quick parsing met a value only the full check of every value can judge."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a finite number")
+
+
+def parse_graph_bytes(raw: bytes, file: str, default_name: str, example: str = "",
+                      data: Any = None) -> Graph:
+    """A validated graph from the bytes of a graph.json, with the messages of
+    ``parse_graph(parse_json(raw))`` but without walking every value twice.
+
+    ``data`` is ``quick_json(raw)`` when the caller already has it. The JSON
+    checks of :func:`~hardware.fields.parse_json` are done on the fields
+    that may hold any value (``attrs``, unknown fields); the typed fields are
+    checked by the parser itself. On any problem the full check runs first, so
+    the message is the one it gives.
+    """
+    with gc_paused():
+        return _graph_from_bytes(raw, file, default_name, example, data)
+
+
+def _graph_from_bytes(raw: bytes, file: str, default_name: str, example: str,
+                      data: Any) -> Graph:
+    data = quick_json(raw) if data is None else data
+    if data is not None:
+        try:
+            return _build_graph(data, file, default_name, _Checker(file, plain_only=True))
+        except _NeedsFullCheck:
+            pass
+        except InputError as error:
+            parse_json(raw, file, example)     # its message first, as on the full path
+            raise error from None
+    return parse_graph(parse_json(raw, file, example), file, default_name)
 
 
 def parse_graph(data: Any, file: str = "graph.json", default_name: str = "graph") -> Graph:
@@ -118,7 +196,10 @@ def parse_graph(data: Any, file: str = "graph.json", default_name: str = "graph"
     ...
     hardware.errors.InputError: graph.json: edges[0].dst: node "N7" does not exist (fix: add a node with id "N7" or correct the edge)
     """
-    check = _Checker(file)
+    return _build_graph(data, file, default_name, _Checker(file))
+
+
+def _build_graph(data: Any, file: str, default_name: str, check: "_Checker") -> Graph:
     check.is_type(data, dict, "", "a JSON object with version, nodes and edges")
     version = data.get("version")
     if type(version) is not int or version != 1:  # JSON true and 1.0 are not version 1
@@ -128,8 +209,11 @@ def parse_graph(data: Any, file: str = "graph.json", default_name: str = "graph"
         if key not in data:
             raise InputError(file, key, "missing", f'add a "{key}" list')
         check.is_type(data[key], list, key, "a list")
-    nodes = [_parse_node(check, raw, f"nodes[{k}]") for k, raw in enumerate(data["nodes"])]
-    edges = [_parse_edge(check, raw, f"edges[{k}]") for k, raw in enumerate(data["edges"])]
+    check.plain({k: v for k, v in data.items() if k not in ("nodes", "edges")}, 0)
+    nodes = [_quick_node(raw) or _parse_node(check, raw, f"nodes[{k}]")
+             for k, raw in enumerate(data["nodes"])]
+    edges = [_quick_edge(raw) or _parse_edge(check, raw, f"edges[{k}]")
+             for k, raw in enumerate(data["edges"])]
     name = data.get("name", default_name)
     check.is_type(name, str, "name", "a string")
     attrs = data.get("attrs", {})
@@ -159,6 +243,20 @@ def validate_graph(graph: Graph, file: str = "graph.json", cycle_fix: str | None
     """
     if not graph.nodes:
         raise InputError(file, "nodes", "the graph has no nodes", "add at least one node")
+    if len(graph.index_of) < len(graph.nodes):
+        _raise_duplicate(graph, file)
+    try:
+        graph.edge_ends
+    except KeyError:
+        _check_edges(graph, file, ends=True)
+    _check_edges(graph, file, ends=False)
+    try:
+        graph.topological_order()
+    except nx.NetworkXUnfeasible:
+        _raise_cycle(graph, file, cycle_fix or _CYCLE_FIX)
+
+
+def _raise_duplicate(graph: Graph, file: str) -> None:
     seen: dict[str, int] = {}
     for k, node in enumerate(graph.nodes):
         if node.id in seen:
@@ -166,11 +264,15 @@ def validate_graph(graph: Graph, file: str = "graph.json", cycle_fix: str | None
                              f'duplicate node id "{node.id}" (first at nodes[{seen[node.id]}])',
                              "give every node a unique id")
         seen[node.id] = k
+
+
+def _check_edges(graph: Graph, file: str, ends: bool) -> None:
+    """Edge by edge: (if ``ends``) both ends exist, and a net id keeps one source."""
     net_source: dict[str, tuple[str, int]] = {}
     for k, edge in enumerate(graph.edges):
-        for end in ("src", "dst"):
+        for end in ("src", "dst") if ends else ():
             ref = getattr(edge, end)
-            if ref not in seen:
+            if ref not in graph.index_of:
                 raise InputError(file, f"edges[{k}].{end}", f'node "{ref}" does not exist',
                                  f'add a node with id "{ref}" or correct the edge')
         if edge.net is not None:
@@ -180,14 +282,14 @@ def validate_graph(graph: Graph, file: str = "graph.json", cycle_fix: str | None
                                  f'net "{edge.net}" has two sources, "{first[0]}" '
                                  f'(edges[{first[1]}]) and "{edge.src}"',
                                  "a net has one driver: give this edge another net id")
-    _check_acyclic(graph, file, cycle_fix or _CYCLE_FIX)
 
 
 _CYCLE_FIX = ('mark the edge that feeds the next iteration with "distance": 1 '
               "(or more), or remove an edge of the cycle")
 
 
-def _check_acyclic(graph: Graph, file: str, fix: str) -> None:
+def _raise_cycle(graph: Graph, file: str, fix: str) -> None:
+    """Name a cycle of same-iteration edges (the graph is known to have one)."""
     g = nx.DiGraph()
     g.add_nodes_from(graph.node_ids)
     index: dict[tuple[str, str], int] = {}
@@ -195,8 +297,6 @@ def _check_acyclic(graph: Graph, file: str, fix: str) -> None:
         if not e.loop_carried:
             g.add_edge(e.src, e.dst)
             index.setdefault((e.src, e.dst), k)
-    if nx.is_directed_acyclic_graph(g):
-        return
     # find_cycle is slow on large graphs; search only inside a cyclic component
     component = next(c for c in nx.strongly_connected_components(g) if len(c) > 1
                      or any(g.has_edge(n, n) for n in c))
@@ -209,8 +309,15 @@ def _check_acyclic(graph: Graph, file: str, fix: str) -> None:
 class _Checker:
     """Small typed-field checks that raise InputError with the JSON path."""
 
-    def __init__(self, file: str):
+    def __init__(self, file: str, plain_only: bool = False):
         self.file = file
+        self.plain_only = plain_only   # the data is quick_json's: values not yet walked
+
+    def plain(self, value: Any, depth: int) -> None:
+        """For quick-parsed data, stop unless ``value`` (at ``depth``) passes
+        :func:`is_plain` (the full check then names the problem)."""
+        if self.plain_only and not is_plain(value, depth):
+            raise _NeedsFullCheck()
 
     def is_type(self, value: Any, kind: type | tuple, where: str, expected: str) -> None:
         if isinstance(value, bool) and kind in (int, float, (int, float)):
@@ -291,6 +398,8 @@ def _parse_node(check: _Checker, raw: Any, where: str) -> Node:
         check.is_type(var, str, f"{where}.mem_vars[{k}]", "a string")
     attrs = raw.get("attrs", {})
     check.is_type(attrs, dict, f"{where}.attrs", "an object")
+    extra = {k: v for k, v in raw.items() if k not in _NODE_FIELDS}
+    check.plain([attrs, extra], 2)
     # the section cuts read attrs.state_bytes (bytes a stored tensor keeps)
     check.number(attrs, "state_bytes", f"{where}.attrs", maximum=LIMITS["state_bytes"])
     return Node(
@@ -304,7 +413,7 @@ def _parse_node(check: _Checker, raw: Any, where: str) -> Node:
         mem_vars=tuple(mem_vars),
         starts_sdf=check.boolean(raw, "starts_sdf", where),
         attrs=dict(attrs),
-        extra={k: v for k, v in raw.items() if k not in _NODE_FIELDS},
+        extra=extra,
     )
 
 
@@ -314,6 +423,8 @@ def _parse_edge(check: _Checker, raw: Any, where: str) -> Edge:
             for end in ("src", "dst")]
     attrs = raw.get("attrs", {})
     check.is_type(attrs, dict, f"{where}.attrs", "an object")
+    extra = {k: v for k, v in raw.items() if k not in _EDGE_FIELDS}
+    check.plain([attrs, extra], 2)
     # routing reads attrs.network (which on-chip network the edge uses)
     network = check.string(attrs, "network", f"{where}.attrs")
     if network is not None and network not in NETWORK_NAMES:
@@ -330,8 +441,89 @@ def _parse_edge(check: _Checker, raw: Any, where: str) -> Edge:
         distance=check.number(raw, "distance", where, integer=True, maximum=LIMITS["distance"],
                               default=0),
         attrs=dict(attrs),
-        extra={k: v for k, v in raw.items() if k not in _EDGE_FIELDS},
+        extra=extra,
     )
+
+
+def is_plain(value: Any, depth: int = 0) -> bool:
+    """Whether :func:`~hardware.fields.parse_json`'s walk passes ``value`` found
+    ``depth`` levels deep: finite numbers, valid Unicode text, containers
+    nested less than :data:`~hardware.fields.MAX_NESTING` levels.
+
+    Examples
+    --------
+    >>> is_plain({"a": [1, "x"]}), is_plain([float("inf")]), is_plain([[]], depth=63)
+    (True, False, False)
+    """
+    stack = [(value, depth)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return False
+        if isinstance(item, str) and not _encodable(item):
+            return False
+        if isinstance(item, (dict, list)):
+            if level >= MAX_NESTING or (isinstance(item, dict) and
+                                        not all(_encodable(str(key)) for key in item)):
+                return False
+            values = item.values() if isinstance(item, dict) else item
+            stack.extend((v, level + 1) for v in values)
+    return True
+
+
+def _encodable(text: str) -> bool:
+    try:
+        return text.isascii() or bool(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        return False
+
+
+#: Fields a node or an edge may have to be read by the quick path (no attrs, no extras).
+_QUICK_NODE_FIELDS = frozenset({"id", "op", "unit", "pcu", "pmu", "latency", "category"})
+_QUICK_EDGE_FIELDS = frozenset({"src", "dst", "bandwidth", "bytes", "net", "virtual_channel",
+                                "depth", "distance"})
+
+
+def _quick_node(raw: Any) -> Node | None:
+    """The node of an entry whose fields all have plain valid values; None when
+    the entry needs the checks that name a problem (:func:`_parse_node`)."""
+    if type(raw) is not dict or not raw.keys() <= _QUICK_NODE_FIELDS:
+        return None
+    node_id, op, unit, category = (raw.get("id"), raw.get("op", ""), raw.get("unit", "any"),
+                                   raw.get("category"))
+    pcu, pmu, latency = raw.get("pcu"), raw.get("pmu"), raw.get("latency")
+    if not (type(node_id) is str and node_id and node_id.isascii() and type(op) is str
+            and type(unit) is str and unit in UNIT_KINDS
+            and (category is None or type(category) is str)
+            and (pcu is None or (type(pcu) in _NUMBER and 0 <= pcu <= _MAX_PCU))
+            and (pmu is None or (type(pmu) in _NUMBER and 0 <= pmu <= _MAX_PMU))
+            and (latency is None or (type(latency) is int and 0 <= latency <= _MAX_LATENCY))):
+        return None
+    return Node(node_id, op, unit, pcu, pmu, latency, category)
+
+
+def _quick_edge(raw: Any) -> Edge | None:
+    """The edge of an entry whose fields all have plain valid values; None when
+    the entry needs the checks that name a problem (:func:`_parse_edge`)."""
+    if type(raw) is not dict or not raw.keys() <= _QUICK_EDGE_FIELDS:
+        return None
+    src, dst, net, bandwidth = raw.get("src"), raw.get("dst"), raw.get("net"), raw.get("bandwidth")
+    channel, size = raw.get("virtual_channel", False), raw.get("bytes")
+    depth, distance = raw.get("depth"), raw.get("distance")
+    if not (type(src) is str and type(dst) is str and src and dst and src.isascii()
+            and dst.isascii() and (net is None or type(net) is str) and type(channel) is bool
+            and (bandwidth is None or (type(bandwidth) in _NUMBER and 0 < bandwidth <= 1))
+            and (size is None or (type(size) in _NUMBER and 0 <= size <= _MAX_BYTES))
+            and (depth is None or (type(depth) is int and 0 <= depth <= _MAX_DEPTH))
+            and (distance is None or (type(distance) is int and 0 <= distance <= _MAX_DISTANCE))):
+        return None
+    return Edge(src, dst, 1.0 if bandwidth is None else float(bandwidth), size, net, channel,
+                depth, distance or 0)
+
+
+_NUMBER = (int, float)
+_MAX_PCU, _MAX_PMU, _MAX_LATENCY = LIMITS["pcu"], LIMITS["pmu"], LIMITS["latency"]
+_MAX_BYTES, _MAX_DEPTH, _MAX_DISTANCE = LIMITS["bytes"], LIMITS["depth"], LIMITS["distance"]
 
 
 def graph_to_dict(graph: Graph) -> dict[str, Any]:

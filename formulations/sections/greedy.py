@@ -11,14 +11,15 @@ quotient graph stays acyclic.
 from __future__ import annotations
 
 import bisect
+import heapq
 
-import networkx as nx
+import numpy as np
 
 from formulations.sections.problem import (Capacity, Scale, Section, SectionError,
                                            unit_demand)
-from model.graph import Graph
+from model.graph import Graph, successor_lists
 
-__all__ = ["greedy_cut", "greedy_sections", "category_topological_order"]
+__all__ = ["greedy_cut", "greedy_sections", "category_topological_order", "ReadyNodes"]
 
 
 def greedy_cut(graph: Graph, cap: Capacity, scale: float = 1.0) -> list[Section]:
@@ -61,98 +62,177 @@ def greedy_sections(graph: Graph, cap: Capacity, scales: dict[int, Scale],
     Filling past a node that does not fit (a PMU node when PCUs are full) packs
     sections tighter than cutting a fixed order. ``separate`` pairs (a, b) keep
     b out of a's section.
+
+    Ready nodes wait in one heap per category and demand (:class:`ReadyNodes`),
+    so each pick costs the log of the ready nodes, not their number.
     """
-    position = _schedule_priority(graph)
-    apart = {}
+    apart: dict[str, set[str]] = {}
     for a, b in separate:
         apart.setdefault(b, set()).add(a)
-    dag = nx.DiGraph()
-    dag.add_nodes_from(graph.node_ids)
-    dag.add_edges_from((e.src, e.dst) for e in graph.edges if not e.loop_carried)
-    waiting = {n: dag.in_degree(n) for n in dag}
-    ready = sorted((n for n, d in waiting.items() if d == 0), key=position.__getitem__)
-    demand = {n: unit_demand(graph.node(n)) for n in graph.node_ids}
+    starts, targets = successor_lists(len(graph.nodes), *graph.same_iteration_ends)
+    waiting = np.bincount(graph.same_iteration_ends[1], minlength=len(graph.nodes)).tolist()
+    ready = ReadyNodes(graph, _schedule_priority(graph), apart)
+    for k in range(len(graph.nodes)):
+        if not waiting[k]:
+            ready.push(k)
     sections = [Section(0)]
     while ready:
         current = sections[-1]
         scale = scales.get(current.id, 1.0)
-        pick = _first_fitting(graph, ready, current, demand, cap, scale, apart)
+        pick = ready.pop_first_fitting(current, cap, scale)
         if pick is None:
             if not current.nodes:
-                node_id = ready[0]
-                raise SectionError(f'node "{node_id}" needs {_units(demand[node_id])}, more than '
-                                   f"one section offers ({_units_cap(cap)}) at scale {scale}")
+                node = graph.nodes[ready.first()]
+                raise SectionError(f'node "{node.id}" needs {_units(unit_demand(node))}, more '
+                                   f"than one section offers ({_units_cap(cap)}) at scale {scale}")
             sections.append(Section(len(sections)))
             continue
-        ready.remove(pick)
-        current.category = graph.node(pick).category
-        current.add(pick, demand[pick])
-        for succ in dag.successors(pick):
-            waiting[succ] -= 1
-            if waiting[succ] == 0:
-                bisect.insort(ready, succ, key=position.__getitem__)
+        current.category = graph.nodes[pick].category
+        current.add(graph.nodes[pick].id, ready.demand_of(pick))
+        for nxt in targets[starts[pick]:starts[pick + 1]]:
+            waiting[nxt] -= 1
+            if not waiting[nxt]:
+                ready.push(nxt)
     return sections
+
+
+class ReadyNodes:
+    """The ready nodes of the greedy cut, in (priority, file position) order.
+
+    Nodes of the same category and the same unit demand fit a section alike,
+    so they share a heap: the first fitting node is the best top among the
+    heaps that fit. Nodes that must stay apart from others (``apart``) wait in
+    a short sorted list, checked one by one.
+    """
+
+    def __init__(self, graph: Graph, priority: np.ndarray, apart: dict[str, set[str]]):
+        self.graph, self.priority, self.apart = graph, priority.tolist(), apart
+        self.heaps: dict[tuple, list[tuple[float, int]]] = {}
+        self.special: list[tuple[float, int]] = []
+        self.demands: dict[tuple, dict[str, float]] = {}
+        self.count = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def demand_of(self, k: int) -> dict[str, float]:
+        demand = unit_demand(self.graph.nodes[k])
+        return self.demands.setdefault(tuple(demand.values()), demand)
+
+    def push(self, k: int) -> None:
+        node, entry = self.graph.nodes[k], (self.priority[k], k)
+        self.count += 1
+        if node.id in self.apart:
+            bisect.insort(self.special, entry)
+            return
+        key = (node.category, tuple(unit_demand(node).values()))
+        heapq.heappush(self.heaps.setdefault(key, []), entry)
+
+    def first(self) -> int:
+        """The ready node of the smallest priority."""
+        return min([h[0] for h in self.heaps.values() if h] + self.special[:1])[1]
+
+    def pop_first_fitting(self, current: Section, cap: Capacity, scale: Scale) -> int | None:
+        """Take the first ready node (current category only, once the section has nodes)
+        that fits ``current``; None when none does."""
+        best, best_heap = None, None
+        for (category, demand), heap in self.heaps.items():
+            if heap and (best is None or heap[0] < best) and \
+                    (not current.nodes or category == current.category) and \
+                    current.fits_with(self.demands.setdefault(demand, dict(zip(_KINDS, demand))),
+                                      cap, scale):
+                best, best_heap = heap[0], heap
+        special = self._first_special(current, cap, scale)
+        if special is not None and (best is None or special < best):
+            self.special.remove(special)
+            best = special
+        elif best is not None:
+            heapq.heappop(best_heap)
+        else:
+            return None
+        self.count -= 1
+        return best[1]
+
+    def _first_special(self, current: Section, cap: Capacity,
+                       scale: Scale) -> tuple[float, int] | None:
+        members = set(current.nodes) if self.special else set()
+        for entry in self.special:
+            node = self.graph.nodes[entry[1]]
+            if (not current.nodes or node.category == current.category) and \
+                    not self.apart[node.id] & members and \
+                    current.fits_with(unit_demand(node), cap, scale):
+                return entry
+        return None
+
+
+#: The keys of :func:`~formulations.sections.problem.unit_demand`, in its order.
+_KINDS = ("pcu", "pmu", "any", "agcu")
 
 
 def category_topological_order(graph: Graph) -> list[str]:
     """Kahn's algorithm preferring ready nodes of the category being filled.
 
     Staying in one category while possible keeps forward and backward nodes
-    apart without extra sections; ties go to file order (deterministic).
+    apart without extra sections; ties go to file order (deterministic). One
+    heap of ready positions per category: each pick costs a log.
     """
-    position = {n: k for k, n in enumerate(graph.node_ids)}
-    dag = nx.DiGraph()
-    dag.add_nodes_from(graph.node_ids)
-    dag.add_edges_from((e.src, e.dst) for e in graph.edges if not e.loop_carried)
-    indegree = {n: dag.in_degree(n) for n in dag}
-    ready = {n for n, d in indegree.items() if d == 0}
-    order: list[str] = []
+    return [graph.nodes[k].id for k in _category_order(graph)]
+
+
+def _category_order(graph: Graph) -> list[int]:
+    count, categories = len(graph.nodes), [n.category for n in graph.nodes]
+    starts, targets = successor_lists(count, *graph.same_iteration_ends)
+    waiting = np.bincount(graph.same_iteration_ends[1], minlength=count).tolist()
+    heaps: dict[str | None, list[int]] = {}
+    for k in range(count):                      # ascending: each list is a heap
+        if not waiting[k]:
+            heaps.setdefault(categories[k], []).append(k)
+    order: list[int] = []
     category = None
-    while ready:
-        same = [n for n in ready if graph.node(n).category == category]
-        pick = min(same or ready, key=position.__getitem__)
-        ready.remove(pick)
-        order.append(pick)
-        category = graph.node(pick).category
-        for succ in dag.successors(pick):
-            indegree[succ] -= 1
-            if indegree[succ] == 0:
-                ready.add(succ)
+    while len(order) < count:
+        heap = heaps.get(category) or min((h for h in heaps.values() if h),
+                                          key=lambda h: h[0], default=None)
+        if heap is None:
+            break                               # a cycle: validation refuses it earlier
+        k = heapq.heappop(heap)
+        order.append(k)
+        category = categories[k]
+        for nxt in targets[starts[k]:starts[k + 1]]:
+            waiting[nxt] -= 1
+            if not waiting[nxt]:
+                heapq.heappush(heaps.setdefault(categories[nxt], []), nxt)
     return order
 
 
-def _schedule_priority(graph: Graph) -> dict[str, float]:
+def _schedule_priority(graph: Graph) -> np.ndarray:
     """Position in a category-aware topological order; a source hugs its first consumer.
 
     Sources (weights, inputs) are all ready at the start; scheduling them by
     their own position would fill the first sections with memory alone.
     """
-    position: dict[str, float] = {n: k for k, n in enumerate(category_topological_order(graph))}
-    for node_id in graph.node_ids:
-        if not any(not graph.edges[i].loop_carried for i in graph.in_edges(node_id)):
-            consumers = [position[s] for s in graph.successors(node_id) if s != node_id]
-            if consumers:
-                position[node_id] = min(consumers) - 0.5
+    count = len(graph.nodes)
+    position = np.empty(count, dtype=float)
+    position[_category_order(graph)] = np.arange(count, dtype=float)
+    src, dst = graph.edge_ends
+    consumer = np.full(count, np.inf)
+    real = src != dst
+    np.minimum.at(consumer, src[real], position[dst[real]])
+    has_input = np.bincount(graph.same_iteration_ends[1], minlength=count) > 0
+    hugs = ~has_input & np.isfinite(consumer)
+    if np.any(hugs[src[real]] & hugs[dst[real]]):
+        _hug_in_file_order(graph, position, hugs)    # a source feeds a source: order matters
+    else:
+        position[hugs] = consumer[hugs] - 0.5
     return position
 
 
-def _first_fitting(graph: Graph, ready: list[str], current: Section, demand, cap: Capacity,
-                   scale: Scale, apart: dict[str, set[str]]) -> str | None:
-    """The first ready node (current category first) that fits ``current``."""
-    members = set(current.nodes)
-    for same_category_pass in (True, False):
-        if not same_category_pass and current.nodes:
-            return None            # a section never mixes categories
-        for node_id in ready:
-            if same_category_pass and current.nodes and \
-                    graph.node(node_id).category != current.category:
-                continue
-            if apart.get(node_id, set()) & members:
-                continue
-            if current.fits_with(demand[node_id], cap, scale):
-                return node_id
-    return None
-
+def _hug_in_file_order(graph: Graph, position: np.ndarray, hugs: np.ndarray) -> None:
+    """Move each source before its first consumer, one by one in file order (a source
+    later in the file sees the moved position of an earlier one)."""
+    for k in np.flatnonzero(hugs).tolist():
+        node_id = graph.nodes[k].id
+        position[k] = min(position[graph.index_of[s]] for s in graph.successors(node_id)
+                          if s != node_id) - 0.5
 
 def _units(demand: dict[str, float]) -> str:
     return ", ".join(f"{v:g} {k.upper()}" for k, v in demand.items() if v) or "no units"
