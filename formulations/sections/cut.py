@@ -67,7 +67,6 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
         If one node alone exceeds a section's capacity.
     """
     scales = dict(scales or {})
-    started = time.perf_counter()
     # planned seconds spent as solver work; the wall clock (twice the plan, never past the
     # run's deadline) is only the outer cap
     budget = WorkBudget(settings.time_limit,

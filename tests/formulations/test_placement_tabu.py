@@ -1,6 +1,5 @@
 """Robust tabu search: its incremental cost bookkeeping, legality and progress."""
 
-import time
 
 import numpy as np
 import pytest

@@ -18,7 +18,6 @@ import pytest
 from benchmarks.generators import random_dag
 from formulations.placement import greedy_place
 from formulations.placement.problem import placement_problem
-from formulations.solver import SolveSettings
 from hardware import build_fabric, load_hardware
 from model.graphjson import graph_to_dict, write_json_atomic
 from pipeline.run import main
