@@ -198,4 +198,5 @@ def _stage(outcome: BufferPassOutcome, backend: str, started: float) -> dict[str
             throughput_after=outcome.throughput_after, lp_integral=sol.lp_integral,
             loop_edges_skipped=len(sol.problem.loop_edges),
             solves=[r.to_dict() for r in sol.results], diagnosis=sol.diagnosis or None,
-            violations=outcome.violations[:20], notes=outcome.notes))
+            violations=outcome.violations[:20], notes=outcome.notes,
+            cut_short=sol.cut_short))
