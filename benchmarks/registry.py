@@ -37,6 +37,7 @@ SUITE_MODULES = (
     "benchmarks.suites.buffers",
     "benchmarks.suites.streaming",
     "benchmarks.suites.reliability",
+    "benchmarks.suites.frontend",
 )
 
 
