@@ -384,9 +384,16 @@ class PlaceRouteLevel:
             options = replace(options, seed=_retry_seed(options.seed, reseeds),
                               router_config=replace(
                                   config, max_iterations=config.max_iterations * (1 + reseeds)))
+        late = state.budget.expired() and options.placer != "greedy"
+        if late:      # past the deadline: the fastest legal answer, said so in the stages
+            options = replace(options, placer="greedy", router="negotiated")
         outcome = map_section(w.graph, state.fabric, w.section.id, options, state.say,
                               _place_route_settings(state, w, options),
                               state.penalties.get(w.key))
+        if late:
+            for stage in outcome.stages[1:]:
+                stage |= {"cut_short": True, "note": "past the run's deadline: greedy "
+                          "placement and PathFinder routing"}
         state.stages.extend(outcome.stages)
         if outcome.failure is not None:
             self._raise(state, w, outcome)

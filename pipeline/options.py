@@ -20,7 +20,7 @@ from formulations.solver import available_backends
 from hardware import InputError
 
 __all__ = ["DECISIONS", "DEFAULT_BACKENDS", "BACKEND_REASONS", "OptionError", "RunOptions",
-           "parse_backends", "BUFFER_MODES"]
+           "parse_backends", "BUFFER_MODES", "MAX_TIME_LIMIT"]
 
 #: The decisions that solve a model, in pipeline order.
 DECISIONS = ("sections", "buffers", "placement", "routing", "streaming")
@@ -37,6 +37,10 @@ BACKEND_REASONS: Mapping[str, str] = MappingProxyType({
     "placement": "CP-SAT propagates the distance terms; the LNS windows prove fastest",
     "routing": "the flow model's LP relaxation is strong: HiGHS proves most sections at the root",
     "streaming": "the modulo schedule is disjunctive: CP-SAT proves it, MILPs stall"})
+
+#: The longest budget a run may be given (one week): beyond it a budget is a typo, and the
+#: deterministic work derived from it would overflow the solvers' limits.
+MAX_TIME_LIMIT = 7 * 24 * 3600
 
 #: Balancing modes of the buffer model (tune existing buffers, insert new ones, or both).
 BUFFER_MODES = ("both", "tune", "insert")
@@ -103,6 +107,11 @@ class RunOptions:
         if not (isinstance(t, (int, float)) and math.isfinite(t) and t > 0):
             raise OptionError("--time-limit", f"{t} is not a finite number of seconds > 0",
                               "give seconds > 0, e.g. --time-limit 60")
+        if t > MAX_TIME_LIMIT:
+            raise OptionError("--time-limit", f"{t:g} s is more than the limit of "
+                              f"{MAX_TIME_LIMIT:,} s (one week)",
+                              "give a budget of at most a week; searches stop earlier at a "
+                              "proven optimum anyway")
         self._check_backends()
         _choice("--placer", self.placer, PLACERS)
         _choice("--router", self.router, ROUTERS)

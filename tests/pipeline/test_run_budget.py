@@ -15,6 +15,9 @@ import pytest
 from benchmarks.generators import random_dag
 from model.graphjson import write_graph
 from pipeline.budget import MIN_SOLVE_SECONDS, Budget, placement_cap
+from hardware import load_hardware
+from model.importers import load_graph
+from pipeline.flow import map_graph
 from pipeline.options import RunOptions
 from pipeline.run import main
 
@@ -64,7 +67,7 @@ def test_settings_carry_the_deadline():
     assert settings.deadline == budget.deadline == 8.0
 
 
-@pytest.mark.parametrize("bad", ["nan", "inf", "-1", "0", "1e309"])
+@pytest.mark.parametrize("bad", ["nan", "inf", "-1", "0", "1e309", "1e308", "604801"])
 def test_a_budget_that_is_not_a_finite_positive_number_is_bad_input(bad, tmp_path, capsys):
     code = main([str(ROOT / "examples" / "fig9.json"), "--time-limit", bad, "--out",
                  str(tmp_path / "out"), "--quiet"])
@@ -117,3 +120,13 @@ def _without_timing(data):
     if isinstance(data, list):
         return [_without_timing(v) for v in data]
     return data
+
+
+def test_past_the_deadline_a_section_gets_the_fastest_legal_answer():
+    """A budget far too small still ends with a checked mapping, and says it was cut short."""
+    graph = load_graph(str(ROOT / "examples" / "fig9.json"))
+    mapping = map_graph(graph, load_hardware("plasticine"), RunOptions(time_limit=0.01))
+    assert mapping.status == "mapped" and mapping.run["cut_short"] >= 1
+    placements = [s for s in mapping.stages if s["stage"] == "placement"]
+    assert placements and all(s.get("cut_short") and "deadline" in s["note"]
+                              for s in placements)
