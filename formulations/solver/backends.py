@@ -342,7 +342,8 @@ def solve(model: LinearModel, backend: str = DEFAULT_BACKEND, time_limit: float 
 
 
 def solve_planned(model, backend: str, seconds: float, budget: WorkBudget | None = None,
-                  seed: int = 0, deadline: float | None = None, **kwargs) -> SolveResult:
+                  seed: int = 0, deadline: float | None = None, mip_gap: float | None = None,
+                  options: Mapping[str, Any] | None = None) -> SolveResult:
     """Solve ``model`` (a LinearModel) with a work limit of ``seconds`` planned seconds
     (:func:`work_options`) and a wall-clock cap (:func:`wall_cap`, never past ``budget``'s
     wall nor ``deadline``); the work used (all of ``seconds`` when the backend does not
@@ -354,8 +355,9 @@ def solve_planned(model, backend: str, seconds: float, budget: WorkBudget | None
     # the model's translation and the solver's start are work too (by the model's size)
     overhead = MIN_CHARGE + SETUP_SECONDS_PER_NONZERO * (arrays.n_vars + len(arrays.row_index))
     limit = max(MIN_CHARGE, seconds - overhead)
-    options = work_options(backend, limit) | dict(kwargs.pop("options", None) or {})
-    result = solve(arrays, backend=backend, time_limit=cap, seed=seed, options=options, **kwargs)
+    native = work_options(backend, limit) | dict(options or {})
+    result = solve(arrays, backend=backend, time_limit=cap, seed=seed, mip_gap=mip_gap,
+                   options=native)
     if budget is not None:
         used = work_of(result)
         budget.spend(seconds if used is None else min(seconds, overhead + used))

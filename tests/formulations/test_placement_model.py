@@ -129,7 +129,10 @@ def test_lns_without_patience_uses_the_budget_and_stays_legal(plasticine):
                       search=PlacementSearch(patience=None))
     assert check_placement(g, plasticine, out.placement).ok
     assert out.objective <= out.extra["warm_start_cost"] + 1e-9
-    assert out.extra["final_time"] >= 2.0
+    # the budget is work: the LNS spends its whole share of the 3 planned seconds (unless a
+    # very slow machine reaches the wall-clock cap first, which the outcome then says)
+    share = 3 * (1 - anneal_share_for(placement_problem(g, plasticine)))
+    assert out.extra["work"] >= share - 0.1 or out.extra.get("cut_short")
 
 
 def test_nodes_without_pairs_are_placed_last_and_keep_the_optimum(tiny):
