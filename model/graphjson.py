@@ -31,7 +31,7 @@ import re
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import networkx as nx
 
@@ -41,7 +41,7 @@ from hardware.fields import (MAX_FILE_BYTES, MAX_NESTING, parse_json, shown_limi
 from model.errors import InputError
 from model.graph import UNIT_KINDS, Edge, Graph, Node
 
-__all__ = ["read_graph", "parse_graph", "parse_graph_bytes", "quick_json", "is_plain", "gc_paused", "graph_json_text", "graph_to_dict", "write_graph", "validate_graph",
+__all__ = ["read_graph", "parse_graph", "parse_graph_bytes", "parse_graph_quick", "quick_json", "is_plain", "gc_paused", "graph_json_text", "graph_to_dict", "write_graph", "validate_graph",
            "write_json_atomic", "load_json", "LIMITS", "read_file_bytes"]
 
 #: Upper bounds of the numeric fields (documented in docs/limits.md). Each keeps
@@ -103,7 +103,9 @@ def read_graph(path: str | os.PathLike) -> Graph:
     InputError
         On any problem, naming the file, the JSON path and the fix.
     """
-    return parse_graph_bytes(read_file_bytes(path), str(path), Path(path).stem, _EXAMPLE)
+    data = quick_json(read_file_bytes(path))     # the bytes go: the graph needs the room
+    return parse_graph_quick(data, str(path), Path(path).stem, lambda: read_file_bytes(path),
+                             _EXAMPLE)
 
 
 def quick_json(raw: bytes) -> Any | None:
@@ -157,28 +159,33 @@ def parse_graph_bytes(raw: bytes, file: str, default_name: str, example: str = "
     """A validated graph from the bytes of a graph.json, with the messages of
     ``parse_graph(parse_json(raw))`` but without walking every value twice.
 
-    ``data`` is ``quick_json(raw)`` when the caller already has it. The JSON
-    checks of :func:`~hardware.fields.parse_json` are done on the fields
+    ``data`` is ``quick_json(raw)`` when the caller already has it.
+    """
+    data = quick_json(raw) if data is None else data
+    return parse_graph_quick(data, file, default_name, lambda: raw, example)
+
+
+def parse_graph_quick(data: Any, file: str, default_name: str, raw_of: Callable[[], bytes],
+                      example: str = "") -> Graph:
+    """A validated graph from :func:`quick_json`'s data (None: it gave none), with the
+    messages of ``parse_graph(parse_json(raw_of()))``.
+
+    The JSON checks of :func:`~hardware.fields.parse_json` are done on the fields
     that may hold any value (``attrs``, unknown fields); the typed fields are
-    checked by the parser itself. On any problem the full check runs first, so
-    the message is the one it gives.
+    checked by the parser itself. On any problem the full check runs first on
+    ``raw_of()`` (the file's bytes, read again if the caller let them go), so the
+    message is the one it gives. ``data`` is consumed.
     """
     with gc_paused():
-        return _graph_from_bytes(raw, file, default_name, example, data)
-
-
-def _graph_from_bytes(raw: bytes, file: str, default_name: str, example: str,
-                      data: Any) -> Graph:
-    data = quick_json(raw) if data is None else data
-    if data is not None:
-        try:
-            return _build_graph(data, file, default_name, _Checker(file, plain_only=True))
-        except _NeedsFullCheck:
-            pass
-        except InputError as error:
-            parse_json(raw, file, example)     # its message first, as on the full path
-            raise error from None
-    return parse_graph(parse_json(raw, file, example), file, default_name)
+        if data is not None:
+            try:
+                return _build_graph(data, file, default_name, _Checker(file, plain_only=True))
+            except _NeedsFullCheck:
+                pass
+            except InputError as error:
+                parse_json(raw_of(), file, example)   # its message first, as on the full path
+                raise error from None
+        return parse_graph(parse_json(raw_of(), file, example), file, default_name)
 
 
 def parse_graph(data: Any, file: str = "graph.json", default_name: str = "graph") -> Graph:
@@ -228,9 +235,9 @@ def _built(items: list, name: str, quick: Any, careful: Any, check: "_Checker") 
     Quick-parsed data is the reader's own: each entry is dropped once built,
     so the parsed JSON and the graph are not held whole at the same time.
     """
-    built = []
+    built, shared = [], {}
     for k, raw in enumerate(items):
-        built.append(quick(raw) or careful(check, raw, f"{name}[{k}]"))
+        built.append(quick(raw, shared) or careful(check, raw, f"{name}[{k}]"))
         if check.plain_only:
             items[k] = None
     return built
@@ -496,7 +503,7 @@ _QUICK_EDGE_FIELDS = frozenset({"src", "dst", "bandwidth", "bytes", "net", "virt
                                 "depth", "distance"})
 
 
-def _quick_node(raw: Any) -> Node | None:
+def _quick_node(raw: Any, shared: dict) -> Node | None:
     """The node of an entry whose fields all have plain valid values; None when
     the entry needs the checks that name a problem (:func:`_parse_node`)."""
     if type(raw) is not dict or not raw.keys() <= _QUICK_NODE_FIELDS:
@@ -511,10 +518,12 @@ def _quick_node(raw: Any) -> Node | None:
             and (pmu is None or (type(pmu) in _NUMBER and 0 <= pmu <= _MAX_PMU))
             and (latency is None or (type(latency) is int and 0 <= latency <= _MAX_LATENCY))):
         return None
-    return Node(node_id, op, unit, pcu, pmu, latency, category)
+    # one string object per op, unit and category text: 10^6 nodes share a handful
+    return Node(node_id, shared.setdefault(op, op), shared.setdefault(unit, unit), pcu, pmu,
+                latency, shared.setdefault(category, category))
 
 
-def _quick_edge(raw: Any) -> Edge | None:
+def _quick_edge(raw: Any, shared: dict) -> Edge | None:
     """The edge of an entry whose fields all have plain valid values; None when
     the entry needs the checks that name a problem (:func:`_parse_edge`)."""
     if type(raw) is not dict or not raw.keys() <= _QUICK_EDGE_FIELDS:

@@ -97,7 +97,8 @@ def greedy_sections(graph: Graph, cap: Capacity, scales: dict[int, Scale],
 
 
 class ReadyNodes:
-    """The ready nodes of the greedy cut, in (priority, file position) order.
+    """The ready nodes of the greedy cut, in priority order, ties in the order they
+    became ready (as a sorted list with insertion to the right would keep them).
 
     Nodes of the same category and the same unit demand fit a section alike,
     so they share a heap: the first fitting node is the best top among the
@@ -107,10 +108,10 @@ class ReadyNodes:
 
     def __init__(self, graph: Graph, priority: np.ndarray, apart: dict[str, set[str]]):
         self.graph, self.priority, self.apart = graph, priority.tolist(), apart
-        self.heaps: dict[tuple, list[tuple[float, int]]] = {}
-        self.special: list[tuple[float, int]] = []
+        self.heaps: dict[tuple, list[tuple[float, int, int]]] = {}
+        self.special: list[tuple[float, int, int]] = []    # (priority, arrival, node)
         self.demands: dict[tuple, dict[str, float]] = {}
-        self.count = 0
+        self.count = self.arrivals = 0
 
     def __len__(self) -> int:
         return self.count
@@ -120,8 +121,9 @@ class ReadyNodes:
         return self.demands.setdefault(tuple(demand.values()), demand)
 
     def push(self, k: int) -> None:
-        node, entry = self.graph.nodes[k], (self.priority[k], k)
+        node, entry = self.graph.nodes[k], (self.priority[k], self.arrivals, k)
         self.count += 1
+        self.arrivals += 1
         if node.id in self.apart:
             bisect.insort(self.special, entry)
             return
@@ -130,7 +132,7 @@ class ReadyNodes:
 
     def first(self) -> int:
         """The ready node of the smallest priority."""
-        return min([h[0] for h in self.heaps.values() if h] + self.special[:1])[1]
+        return min([h[0] for h in self.heaps.values() if h] + self.special[:1])[2]
 
     def pop_first_fitting(self, current: Section, cap: Capacity, scale: Scale) -> int | None:
         """Take the first ready node (current category only, once the section has nodes)
@@ -151,13 +153,13 @@ class ReadyNodes:
         else:
             return None
         self.count -= 1
-        return best[1]
+        return best[2]
 
     def _first_special(self, current: Section, cap: Capacity,
-                       scale: Scale) -> tuple[float, int] | None:
+                       scale: Scale) -> tuple[float, int, int] | None:
         members = set(current.nodes) if self.special else set()
         for entry in self.special:
-            node = self.graph.nodes[entry[1]]
+            node = self.graph.nodes[entry[2]]
             if (not current.nodes or node.category == current.category) and \
                     not self.apart[node.id] & members and \
                     current.fits_with(unit_demand(node), cap, scale):

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from hardware.fields import parse_json
 from model.errors import InputError
 from model.graph import Graph
-from model.graphjson import parse_graph, parse_graph_bytes, quick_json, read_file_bytes
+from model.graphjson import parse_graph, parse_graph_quick, quick_json, read_file_bytes
 from model.importers.morpher import looks_like_morpher, parse_morpher
 from model.importers.msr_dnn import looks_like_msr_dnn, parse_msr_dnn
 
@@ -78,7 +78,8 @@ def load_graph(path: str | os.PathLike, format: str | None = None) -> Graph:
     data = quick_json(raw)      # every value is checked below, by the reader of the format
     format = format or detect_format(parse_json(raw, file) if data is None else data)
     if format == "graph-json":   # the format is not known yet: no example to point to
-        return parse_graph_bytes(raw, file, Path(path).stem, data=data)
+        del raw                  # the graph needs the room; read again for a message
+        return parse_graph_quick(data, file, Path(path).stem, lambda: read_file_bytes(path))
     data = parse_json(raw, file)
     if format is None:
         raise InputError(file, "", "not a graph.json (no \"version\") nor a known foreign format",
