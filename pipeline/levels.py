@@ -262,8 +262,7 @@ class BufferLevel:
     def _balance(self, state: CompileState, w: SectionWork) -> None:
         sub = state.graph.subgraph(w.section.nodes, name=f"{state.graph.name}/section"
                                                          f"{w.section.id}")
-        index = [i for i, e in enumerate(state.graph.edges)
-                 if e.src in set(w.section.nodes) and e.dst in set(w.section.nodes)]
+        index = state.graph.induced_edges(w.section.nodes)    # the subgraph's edges, in order
         added: dict[int, int] = {}
         if self.balancer is not None:
             started = time.perf_counter()

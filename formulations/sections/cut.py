@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 
 from formulations.sections.greedy import greedy_sections
-from formulations.sections.model import (build_section_model, decode_assignment,
+from formulations.sections.model import (WINDOW_NODES, build_section_model, decode_assignment,
                                          forced_traffic, solve_section_model)
 from formulations.sections.problem import (Capacity, Scale, SectionPlan, assignment_of,
                                            cut_traffic, lower_bound, sections_from,
@@ -23,13 +23,17 @@ from formulations.solver.backends import WorkBudget, wall_cap
 from formulations.solver import SolveSettings
 from model.graph import Graph
 
-__all__ = ["cut_sections", "SOLVERLESS", "MONOLITHIC_LIMIT", "WINDOW", "WINDOW_SECONDS"]
+__all__ = ["cut_sections", "SOLVERLESS", "MODEL_NODES", "MONOLITHIC_LIMIT", "WINDOW",
+           "WINDOW_SECONDS"]
 
 #: Backend names that ask for the greedy cut alone.
 SOLVERLESS = ("greedy", "none")
 #: Above this many node-section pairs the traffic phase re-optimises windows of
 #: consecutive sections (large-neighbourhood search) instead of one model.
 MONOLITHIC_LIMIT = 6000
+#: Above this many nodes the greedy cut is the answer: the model's section windows are
+#: quadratic in the nodes (measured: 10^5 nodes take minutes before any solve).
+MODEL_NODES = WINDOW_NODES
 #: Sections per window of the large-neighbourhood search.
 WINDOW = 5
 #: Seconds per window model.
@@ -76,7 +80,7 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
     bound = lower_bound(graph, cap, smallest_scale(scales))
     plan = SectionPlan(greedy, bound, len(greedy), greedy_traffic, greedy_traffic,
                        "greedy topological cut")
-    if len(graph.nodes) <= 1 or settings.backend in SOLVERLESS:
+    if len(graph.nodes) <= 1 or len(graph.nodes) > MODEL_NODES or settings.backend in SOLVERLESS:
         plan.bound_traffic = forced_traffic(graph, cap, plan.count, scales)
         return _numbered(plan, first_id)
     best = _fewest_sections(graph, cap, scales, separate, settings, budget, plan)

@@ -152,6 +152,11 @@ def decode_assignment(graph: Graph, x, count: int, result) -> dict[str, int]:
     return {v: max(x[v], key=lambda k: result.value(x[v][k])) for v in x}
 
 
+#: Above this many nodes the traffic bound counts category changes only: the section
+#: windows need every node's ancestor and descendant sets (quadratic in the nodes).
+WINDOW_NODES = 20_000
+
+
 def section_windows(graph: Graph, cap: Capacity, count: int,
                      scales: dict[int, Scale]) -> dict[str, list[int]]:
     """Sections each node can reach: its ancestors must fit before it, its descendants after.
@@ -221,7 +226,11 @@ def forced_traffic(graph: Graph, cap: Capacity, count: int,
     >>> forced_traffic(g, Capacity(pcu=4, pmu=4, total=8, agcu=0), 2)
     8.0
     """
-    windows = section_windows(graph, cap, count, dict(scales or {}))
+    if len(graph.nodes) > WINDOW_NODES:      # the windows' closure is quadratic
+        return sum(edge_traffic(e) for e in graph.edges
+                   if graph.node(e.src).category != graph.node(e.dst).category)
+    windows = {v: set(w) for v, w in section_windows(graph, cap, count,
+                                                     dict(scales or {})).items()}
     return sum(edge_traffic(e) for e in graph.edges
                if e.src != e.dst and (graph.node(e.src).category != graph.node(e.dst).category
-                                      or not set(windows[e.src]) & set(windows[e.dst])))
+                                      or not windows[e.src] & windows[e.dst]))
