@@ -153,7 +153,7 @@ def balance_section(sub: Graph, spec, options, settings: SolveSettings,
     rows = solution.edge_rows()
     notes = list(solution.problem.notes)
     violations = _check(sub, solution, rows, spec, opts) if solution.ok else []
-    before, after = _throughputs(sub, solution, rows, notes)
+    before, after = _throughputs(sub, solution, rows, notes, settings.deadline)
     outcome = BufferPassOutcome(section, rows, solution.inserted_buffers(),
                                 solution.pmus_before, solution.pmus_after if solution.ok
                                 else solution.pmus_before, before, after,
@@ -167,8 +167,14 @@ def _check(sub: Graph, solution: BufferSolution, rows, spec, opts: BufferOptions
                            strict=opts.strict_new_capacity, total_pmus=solution.pmus_after)
 
 
-def _throughputs(sub: Graph, solution: BufferSolution, rows, notes: list[str]):
+def _throughputs(sub: Graph, solution: BufferSolution, rows, notes: list[str],
+                 deadline: float | None):
+    """Simulated throughput before and after balancing (a performance estimate; the
+    balancing's legality is :func:`_check`'s)."""
     if not sub.edges:
+        return None, None
+    if deadline is not None and time.monotonic() > deadline:
+        notes.append("throughput not simulated: past the run's deadline")
         return None, None
     if len(sub.nodes) + len(sub.edges) > SIMULATE_MAX_SIZE:
         notes.append(f"section not simulated ({len(sub.nodes)} nodes + {len(sub.edges)} edges "
@@ -180,6 +186,8 @@ def _throughputs(sub: Graph, solution: BufferSolution, rows, notes: list[str]):
         return before, None
     tuned = {i: r["tuned_depth"] for i, r in rows.items() if r["balanced"]}
     inserted = {i: r["inserted_depth"] for i, r in rows.items() if r["inserted_depth"]}
+    if tuned == original and not inserted and not any(solution.loads.values()):  # unchanged
+        return before, before
     after = simulate(sub, depths=tuned, inserted=inserted, loads=solution.loads).throughput
     return before, after
 

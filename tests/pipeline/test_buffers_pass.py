@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from benchmarks.generators import reconvergent_dag
@@ -94,3 +96,18 @@ def test_real_section_is_balanced_and_checked():
     assert out.balanced, out.violations or out.solution.diagnosis
     assert check_balancing(sub, out.rows, out.solution.loads, spec=spec) == []
     assert out.throughput_after >= out.throughput_before
+
+
+def test_past_the_deadline_the_answer_is_checked_but_not_simulated():
+    g = reconvergent_dag(3, seed=2)
+    options = RunOptions(backends=HIGHS, depth_per_pmu=1)
+    late = SolveSettings("highs", 10.0, deadline=time.monotonic() - 1.0)
+    out = balance_section(g, None, options, late)
+    assert out.violations == [] and out.throughput_before is None
+    assert any("past the run's deadline" in note for note in out.notes)
+
+
+def test_a_section_balancing_leaves_alone_is_simulated_once():
+    chain = Graph("chain", [Node("a"), Node("b"), Node("c")], [Edge("a", "b"), Edge("b", "c")])
+    out = balance(chain, None, RunOptions(backends=HIGHS), 10.0)
+    assert out.throughput_before == out.throughput_after == 1.0
