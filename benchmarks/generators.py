@@ -22,13 +22,10 @@ unit per node (``pmu`` for stored tensors, ``pcu`` for operators) unless
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
-from typing import Iterator
-
 import numpy as np
 
 from model.graph import Edge, Graph, Node
+from model.graphjson import gc_paused
 
 __all__ = ["random_dag", "layered_dag", "reconvergent_dag", "UNIT_MODES"]
 
@@ -40,22 +37,6 @@ _BYTES_PER_UNIT_BANDWIDTH = 4096
 
 
 # -- shared helpers -------------------------------------------------------------
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while millions of objects are built.
-
-    The objects built are all kept, so collecting in between only costs time
-    (about half of the build time at 10^6 nodes).
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _bandwidths(rng: np.random.Generator, count: int) -> np.ndarray:
     """``count`` bandwidths in (0, 1], multiples of 1/1000."""
     return rng.integers(1, 1001, size=count) / 1000.0
@@ -81,7 +62,7 @@ def _node(node_id: str, op: str, kind: str) -> Node:
 
 def _nodes(ids: list[str], kinds: list[str]) -> list[Node]:
     """Nodes named ``ids`` asking for ``kinds``, built in one pass."""
-    with _gc_paused():
+    with gc_paused():
         return [_node(i, "op", k) for i, k in zip(ids, kinds)]
 
 
@@ -89,7 +70,7 @@ def _edges(ids: list[str], src: np.ndarray, dst: np.ndarray, bandwidth: np.ndarr
            nets: list[str | None], vc: np.ndarray) -> list[Edge]:
     """Edges from index arrays, built in one pass (``bytes`` follows bandwidth)."""
     nbytes = np.rint(bandwidth * _BYTES_PER_UNIT_BANDWIDTH).astype(np.int64).tolist()
-    with _gc_paused():
+    with gc_paused():
         return [Edge(ids[s], ids[d], b, nb, net, v)  # positional: Edge's field order
                 for s, d, b, nb, net, v in zip(src.tolist(), dst.tolist(), bandwidth.tolist(),
                                                nbytes, nets, vc.tolist())]
