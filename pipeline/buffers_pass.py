@@ -36,6 +36,9 @@ __all__ = ["BufferPassOutcome", "balance_section", "buffer_options", "SIMULATE_M
 
 #: Sections with more nodes + edges than this are not simulated.
 SIMULATE_MAX_SIZE = 6000
+#: Balancing planned less than this skips the throughput estimate (two simulations cost
+#: about 0.03 s a section: as much as the balancing model of a small section).
+SIMULATE_MIN_SECONDS = 0.1
 
 
 @dataclass
@@ -153,7 +156,7 @@ def balance_section(sub: Graph, spec, options, settings: SolveSettings,
     rows = solution.edge_rows()
     notes = list(solution.problem.notes)
     violations = _check(sub, solution, rows, spec, opts) if solution.ok else []
-    before, after = _throughputs(sub, solution, rows, notes, settings.deadline)
+    before, after = _throughputs(sub, solution, rows, notes, settings)
     outcome = BufferPassOutcome(section, rows, solution.inserted_buffers(),
                                 solution.pmus_before, solution.pmus_after if solution.ok
                                 else solution.pmus_before, before, after,
@@ -168,12 +171,16 @@ def _check(sub: Graph, solution: BufferSolution, rows, spec, opts: BufferOptions
 
 
 def _throughputs(sub: Graph, solution: BufferSolution, rows, notes: list[str],
-                 deadline: float | None):
+                 settings: SolveSettings):
     """Simulated throughput before and after balancing (a performance estimate; the
-    balancing's legality is :func:`_check`'s)."""
+    balancing's legality is :func:`_check`'s), when the budget leaves room for it."""
     if not sub.edges:
         return None, None
-    if deadline is not None and time.monotonic() > deadline:
+    if settings.time_limit < SIMULATE_MIN_SECONDS:
+        notes.append(f"throughput not simulated: balancing was planned {settings.time_limit:g} s "
+                     f"(< {SIMULATE_MIN_SECONDS:g} s)")
+        return None, None
+    if settings.deadline is not None and time.monotonic() > settings.deadline:
         notes.append("throughput not simulated: past the run's deadline")
         return None, None
     if len(sub.nodes) + len(sub.edges) > SIMULATE_MAX_SIZE:

@@ -47,6 +47,10 @@ SCALE_STEP = 1.25
 REPLACE_ROUNDS = 2
 #: Then place-and-route retries with a new seed, before a resource error.
 LOCAL_RETRIES = 1
+#: A section planned less than this for placement and routing together takes the fast
+#: path (greedy placement, PathFinder routing): the models' own set-up costs more
+#: (measured: about 0.1 s a section for the model's build, warm anneal and chunks).
+FAST_PATH_SECONDS = 0.15
 
 
 @dataclass
@@ -383,16 +387,21 @@ class PlaceRouteLevel:
             options = replace(options, seed=_retry_seed(options.seed, reseeds),
                               router_config=replace(
                                   config, max_iterations=config.max_iterations * (1 + reseeds)))
+        place, route = state.budget.place_route_seconds(len(w.graph.nodes), state.nodes_left())
         late = state.budget.expired() and options.placer != "greedy"
-        if late:      # past the deadline: the fastest legal answer, said so in the stages
+        fast = place + route < FAST_PATH_SECONDS and options.placer != "greedy"
+        if late or fast:   # the fastest legal answer, said so in the stages
             options = replace(options, placer="greedy", router="negotiated")
+        settings = (state.budget.settings(options, "placement", place),
+                    state.budget.settings(options, "routing", route))
         outcome = map_section(w.graph, state.fabric, w.section.id, options, state.say,
-                              _place_route_settings(state, w, options),
-                              state.penalties.get(w.key))
-        if late:
+                              settings, state.penalties.get(w.key))
+        if late or fast:
+            why = ("past the run's deadline" if late else
+                   f"{place + route:.3f} s planned, below {FAST_PATH_SECONDS} s")
             for stage in outcome.stages[1:]:
-                stage |= {"cut_short": True, "note": "past the run's deadline: greedy "
-                          "placement and PathFinder routing"}
+                stage |= {"note": f"{why}: greedy placement and PathFinder routing"}
+                stage |= {"cut_short": True} if late else {}
         state.stages.extend(outcome.stages)
         if outcome.failure is not None:
             self._raise(state, w, outcome)
@@ -440,13 +449,6 @@ class PlaceRouteLevel:
 def _replace_rounds(options) -> int:
     """Re-placements with a congestion penalty (none for the greedy placer: it ignores them)."""
     return REPLACE_ROUNDS if options.placer != "greedy" else 0
-
-
-def _place_route_settings(state: CompileState, w: SectionWork, options):
-    """Placement and routing settings of one attempt at ``w`` (``options``: with its seed)."""
-    place, route = state.budget.place_route_seconds(len(w.graph.nodes), state.nodes_left())
-    return (state.budget.settings(options, "placement", place),
-            state.budget.settings(options, "routing", route))
 
 
 def _retry_seed(seed: int, retry: int) -> int:

@@ -122,10 +122,21 @@ def _without_timing(data):
     return data
 
 
-def test_past_the_deadline_a_section_gets_the_fastest_legal_answer():
-    """A budget far too small still ends with a checked mapping, and says it was cut short."""
+def test_a_section_planned_too_little_takes_the_fast_path():
+    """A budget far too small still ends with a checked mapping: greedy placement and
+    PathFinder routing, chosen from the plan (so the same seed still repeats)."""
     graph = load_graph(str(ROOT / "examples" / "fig9.json"))
     mapping = map_graph(graph, load_hardware("plasticine"), RunOptions(time_limit=0.01))
+    assert mapping.status == "mapped"
+    placements = [s for s in mapping.stages if s["stage"] == "placement"]
+    assert placements and all("below" in s["note"] and not s.get("cut_short")
+                              for s in placements)
+
+
+def test_past_the_deadline_a_section_gets_the_fastest_legal_answer(monkeypatch):
+    monkeypatch.setattr(Budget, "expired", lambda self: True)
+    graph = load_graph(str(ROOT / "examples" / "fig9.json"))
+    mapping = map_graph(graph, load_hardware("plasticine"), RunOptions(time_limit=60))
     assert mapping.status == "mapped" and mapping.run["cut_short"] >= 1
     placements = [s for s in mapping.stages if s["stage"] == "placement"]
     assert placements and all(s.get("cut_short") and "deadline" in s["note"]
