@@ -51,6 +51,8 @@ LOCAL_RETRIES = 1
 #: path (greedy placement, PathFinder routing): the models' own set-up costs more
 #: (measured: about 0.1 s a section for the model's build, warm anneal and chunks).
 FAST_PATH_SECONDS = 0.15
+#: The fast path's reason when the run's deadline has passed (the wall clock cut it short).
+PAST_DEADLINE = "past the run's deadline"
 
 
 @dataclass
@@ -388,20 +390,17 @@ class PlaceRouteLevel:
                               router_config=replace(
                                   config, max_iterations=config.max_iterations * (1 + reseeds)))
         place, route = state.budget.place_route_seconds(len(w.graph.nodes), state.nodes_left())
-        late = state.budget.expired() and options.placer != "greedy"
-        fast = place + route < FAST_PATH_SECONDS and options.placer != "greedy"
-        if late or fast:   # the fastest legal answer, said so in the stages
+        fast = _fast_path_reason(state.budget, options, place + route)
+        if fast:   # the fastest legal answer, said so in the stages
             options = replace(options, placer="greedy", router="negotiated")
         settings = (state.budget.settings(options, "placement", place),
                     state.budget.settings(options, "routing", route))
         outcome = map_section(w.graph, state.fabric, w.section.id, options, state.say,
                               settings, state.penalties.get(w.key))
-        if late or fast:
-            why = ("past the run's deadline" if late else
-                   f"{place + route:.3f} s planned, below {FAST_PATH_SECONDS} s")
+        if fast:
+            late = {"cut_short": True} if fast == PAST_DEADLINE else {}
             for stage in outcome.stages[1:]:
-                stage |= {"note": f"{why}: greedy placement and PathFinder routing"}
-                stage |= {"cut_short": True} if late else {}
+                stage |= {"note": f"{fast}: greedy placement and PathFinder routing"} | late
         state.stages.extend(outcome.stages)
         if outcome.failure is not None:
             self._raise(state, w, outcome)
@@ -444,6 +443,18 @@ class PlaceRouteLevel:
                     f"{len(failure.overused)} over-used links")
         seed = _retry_seed(state.options.seed, retries + 1 - rounds)
         return f"section {w.section.id}: placed and routed again with seed {seed}"
+
+
+def _fast_path_reason(budget: Budget, options, planned: float) -> str | None:
+    """Why a section takes the fast path (greedy + PathFinder), or None: the run is past
+    its deadline, or the plan leaves the section less than the models' own set-up."""
+    if options.placer == "greedy":
+        return None
+    if budget.expired():
+        return PAST_DEADLINE
+    if planned < FAST_PATH_SECONDS:
+        return f"{planned:.3f} s planned, below {FAST_PATH_SECONDS} s"
+    return None
 
 
 def _replace_rounds(options) -> int:
