@@ -46,6 +46,7 @@ class Node:
     starts_sdf: bool = False
     attrs: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # unknown fields, kept
+    flops: float | None = None  # floating-point operations per sample (performance simulator)
 
 
 @dataclass(slots=True)

@@ -56,11 +56,12 @@ LIMITS: dict[str, int] = {
     "depth": 2**16,
     "distance": 2**16,
     "state_bytes": 2**62,
+    "flops": 2**62,
 }
 _EXAMPLE = "see examples/fig9.json"
 
 _NODE_FIELDS = {"id", "op", "unit", "pcu", "pmu", "latency", "category", "mem_vars",
-                "starts_sdf", "attrs"}
+                "starts_sdf", "attrs", "flops"}
 _EDGE_FIELDS = {"src", "dst", "bandwidth", "bytes", "net", "virtual_channel", "depth",
                 "distance", "attrs"}
 _GRAPH_FIELDS = {"version", "name", "nodes", "edges", "attrs"}
@@ -433,6 +434,7 @@ def _parse_node(check: _Checker, raw: Any, where: str) -> Node:
         starts_sdf=check.boolean(raw, "starts_sdf", where),
         attrs=dict(attrs),
         extra=extra,
+        flops=check.number(raw, "flops", where, maximum=LIMITS["flops"]),
     )
 
 
@@ -556,7 +558,7 @@ def graph_to_dict(graph: Graph) -> dict[str, Any]:
             item["op"] = n.op
         if n.unit != "any":
             item["unit"] = n.unit
-        for key in ("pcu", "pmu", "latency", "category"):
+        for key in ("pcu", "pmu", "latency", "category", "flops"):
             if getattr(n, key) is not None:
                 item[key] = getattr(n, key)
         if n.mem_vars:

@@ -19,7 +19,7 @@ HARDWARE_DOC = (REPO / "hardware" / "README.md").read_text()
 #: limit name -> the table row's field marker (each limit must have a documented row)
 GRAPH_ROWS = {"pcu": "node `pcu`", "pmu": "node `pcu`, `pmu`", "latency": "node `latency`",
               "bytes": "edge `bytes`", "depth": "edge `depth`", "distance": "edge `distance`",
-              "state_bytes": "`attrs.state_bytes`"}
+              "state_bytes": "`attrs.state_bytes`", "flops": "node `flops`"}
 HARDWARE_ROWS = {"rdu_sites": "`array_rows` × `array_cols`", "cgra_pes": "`rows` × `cols`",
                  "arrays_per_side": "`arrays` (each side)", "pmu_bytes": "`pmu_bytes`",
                  "pcu_lanes": "`pcu_lanes`", "pcu_stages": "`pcu_stages`",
