@@ -79,6 +79,11 @@ LIMITS = {
     "width_bits": 4_096,
     "channels": 64,
     "clock_ghz": 100.0,
+    "pcu_flops_per_cycle": 2**20,
+    "pmu_bytes_per_cycle": 2**20,
+    "hop_cycles": 1_024,
+    "dram_bytes_per_s": 2**50,
+    "reconfig_us": 1_000_000,
     "se_tiles": 1_024,
     "link_latency": 64,
     "max_ii": 64,
@@ -87,6 +92,11 @@ LIMITS = {
     "memory_depth": 2**20,
     "max_operands": 8,
 }
+#: Performance defaults of an RDU description that leaves the field out (assumed; see
+#: hardware/README.md, "Performance numbers").
+DEFAULT_CLOCK_GHZ = 1.0
+DEFAULT_DRAM_BYTES_PER_S = 100e9
+DEFAULT_RECONFIG_US = 10.0
 #: Memory the RDU resource graph needs per unit site (measured, see ``LIMITS``).
 _BYTES_PER_SITE = 12_000
 
@@ -137,6 +147,13 @@ class RduSpec:
     512
     >>> spec.pmu_depth(4096)            # samples of 4 KiB that fit in one PMU
     64
+
+    Performance numbers (read by ``sim.perf``); a field left out (``None``) takes
+    the documented default of its property:
+
+    >>> p = load_hardware("plasticine")
+    >>> p.flops_per_pcu_cycle, p.clock_hz, p.link_rate("vector"), p.pmu_read_rate
+    (192.0, 1000000000.0, 64.0, 64.0)
     """
 
     name: str
@@ -151,6 +168,12 @@ class RduSpec:
     pcu_stages: int
     agcus_per_array: int = 4
     clock_ghz: float | None = None
+    pcu_flops_per_cycle: float | None = None
+    pmu_read_bytes_per_cycle: float | None = None
+    pmu_write_bytes_per_cycle: float | None = None
+    hop_cycles: int = 1
+    dram_bytes_per_s: float | None = None
+    reconfig_us: float | None = None
     assumed: tuple[str, ...] = ()
     notes: str = ""
 
@@ -158,6 +181,51 @@ class RduSpec:
         object.__setattr__(self, "arrays", tuple(self.arrays))
         object.__setattr__(self, "assumed", tuple(self.assumed))
         _check_rdu(self)
+
+    @property
+    def clock_hz(self) -> float:
+        """Clock in Hz; ``clock_ghz`` null means 1 GHz (assumed, the Plasticine clock)."""
+        return (self.clock_ghz if self.clock_ghz is not None else DEFAULT_CLOCK_GHZ) * 1e9
+
+    @property
+    def flops_per_pcu_cycle(self) -> float:
+        """FLOPs one PCU completes per cycle: ``pcu_flops_per_cycle``, else
+        ``2 * pcu_lanes * pcu_stages`` (every stage of every lane does one multiply-add
+        per cycle, and a multiply-add counts 2 FLOPs)."""
+        if self.pcu_flops_per_cycle is not None:
+            return float(self.pcu_flops_per_cycle)
+        return float(2 * self.pcu_lanes * self.pcu_stages)
+
+    def link_rate(self, network: str = "vector") -> float:
+        """Bytes one channel of ``network`` moves per cycle on one link (one flit of
+        ``width_bits`` per cycle, assumed)."""
+        return self.networks[network].width_bits / 8
+
+    @property
+    def pmu_read_rate(self) -> float:
+        """Bytes one PMU reads per cycle: ``pmu_read_bytes_per_cycle``, else one vector
+        (``networks.vector.width_bits / 8``)."""
+        if self.pmu_read_bytes_per_cycle is not None:
+            return float(self.pmu_read_bytes_per_cycle)
+        return self.link_rate("vector")
+
+    @property
+    def pmu_write_rate(self) -> float:
+        """Bytes one PMU writes per cycle: ``pmu_write_bytes_per_cycle``, else one vector."""
+        if self.pmu_write_bytes_per_cycle is not None:
+            return float(self.pmu_write_bytes_per_cycle)
+        return self.link_rate("vector")
+
+    @property
+    def dram_rate(self) -> float:
+        """DRAM bytes per second: ``dram_bytes_per_s``, else 100 GB/s (assumed)."""
+        return float(self.dram_bytes_per_s or DEFAULT_DRAM_BYTES_PER_S)
+
+    @property
+    def reconfig_seconds(self) -> float:
+        """Seconds to load one section's configuration: ``reconfig_us`` microseconds,
+        else 10 us (assumed)."""
+        return float(self.reconfig_us or DEFAULT_RECONFIG_US) * 1e-6
 
     def __hash__(self) -> int:
         return hash(_frozen(spec_to_dict(self)))
@@ -338,6 +406,11 @@ def _check_rdu(spec: RduSpec) -> None:
                          f"{LIMITS['rdu_sites']} sites")
     if sorted(spec.networks) != sorted(NETWORK_NAMES):
         raise ValueError(f"networks must be exactly {NETWORK_NAMES}, got {sorted(spec.networks)}")
+    for key in _RDU_PERF_FIELDS:
+        value = getattr(spec, key)
+        if value is not None and not (isinstance(value, (int, float)) and value >= 0
+                                      and (value > 0 or key == "hop_cycles")):
+            raise ValueError(f"{key} must be a positive number or None, got {value!r}")
 
 
 def _frozen(value: Any) -> Any:
@@ -382,6 +455,8 @@ def spec_to_dict(spec: HardwareSpec) -> dict:
                    pmu_bytes=spec.pmu_bytes, pcu_lanes=spec.pcu_lanes,
                    pcu_stages=spec.pcu_stages, agcus_per_array=spec.agcus_per_array,
                    clock_ghz=spec.clock_ghz)
+        out.update({key: getattr(spec, key) for key in _RDU_PERF_FIELDS
+                    if getattr(spec, key) is not None})
     elif isinstance(spec, StreamingEngineSpec):
         out.update(tiles=spec.tiles, links=[list(link) for link in spec.links],
                    instruction_latency=spec.instruction_latency, max_ii=spec.max_ii,
@@ -400,7 +475,14 @@ def spec_to_dict(spec: HardwareSpec) -> dict:
 
 _COMMON = ("version", "kind", "name", "assumed", "notes")
 _RDU_FIELDS = _COMMON + ("array_rows", "array_cols", "arrays", "pattern", "networks",
-                         "pmu_bytes", "pcu_lanes", "pcu_stages", "agcus_per_array", "clock_ghz")
+                         "pmu_bytes", "pcu_lanes", "pcu_stages", "agcus_per_array", "clock_ghz",
+                         "pcu_flops_per_cycle", "pmu_read_bytes_per_cycle",
+                         "pmu_write_bytes_per_cycle", "hop_cycles", "dram_bytes_per_s",
+                         "reconfig_us")
+#: optional RDU performance fields, written by spec_to_dict only when set
+_RDU_PERF_FIELDS = ("pcu_flops_per_cycle", "pmu_read_bytes_per_cycle",
+                    "pmu_write_bytes_per_cycle", "hop_cycles", "dram_bytes_per_s",
+                    "reconfig_us")
 _SE_FIELDS = _COMMON + ("tiles", "links", "instruction_latency", "max_ii", "memories_per_tile",
                         "memory_width_bits", "memory_depth", "max_operands", "af_latency")
 _CGRA_FIELDS = _COMMON + ("rows", "cols", "neighbours", "max_ii")
@@ -501,7 +583,29 @@ def _read_rdu(r: Reader, name: str) -> RduSpec:
         agcus_per_array=agcus,
         clock_ghz=r.number("clock_ghz", maximum=LIMITS["clock_ghz"], default=None,
                            allow_null=True, meaning="clock in GHz"),
+        **_read_rdu_perf(r),
         **_read_common(r))
+
+
+def _read_rdu_perf(r: Reader) -> dict[str, Any]:
+    """The optional performance fields of an RDU (``None`` = the property's default)."""
+    def rate(key: str, limit: str, meaning: str) -> float | None:
+        return r.number(key, maximum=LIMITS[limit], default=None, allow_null=True,
+                        meaning=meaning)
+    return {
+        "pcu_flops_per_cycle": rate("pcu_flops_per_cycle", "pcu_flops_per_cycle",
+                                    "FLOPs per PCU per cycle; default 2 x lanes x stages"),
+        "pmu_read_bytes_per_cycle": rate("pmu_read_bytes_per_cycle", "pmu_bytes_per_cycle",
+                                         "bytes one PMU reads per cycle"),
+        "pmu_write_bytes_per_cycle": rate("pmu_write_bytes_per_cycle", "pmu_bytes_per_cycle",
+                                          "bytes one PMU writes per cycle"),
+        "hop_cycles": r.integer("hop_cycles", minimum=0, maximum=LIMITS["hop_cycles"],
+                                default=1, meaning="cycles per link hop"),
+        "dram_bytes_per_s": rate("dram_bytes_per_s", "dram_bytes_per_s",
+                                 "DRAM bandwidth in bytes per second"),
+        "reconfig_us": rate("reconfig_us", "reconfig_us",
+                            "microseconds to load one section's configuration"),
+    }
 
 
 def _read_networks(r: Reader) -> dict[str, NetworkSpec]:

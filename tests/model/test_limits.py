@@ -27,7 +27,10 @@ HARDWARE_ROWS = {"rdu_sites": "`array_rows` × `array_cols`", "cgra_pes": "`rows
                  "clock_ghz": "`clock_ghz`", "se_tiles": "`tiles`", "link_latency": "`links`",
                  "max_ii": "`max_ii`", "memories_per_tile": "`memories_per_tile`",
                  "memory_width_bits": "`memory_width_bits`", "memory_depth": "`memory_depth`",
-                 "max_operands": "`max_operands`"}
+                 "max_operands": "`max_operands`",
+                 "pcu_flops_per_cycle": "`pcu_flops_per_cycle`",
+                 "pmu_bytes_per_cycle": "`pmu_read_bytes_per_cycle`", "hop_cycles": "`hop_cycles`",
+                 "dram_bytes_per_s": "`dram_bytes_per_s`", "reconfig_us": "`reconfig_us`"}
 
 
 def written(limit) -> str:
