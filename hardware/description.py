@@ -63,7 +63,11 @@ DEFAULT_PRESET = "plasticine"
 KINDS = ("rdu", "streaming-engine", "cgra")
 NETWORK_NAMES = ("vector", "scalar", "control")
 PATTERNS = ("checkerboard", "fcmu", "columns")
-CGRA_NEIGHBOURS = ("mesh", "diagonal")
+CGRA_NEIGHBOURS = ("mesh", "torus", "diagonal", "one-hop")
+CGRA_MEMORY_PES = ("all", "left", "left-right", "boundary")
+#: Operations that access memory (Morpher's names): they run on PEs that reach memory.
+CGRA_MEMORY_OPS = ("LOAD", "LOADB", "LOADH", "STORE", "STOREB", "STOREH", "OLOAD", "OLOADB",
+                   "OLOADH", "OSTORE", "OSTOREB", "OSTOREH")
 
 #: Bounds on a description's numbers (documented in hardware/README.md, "Limits").
 #: ``rdu_sites``: building the resource graph costs about 12 KB per site (measured:
@@ -72,6 +76,8 @@ CGRA_NEIGHBOURS = ("mesh", "diagonal")
 LIMITS = {
     "rdu_sites": 16_384,
     "cgra_pes": 4_096,
+    "cgra_registers": 256,
+    "cgra_latency": 64,
     "arrays_per_side": 64,
     "pmu_bytes": 2**40,
     "pcu_lanes": 1_024,
@@ -350,14 +356,22 @@ class StreamingEngineSpec:
 class CgraSpec:
     """A generic CGRA: ``rows x cols`` PEs with neighbour links and modulo II.
 
-    ``neighbours`` is ``"mesh"`` (N/S/E/W) or ``"diagonal"`` (mesh plus the four
-    diagonals). Every link takes one cycle (assumed).
+    ``neighbours`` is ``"mesh"`` (N/S/E/W), ``"torus"`` (mesh with wrap-around),
+    ``"diagonal"`` (mesh plus the four diagonals) or ``"one-hop"`` (mesh plus links to the
+    PEs two steps away in the same row or column, HyCUBE/ADRES-style). Every link takes
+    one cycle and carries one value per cycle. ``memory_pes`` says which PEs reach memory
+    (``"all"``, ``"left"`` column, ``"left-right"`` columns, ``"boundary"``); memory
+    operations (``memory_ops``, case-insensitive) run only there. ``registers`` values fit
+    in one PE per cycle; ``operations`` lists the operations every PE runs (empty: all);
+    ``latency`` is the default operation latency, ``op_latency`` per-operation overrides.
 
     Examples
     --------
     >>> c = load_hardware("cgra4x4")
-    >>> (c.pe_count, c.neighbours)
-    (16, 'mesh')
+    >>> (c.pe_count, c.neighbours, c.registers)
+    (16, 'mesh', 4)
+    >>> c.neighbours_of(0, 0), c.latency_of("add"), c.is_memory_op("load")
+    ([(0, 1), (1, 0)], 1, True)
     """
 
     name: str
@@ -366,19 +380,70 @@ class CgraSpec:
     cols: int
     neighbours: str = "mesh"
     max_ii: int = 8
+    registers: int = 4
+    memory_pes: str = "all"
+    memory_ops: tuple[str, ...] = CGRA_MEMORY_OPS
+    operations: tuple[str, ...] = ()
+    latency: int = 1
+    op_latency: tuple[tuple[str, int], ...] = ()
     assumed: tuple[str, ...] = ()
     notes: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "assumed", tuple(self.assumed))
-        _check_positive(self, ("rows", "cols", "max_ii"))
+        object.__setattr__(self, "memory_ops", tuple(o.upper() for o in self.memory_ops))
+        object.__setattr__(self, "operations", tuple(o.upper() for o in self.operations))
+        object.__setattr__(self, "op_latency", tuple(sorted(
+            (o.upper(), int(v)) for o, v in dict(self.op_latency).items())))
+        _check_positive(self, ("rows", "cols", "max_ii", "registers", "latency"))
         if self.neighbours not in CGRA_NEIGHBOURS:
             raise ValueError(f"neighbours must be one of {CGRA_NEIGHBOURS}, got {self.neighbours!r}")
+        if self.memory_pes not in CGRA_MEMORY_PES:
+            raise ValueError(f"memory_pes must be one of {CGRA_MEMORY_PES}, "
+                             f"got {self.memory_pes!r}")
 
     @property
     def pe_count(self) -> int:
         """Number of PEs."""
         return self.rows * self.cols
+
+    def neighbours_of(self, row: int, col: int) -> list[tuple[int, int]]:
+        """The PEs a value at ``(row, col)`` reaches in one cycle (sorted, itself excluded)."""
+        steps = [(-1, 0), (1, 0), (0, -1), (0, 1)]
+        if self.neighbours == "diagonal":
+            steps += [(-1, -1), (-1, 1), (1, -1), (1, 1)]
+        if self.neighbours == "one-hop":
+            steps += [(-2, 0), (2, 0), (0, -2), (0, 2)]
+        out = set()
+        for dr, dc in steps:
+            r, c = row + dr, col + dc
+            if self.neighbours == "torus":
+                r, c = r % self.rows, c % self.cols
+            if 0 <= r < self.rows and 0 <= c < self.cols and (r, c) != (row, col):
+                out.add((r, c))
+        return sorted(out)
+
+    def reaches_memory(self, row: int, col: int) -> bool:
+        """Whether the PE at ``(row, col)`` may run memory operations."""
+        if self.memory_pes == "all":
+            return True
+        if self.memory_pes == "left":
+            return col == 0
+        if self.memory_pes == "left-right":
+            return col in (0, self.cols - 1)
+        return row in (0, self.rows - 1) or col in (0, self.cols - 1)
+
+    def is_memory_op(self, op: str) -> bool:
+        """Whether ``op`` (any case) is a memory operation."""
+        return op.upper() in self.memory_ops
+
+    def supports(self, op: str) -> bool:
+        """Whether the PEs run ``op`` (any case); memory operations always (on memory PEs)."""
+        return not self.operations or op.upper() in self.operations or self.is_memory_op(op)
+
+    def latency_of(self, op: str) -> int:
+        """Cycles from issue until ``op``'s result sits in its PE's registers."""
+        return dict(self.op_latency).get(op.upper(), self.latency)
 
 
 HardwareSpec = Union[RduSpec, StreamingEngineSpec, CgraSpec]
@@ -466,7 +531,9 @@ def spec_to_dict(spec: HardwareSpec) -> dict:
                    af_latency=spec.af_latency)
     elif isinstance(spec, CgraSpec):
         out.update(rows=spec.rows, cols=spec.cols, neighbours=spec.neighbours,
-                   max_ii=spec.max_ii)
+                   max_ii=spec.max_ii, registers=spec.registers, memory_pes=spec.memory_pes,
+                   memory_ops=list(spec.memory_ops), operations=list(spec.operations),
+                   latency=spec.latency, op_latency=dict(spec.op_latency))
     else:
         raise TypeError(f"not a hardware spec: {type(spec).__name__}")
     out.update(assumed=list(spec.assumed), notes=spec.notes)
@@ -485,7 +552,8 @@ _RDU_PERF_FIELDS = ("pcu_flops_per_cycle", "pmu_read_bytes_per_cycle",
                     "reconfig_us")
 _SE_FIELDS = _COMMON + ("tiles", "links", "instruction_latency", "max_ii", "memories_per_tile",
                         "memory_width_bits", "memory_depth", "max_operands", "af_latency")
-_CGRA_FIELDS = _COMMON + ("rows", "cols", "neighbours", "max_ii")
+_CGRA_FIELDS = _COMMON + ("rows", "cols", "neighbours", "max_ii", "registers", "memory_pes",
+                          "memory_ops", "operations", "latency", "op_latency")
 _NETWORK_EXAMPLE = {"vector": (512, 2), "scalar": (32, 4), "control": (1, 8)}
 
 
@@ -712,7 +780,27 @@ def _read_cgra(r: Reader, name: str) -> CgraSpec:
                             meaning="which PEs are linked"),
         max_ii=r.integer("max_ii", minimum=1, maximum=LIMITS["max_ii"],
                          meaning="largest initiation interval"),
+        registers=r.integer("registers", minimum=1, maximum=LIMITS["cgra_registers"],
+                            default=4, meaning="values one PE holds per cycle"),
+        memory_pes=r.string("memory_pes", default="all", choices=CGRA_MEMORY_PES,
+                            meaning="which PEs reach memory"),
+        memory_ops=r.strings("memory_ops", default=CGRA_MEMORY_OPS,
+                             meaning="operations that access memory"),
+        operations=r.strings("operations", default=(),
+                             meaning="operations every PE runs; empty: all"),
+        latency=r.integer("latency", minimum=1, maximum=LIMITS["cgra_latency"], default=1,
+                          meaning="cycles from issue to result"),
+        op_latency=_read_op_latency(r),
         **_read_common(r))
+
+
+def _read_op_latency(r: Reader) -> tuple[tuple[str, int], ...]:
+    """``{"MUL": 2, ...}``: per-operation latency overrides."""
+    if "op_latency" not in r.data:
+        return ()
+    table = r.object("op_latency", meaning="cycles per operation name")
+    return tuple((op, table.integer(op, minimum=1, maximum=LIMITS["cgra_latency"],
+                                    meaning=f"cycles of {op}")) for op in sorted(table.data))
 
 
 # ---------------------------------------------------------------------------
@@ -764,7 +852,7 @@ def load_hardware(name_or_path: str | os.PathLike | HardwareSpec = DEFAULT_PRESE
     >>> load_hardware("nosuch")            # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    hardware.errors.InputError: nosuch: unknown hardware preset "nosuch" (fix: use one of the presets cgra4x4, plasticine, ...)
+    hardware.errors.InputError: nosuch: unknown hardware preset "nosuch" (fix: use one of the presets cgra4x4, cgra4x4-torus, ...)
     """
     if isinstance(name_or_path, (RduSpec, StreamingEngineSpec, CgraSpec)):
         return name_or_path

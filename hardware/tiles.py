@@ -21,8 +21,6 @@ from hardware.description import CgraSpec, StreamingEngineSpec
 
 __all__ = ["build_tile_graph", "pe_id", "tile_id"]
 
-_MESH = ((-1, 0), (1, 0), (0, -1), (0, 1))
-_DIAGONAL = ((-1, -1), (-1, 1), (1, -1), (1, 1))
 
 
 def tile_id(tile: int) -> str:
@@ -86,13 +84,11 @@ def _cgra_graph(spec: CgraSpec) -> nx.DiGraph:
     g = nx.DiGraph(name=spec.name)
     g.add_nodes_from((pe_id(r, c), {"kind": "pe", "row": r, "col": c, "pos": (c + 0.5, r + 0.5)})
                      for r in range(spec.rows) for c in range(spec.cols))
-    steps = [(s, "mesh") for s in _MESH]
-    if spec.neighbours == "diagonal":
-        steps += [(s, "diagonal") for s in _DIAGONAL]
     for r in range(spec.rows):
         for c in range(spec.cols):
-            for (dr, dc), kind in steps:
-                if 0 <= r + dr < spec.rows and 0 <= c + dc < spec.cols:
-                    a, b = pe_id(r, c), pe_id(r + dr, c + dc)
-                    g.add_edge(a, b, id=f"{a}->{b}", kind=kind, latency=1)
+            for nr, nc in spec.neighbours_of(r, c):
+                kind = "mesh" if abs(nr - r) + abs(nc - c) == 1 else (
+                    "diagonal" if abs(nr - r) == abs(nc - c) == 1 else spec.neighbours)
+                a, b = pe_id(r, c), pe_id(nr, nc)
+                g.add_edge(a, b, id=f"{a}->{b}", kind=kind, latency=1)
     return g

@@ -68,7 +68,7 @@ CASES = [
     ("se link negative", with_(se(), [[1, 1], [-2, 2]], "links"), "links[1][0]", ["negative"]),
     ("se missing ii", without(se(), "max_ii"), "max_ii", ["missing"]),
     ("se negative tiles", with_(se(), -16, "tiles"), "tiles", ["negative"]),
-    ("cgra torus", with_(cgra(), "torus", "neighbours"), "neighbours", ['"mesh"']),
+    ("cgra hexagonal", with_(cgra(), "hexagonal", "neighbours"), "neighbours", ['"mesh"']),
     ("not an object", [1, 2, 3], "", ["JSON object"]),
 ]
 

@@ -119,7 +119,7 @@ def test_specs_check_themselves_when_built_in_code():
     with pytest.raises(ValueError):
         StreamingEngineSpec(name="x", links=((0, 1),))
     with pytest.raises(ValueError):
-        CgraSpec(name="x", rows=2, cols=2, neighbours="torus")
+        CgraSpec(name="x", rows=2, cols=2, neighbours="hexagonal")
 
 
 def test_pmu_depth():

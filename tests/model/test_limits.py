@@ -30,7 +30,8 @@ HARDWARE_ROWS = {"rdu_sites": "`array_rows` × `array_cols`", "cgra_pes": "`rows
                  "max_operands": "`max_operands`",
                  "pcu_flops_per_cycle": "`pcu_flops_per_cycle`",
                  "pmu_bytes_per_cycle": "`pmu_read_bytes_per_cycle`", "hop_cycles": "`hop_cycles`",
-                 "dram_bytes_per_s": "`dram_bytes_per_s`", "reconfig_us": "`reconfig_us`"}
+                 "dram_bytes_per_s": "`dram_bytes_per_s`", "reconfig_us": "`reconfig_us`",
+                 "cgra_registers": "`registers`", "cgra_latency": "`op_latency`"}
 
 
 def written(limit) -> str:
