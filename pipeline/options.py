@@ -20,7 +20,7 @@ from formulations.solver import available_backends
 from hardware import InputError
 
 __all__ = ["DECISIONS", "DEFAULT_BACKENDS", "BACKEND_REASONS", "OptionError", "RunOptions",
-           "parse_backends", "BUFFER_MODES", "MAX_TIME_LIMIT"]
+           "parse_backends", "BUFFER_MODES", "MAX_TIME_LIMIT", "parse_dims", "MAX_DIM"]
 
 #: The decisions that solve a model, in pipeline order.
 DECISIONS = ("sections", "buffers", "placement", "routing", "streaming")
@@ -41,6 +41,9 @@ BACKEND_REASONS: Mapping[str, str] = MappingProxyType({
 #: The longest budget a run may be given (one week): beyond it a budget is a typo, and the
 #: deterministic work derived from it would overflow the solvers' limits.
 MAX_TIME_LIMIT = 7 * 24 * 3600
+
+#: The largest --batch or --dim size (2^31): a tensor's elements stay exact as a float.
+MAX_DIM = 2**31
 
 #: Balancing modes of the buffer model (tune existing buffers, insert new ones, or both).
 BUFFER_MODES = ("both", "tune", "insert")
@@ -68,6 +71,26 @@ def parse_backends(values: list[str] | tuple[str, ...]) -> dict[str, str]:
                                   "use one of " + ", ".join(DECISIONS) + ", e.g. routing=highs")
             chosen[d] = name
     return chosen
+
+
+def parse_dims(values: list[str] | tuple[str, ...]) -> dict[str, int]:
+    """Named dimension sizes from ``--dim NAME=VALUE`` values (checked by RunOptions).
+
+    >>> parse_dims(["seq=128", "batch=4"])
+    {'seq': 128, 'batch': 4}
+    >>> parse_dims(["seq"])
+    Traceback (most recent call last):
+    ...
+    pipeline.options.OptionError: command line: --dim: "seq" is not NAME=VALUE (fix: give a dimension's name and a whole number, e.g. --dim seq=128)
+    """
+    dims: dict[str, int] = {}
+    for value in values:
+        name, sep, size = value.partition("=")
+        if not sep or not name.strip() or not size.strip().lstrip("+").isdigit():
+            raise OptionError("--dim", f'"{value}" is not NAME=VALUE',
+                              "give a dimension's name and a whole number, e.g. --dim seq=128")
+        dims[name.strip()] = int(size)
+    return dims
 
 
 @dataclass(frozen=True)
@@ -101,6 +124,8 @@ class RunOptions:
     strict_new_capacity: bool = False
     section_time_limit: float | None = None   # the section model's share (default: planned)
     max_iterations: int = 30                  # feedback rounds before giving up
+    batch: int = 1                            # ONNX: size of the symbolic batch dimension
+    dims: Mapping[str, int] = field(default_factory=dict)  # ONNX: named dimension sizes
 
     def __post_init__(self):
         t = self.time_limit
@@ -123,6 +148,11 @@ class RunOptions:
                                   "give a whole number >= 1")
         if self.max_iterations < 1:
             raise OptionError("max_iterations", "must be at least 1", "give a whole number >= 1")
+        for option, size in [("--batch", self.batch), *(
+                (f"--dim {name}", value) for name, value in self.dims.items())]:
+            if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_DIM:
+                raise OptionError(option, f"{size!r} is not a whole number from 1 to 2^31",
+                                  "give a size >= 1, e.g. --batch 8 or --dim seq=128")
 
     def _check_backends(self) -> None:
         known = available_backends()

@@ -22,7 +22,8 @@ from model.importers import FORMATS, load_graph
 from model.mapping import Mapping, write_mapping
 from pipeline.feedback import CheckerRejected, MappingFailed
 from pipeline.flow import map_graph
-from pipeline.options import BACKEND_REASONS, DEFAULT_BACKENDS, RunOptions, parse_backends
+from pipeline.options import (BACKEND_REASONS, DEFAULT_BACKENDS, RunOptions, parse_backends,
+                              parse_dims)
 from pipeline.outputs import prepare_export_dir, prepare_out_dir, remove_stale_outputs
 from pipeline.pictures import draw_mapping, draw_streaming
 from pipeline.report import render_report, streaming_lines, write_report
@@ -69,6 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--af-latency", type=int, default=None,
                         help="Streaming Engine: cycles of a transfer between synchronous "
                              "data-flows over the asynchronous fabric (default 16, assumed)")
+    parser.add_argument("--batch", type=int, default=RunOptions.batch,
+                        help="ONNX: size of every symbolic batch dimension (the first of a graph "
+                             "input); flops and bytes are per batch")
+    parser.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
+                        help="ONNX: size of a named symbolic dimension (repeatable, e.g. "
+                             "--dim seq=128)")
     parser.add_argument("--picture-format", choices=("svg", "png"), default="svg",
                         help="file format of the placement pictures")
     parser.add_argument("--no-pictures", action="store_true", help="skip drawing pictures")
@@ -119,11 +126,13 @@ def main(argv: list[str] | None = None) -> int:
         options = _options(args)
         out = prepare_out_dir(args.out)
         prepare_export_dir(args.export_models)
-        graph = load_graph(args.graph, args.format)
+        graph = load_graph(args.graph, args.format, batch=options.batch, dims=options.dims)
         spec = load_hardware(args.hardware)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    for warning in graph.attrs.get("import_warnings", []):
+        console.say(f"warning: {warning}")
     console.say(f"mapping {graph.name} ({len(graph.nodes)} nodes, {len(graph.edges)} edges) "
                 f"on {spec.name}, budget {options.time_limit:g} s")
     started = time.perf_counter()
@@ -170,7 +179,8 @@ def _options(args) -> RunOptions:
     return RunOptions(backends=parse_backends(args.backend), time_limit=args.time_limit,
                       seed=args.seed, placer=args.placer, router=args.router,
                       export_dir=args.export_models, depth_per_pmu=args.depth_per_pmu,
-                      tile_pmus=args.tile_pmus, af_latency=args.af_latency)
+                      tile_pmus=args.tile_pmus, af_latency=args.af_latency,
+                      batch=args.batch, dims=parse_dims(args.dim))
 
 
 def _write_outputs(mapping: Mapping, spec, out: Path, args, seconds: float) -> list[str]:

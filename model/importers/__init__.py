@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from hardware.fields import parse_json
 from model.errors import InputError
@@ -16,6 +16,7 @@ from model.graph import Graph
 from model.graphjson import parse_graph, parse_graph_quick, quick_json, read_file_bytes
 from model.importers.morpher import looks_like_morpher, parse_morpher
 from model.importers.msr_dnn import looks_like_msr_dnn, parse_msr_dnn
+from model.importers.onnx_model import load_onnx, looks_like_onnx
 
 __all__ = ["FORMATS", "TEXT_FORMATS", "load_graph", "detect_format"]
 
@@ -25,6 +26,8 @@ FORMATS: dict[str, tuple[Callable[[Any], bool], Callable[[Any, str, str], Graph]
                    lambda d, file, name: parse_graph(d, file, name)),
     "msr-dnn": (looks_like_msr_dnn, parse_msr_dnn),
     "morpher": (looks_like_morpher, parse_morpher),
+    # binary: recognised from the file's first byte in load_graph, never from JSON
+    "onnx": (lambda d: False, lambda d, file, name: load_onnx(file, name)),
 }
 
 #: Formats read as text rather than JSON (recognised by their content).
@@ -48,13 +51,16 @@ def _text_if_markup(raw: bytes) -> str | None:
     return text if text.lstrip().startswith("<") else None
 
 
-def load_graph(path: str | os.PathLike, format: str | None = None) -> Graph:
+def load_graph(path: str | os.PathLike, format: str | None = None, *, batch: int = 1,
+               dims: Mapping[str, int] | None = None) -> Graph:
     """Read a graph file in any known format.
 
     Parameters
     ----------
     path : path to the file.
     format : one of :data:`FORMATS`, or None to recognise it by content.
+    batch, dims : ONNX only: the size of symbolic batch dimensions and of named ones
+        (:func:`model.importers.onnx_model.load_onnx`).
 
     Raises
     ------
@@ -65,6 +71,8 @@ def load_graph(path: str | os.PathLike, format: str | None = None) -> Graph:
     if format is not None and format not in FORMATS:
         raise InputError(file, "", f'unknown format "{format}"',
                          "use --format " + " or ".join(FORMATS))
+    if format == "onnx" or (format is None and looks_like_onnx(path)):
+        return load_onnx(path, Path(path).stem, batch, dims)
     raw = read_file_bytes(path)
     text = _text_if_markup(raw) if format in (None, *TEXT_FORMATS) else None
     if text is not None or format in TEXT_FORMATS:
