@@ -1,0 +1,1 @@
+"""Cost models of a placed and routed section (source 002)."""

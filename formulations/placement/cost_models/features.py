@@ -1,0 +1,261 @@
+"""A placed-and-routed section as the graph the learned cost model reads (source 002, §III-A).
+
+Scope
+-----
+:func:`section_features` turns one PnR decision -- a section graph, the chip, node -> site
+and local edge index -> link ids -- into a :class:`SectionFeatures`: nodes are the *used
+functional units* (one per placed node), edges the *used routes* (one per routed graph
+edge, producer -> consumer). :func:`pack` concatenates many of them into one flat
+:class:`FeatureSet` (offsets per section) that the data set stores and the model batches.
+
+Decisions where the paper leaves a gap (spec digest §9)
+------------------------------------------------------
+* **Which units are nodes (gap 8).** The placed units only; a route is collapsed into one
+  edge whose features say how long it is and how shared its links are. Switches as nodes
+  would multiply the graph size by the route length (10-40 on a 16 x 8 chip) for no
+  information the edge features do not carry, and inference must stay under 5 ms.
+* **Node features.** ``x_{v,F}``: one-hot of the site's unit type (:data:`UNIT_TYPES`).
+  ``O(v)``: the index of the operator *class* (:func:`op_class`, keywords of the node's
+  ``op`` and id: matmul, softmax, norm, ...) rather than the raw op string, so the blocks
+  of the data set and the MSR DNN graphs (whose ops are only "operator"/"tensor") share one
+  vocabulary; ``S(v)``: the pipeline stage = longest same-iteration path from the
+  section's sources, clipped at ``MAX_STAGE - 1`` (gap: unseen stage indices). Fixed
+  numeric features (justified additions, :data:`NODE_NUMERIC`): the node's compute time
+  relative to the slowest one of the section (FLOPs over the PCU rate; the label's own
+  normaliser, so the model sees *which* unit is the bottleneck), whether it is that
+  bottleneck, and in/out degree.
+* **Edge features (gap 9).** Route length in links (the paper's feature), plus
+  (:data:`EDGE_NUMERIC`): the edge's transfer time at one channel's rate relative to the
+  bottleneck compute time, the heaviest link's total load (bytes of every net on it over
+  its channels) relative to the bottleneck -- the time-sharing the paper's §II-B example
+  is about -- the most nets sharing one of its links, and whether it rides the scalar
+  network. Times are log1p-compressed: they span orders of magnitude.
+* **Direction (gap 5).** Stored directed; the model aggregates over both directions.
+
+Everything here is numpy: the core install computes features without JAX.
+
+Examples
+--------
+>>> from hardware import build_fabric, load_hardware
+>>> from model.graph import Graph, Node, Edge
+>>> g = Graph("t", [Node("a", op="matmul", unit="pcu", flops=1000.0),
+...                 Node("b", op="output", unit="pmu")], [Edge("a", "b", bytes=64.0)])
+>>> fab = build_fabric(load_hardware("tiny"))
+>>> f = section_features(g, fab, {"a": "U0_0", "b": "U0_1"},
+...                      {0: ["U0_0->S0_1", "S0_1->U0_1"]})
+>>> f.unit.tolist(), f.stage.tolist(), [OP_CLASSES[k] for k in f.op]
+([0, 1], [0, 1], ['matmul', 'tensor'])
+>>> f.src.tolist(), f.dst.tolist(), float(f.edge_x[0, 0])
+([0], [1], 2.0)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from model.graph import Graph
+
+__all__ = ["UNIT_TYPES", "OP_CLASSES", "MAX_STAGE", "NODE_NUMERIC", "EDGE_NUMERIC",
+           "SectionFeatures", "FeatureSet", "section_features", "op_class", "stages", "pack"]
+
+#: Site unit types of the one-hot ``x_{v,F}`` (the fabric's kinds).
+UNIT_TYPES = ("pcu", "pmu", "fcmu", "agcu")
+#: Operator classes of the learned op embedding, index 0 for anything unrecognised.
+OP_CLASSES = ("other", "tensor", "matmul", "elementwise", "activation", "softmax", "norm",
+              "reduce", "shape")
+_KEYWORDS = (
+    ("softmax", ("softmax",)),
+    ("norm", ("layernorm", "norm", "_bn", "bn_", "batchnorm")),
+    ("matmul", ("matmul", "gemm", "dense", "linear", "conv", "einsum")),
+    ("activation", ("relu", "gelu", "tanh", "sigmoid", "erf", "act", "swish")),
+    ("reduce", ("reduce", "mean", "sum", "pool", "max")),
+    ("shape", ("reshape", "transpose", "concat", "split", "slice", "gather", "view",
+               "permute")),
+    ("elementwise", ("add", "mul", "sub", "div", "pow", "sqrt", "exp", "scale")),
+    ("tensor", ("tensor", "weight", "input", "output", "bias", "const", "param", "load",
+                "store")),
+)
+#: Stage indices at or above this share the last embedding row.
+MAX_STAGE = 32
+#: Fixed numeric node features: relative compute time, is the bottleneck, in/out degree / 4.
+NODE_NUMERIC = 4
+#: Fixed edge features: route links, log1p(transfer / bottleneck), log1p(heaviest link load
+#: / bottleneck), most nets on one of its links / 4, scalar network.
+EDGE_NUMERIC = 5
+
+
+@dataclass(frozen=True)
+class SectionFeatures:
+    """One PnR decision as a graph: ``n`` used units, ``e`` used routes."""
+
+    unit: np.ndarray     # (n,) index into UNIT_TYPES
+    op: np.ndarray       # (n,) index into OP_CLASSES
+    stage: np.ndarray    # (n,) pipeline stage, < MAX_STAGE
+    node_x: np.ndarray   # (n, NODE_NUMERIC)
+    src: np.ndarray      # (e,) producer node index
+    dst: np.ndarray      # (e,) consumer node index
+    edge_x: np.ndarray   # (e, EDGE_NUMERIC)
+
+    @property
+    def nodes(self) -> int:
+        return len(self.unit)
+
+    @property
+    def edges(self) -> int:
+        return len(self.src)
+
+
+@dataclass(frozen=True)
+class FeatureSet:
+    """Many sections, concatenated: section ``k`` owns nodes ``node_ptr[k]:node_ptr[k+1]``
+    and edges ``edge_ptr[k]:edge_ptr[k+1]`` (its ``src``/``dst`` are local indices)."""
+
+    unit: np.ndarray
+    op: np.ndarray
+    stage: np.ndarray
+    node_x: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    edge_x: np.ndarray
+    node_ptr: np.ndarray
+    edge_ptr: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.node_ptr) - 1
+
+    def section(self, k: int) -> SectionFeatures:
+        """Section ``k`` as a :class:`SectionFeatures`."""
+        a, b = int(self.node_ptr[k]), int(self.node_ptr[k + 1])
+        c, d = int(self.edge_ptr[k]), int(self.edge_ptr[k + 1])
+        return SectionFeatures(self.unit[a:b], self.op[a:b], self.stage[a:b], self.node_x[a:b],
+                               self.src[c:d], self.dst[c:d], self.edge_x[c:d])
+
+    def subset(self, index) -> "FeatureSet":
+        """The sections ``index`` (in that order)."""
+        return pack([self.section(int(k)) for k in index])
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The fields by name (for ``np.savez_compressed``)."""
+        return {k: getattr(self, k) for k in _FIELDS}
+
+    @classmethod
+    def from_arrays(cls, data) -> "FeatureSet":
+        """Inverse of :meth:`arrays` (a dict or an ``np.load`` result)."""
+        return cls(**{k: np.asarray(data[k]) for k in _FIELDS})
+
+
+_FIELDS = ("unit", "op", "stage", "node_x", "src", "dst", "edge_x", "node_ptr", "edge_ptr")
+
+
+def op_class(op: str, node_id: str = "") -> int:
+    """Index in :data:`OP_CLASSES` of an operator, from keywords of ``op`` then its id.
+
+    >>> [OP_CLASSES[op_class(o)] for o in ("MatMul", "gelu", "LayerNorm", "weight", "foo")]
+    ['matmul', 'activation', 'norm', 'tensor', 'other']
+    >>> OP_CLASSES[op_class("operator", "bert.encoder.layer.0.attention.self.Softmax3")]
+    'softmax'
+    """
+    for text in (op.lower(), node_id.lower().rsplit(".", 1)[-1], node_id.lower()):
+        for name, words in _KEYWORDS:
+            if any(w in text for w in words):
+                return OP_CLASSES.index(name)
+    return 0
+
+
+def stages(graph: Graph) -> dict[str, int]:
+    """Pipeline stage of every node: the longest same-iteration path from a source of the
+    section (loop-carried edges ignored), in edges."""
+    level = {n: 0 for n in graph.node_ids}
+    for n in graph.topological_order():
+        for i in graph.out_edges(n):
+            e = graph.edges[i]
+            if not e.loop_carried and e.dst in level:
+                level[e.dst] = max(level[e.dst], level[n] + 1)
+    return level
+
+
+def _compute_cycles(graph: Graph, spec) -> np.ndarray:
+    rate = float(getattr(spec, "flops_per_pcu_cycle", 0.0) or 2 * spec.pcu_lanes * spec.pcu_stages)
+    return np.array([(n.flops or 0.0) / rate for n in graph.nodes])
+
+
+def _link_loads(graph: Graph, spec, routes: dict[int, list[str]], fabric
+                ) -> tuple[dict[str, float], dict[str, int]]:
+    """Per link: cycles of traffic per sample (each net once, over its channels) and nets."""
+    load: dict[str, float] = {}
+    nets: dict[str, int] = {}
+    net_of = graph.net_of_edge
+    seen: set[tuple[int, str]] = set()
+    for i in sorted(routes):
+        e = graph.edges[i]
+        network = e.network
+        rate = _rate(spec, network)
+        for link in routes[i]:
+            if (net_of[i], link) in seen:
+                continue
+            seen.add((net_of[i], link))
+            channels = max(1, fabric.capacity(link, network))
+            load[link] = load.get(link, 0.0) + (e.bytes or 0.0) / rate / channels
+            nets[link] = nets.get(link, 0) + 1
+    return load, nets
+
+
+def _rate(spec, network: str) -> float:
+    if hasattr(spec, "link_rate"):
+        return float(spec.link_rate(network))
+    return spec.networks[network].width_bits / 8
+
+
+def section_features(graph: Graph, fabric, placement: dict[str, str],
+                     routes: dict[int, list[str]]) -> SectionFeatures:
+    """The PnR graph of one placed and routed section (see the module docstring).
+
+    ``placement``: node id -> site id (every node); ``routes``: local edge index -> link
+    ids (``pipeline.section_pass.SectionOutcome.paths``); an edge without a route has
+    length 0 and no sharing.
+    """
+    spec = fabric.spec
+    index = {n: k for k, n in enumerate(graph.node_ids)}
+    unit = np.array([UNIT_TYPES.index(fabric.site(placement[n.id]).unit) for n in graph.nodes],
+                    dtype=np.int32)
+    op = np.array([op_class(n.op, n.id) for n in graph.nodes], dtype=np.int32)
+    level = stages(graph)
+    stage = np.array([min(MAX_STAGE - 1, level[n]) for n in graph.node_ids], dtype=np.int32)
+    cycles = _compute_cycles(graph, spec)
+    bottleneck = float(cycles.max(initial=0.0)) or 1.0
+    keep = [i for i, e in enumerate(graph.edges) if e.src != e.dst]
+    src = np.array([index[graph.edges[i].src] for i in keep], dtype=np.int32)
+    dst = np.array([index[graph.edges[i].dst] for i in keep], dtype=np.int32)
+    deg_in = np.bincount(dst, minlength=len(index)) / 4.0
+    deg_out = np.bincount(src, minlength=len(index)) / 4.0
+    rel = cycles / bottleneck
+    node_x = np.stack([rel, (rel >= 1.0 - 1e-9).astype(float), deg_in, deg_out], axis=1)
+    load, nets = _link_loads(graph, spec, routes, fabric)
+    edge_x = np.zeros((len(keep), EDGE_NUMERIC))
+    for row, i in enumerate(keep):
+        e, path = graph.edges[i], routes.get(i, [])
+        transfer = (e.bytes or 0.0) / _rate(spec, e.network) / bottleneck
+        heaviest = max((load[link] for link in path), default=0.0) / bottleneck
+        edge_x[row] = (len(path), np.log1p(transfer), np.log1p(heaviest),
+                       max((nets[link] for link in path), default=0) / 4.0,
+                       float(e.network == "scalar"))
+    return SectionFeatures(unit, op, stage, node_x.astype(np.float32), src, dst,
+                           edge_x.astype(np.float32))
+
+
+def pack(sections: list[SectionFeatures]) -> FeatureSet:
+    """Concatenate sections into one :class:`FeatureSet`."""
+    node_ptr = np.cumsum([0] + [s.nodes for s in sections]).astype(np.int64)
+    edge_ptr = np.cumsum([0] + [s.edges for s in sections]).astype(np.int64)
+
+    def cat(name, width=None, dtype=np.int32):
+        parts = [getattr(s, name) for s in sections]
+        if not parts:
+            return np.zeros((0,) if width is None else (0, width), dtype=dtype)
+        return np.concatenate(parts).astype(dtype)
+
+    return FeatureSet(cat("unit"), cat("op"), cat("stage"),
+                      cat("node_x", NODE_NUMERIC, np.float32), cat("src"), cat("dst"),
+                      cat("edge_x", EDGE_NUMERIC, np.float32), node_ptr, edge_ptr)
