@@ -69,7 +69,10 @@ KEEP_DATA_ELEMENTS = 1024
 
 _STANDARD = ("", "ai.onnx")
 _FOLDED = ("Constant", "ConstantOfShape")
-_DIM_FIX = ("give it with --dim NAME=VALUE (repeatable), or --batch N for a batch dimension")
+
+
+def _dim_fix(name: str) -> str:
+    return f"give its size with --dim {name}=VALUE (e.g. --dim {name}=128; repeatable)"
 
 Shape = tuple[int, ...]
 
@@ -132,7 +135,7 @@ def load_onnx(path: str | os.PathLike, name: str, batch: int = 1,
     file = str(path)
     model = _read(file)
     _check_versions(model, file)
-    _check(model, file)
+    _check(file)
     _drop_large_data(model.graph)
     _fix_dims(model.graph, file, batch, dict(dims or {}))
     try:
@@ -192,9 +195,9 @@ def _check_versions(model: onnx.ModelProto, file: str) -> None:
                              "(onnx.version_converter.convert_version) or upgrade onnx")
 
 
-def _check(model: onnx.ModelProto, file: str) -> None:
+def _check(file: str) -> None:
     try:
-        checker.check_model(model if model.ByteSize() < MAX_ONNX_BYTES else file)
+        checker.check_model(file)      # by path: external data is looked for beside the file
     except (checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
         raise InputError(file, "", f"invalid ONNX model (checker: {_first_line(exc)})",
                          "correct the model; onnx.checker.check_model names the same problem") \
@@ -216,16 +219,20 @@ def _fix_dims(graph: onnx.GraphProto, file: str, batch: int, dims: dict[str, int
     """Give every symbolic dimension of the declared shapes its size, or refuse, named."""
     initializers = {t.name for t in graph.initializer}
     inputs = {i.name for i in graph.input} - initializers
-    named = set()
-    for info in [*graph.input, *graph.output, *graph.value_info]:
-        if not info.type.HasField("tensor_type") or not info.type.tensor_type.HasField("shape"):
-            continue
+    declared = [info for info in [*graph.input, *graph.output, *graph.value_info]
+                if info.type.HasField("tensor_type") and info.type.tensor_type.HasField("shape")]
+    named = {dim.dim_param for info in declared for dim in info.type.tensor_type.shape.dim
+             if not dim.HasField("dim_value") and dim.dim_param}
+    unused = sorted(set(dims) - named)
+    if unused:
+        raise InputError("command line", "--dim", f"{file} has no dimension named "
+                         f"{', '.join(unused)} (its named dimensions: "
+                         f"{', '.join(sorted(named)) or 'none'})", "drop it or correct the name")
+    for info in declared:
         is_input = info.name in inputs
         for axis, dim in enumerate(info.type.tensor_type.shape.dim):
             if dim.HasField("dim_value"):
                 continue
-            if dim.dim_param:
-                named.add(dim.dim_param)
             size = dims.get(dim.dim_param) if dim.dim_param else None
             if size is None and is_input and axis == 0:
                 size = batch
@@ -234,13 +241,8 @@ def _fix_dims(graph: onnx.GraphProto, file: str, batch: int, dims: dict[str, int
             elif is_input:
                 raise InputError(file, f"graph input {info.name!r}", f"dimension {axis} "
                                  f"({dim.dim_param or 'unnamed'}) has no size",
-                                 _DIM_FIX if dim.dim_param else
+                                 _dim_fix(dim.dim_param) if dim.dim_param else
                                  "give the model's input a fixed or named size")
-    unused = sorted(set(dims) - named)
-    if unused:
-        raise InputError("command line", "--dim", f"{file} has no dimension named "
-                         f"{', '.join(unused)} (its named dimensions: "
-                         f"{', '.join(sorted(named)) or 'none'})", "drop it or correct the name")
 
 
 def _tensors(graph: onnx.GraphProto, file: str) -> _Tensors:
@@ -274,7 +276,7 @@ def _shape(tensors: _Tensors, file: str, tensor: str, producer: str,
     axis = shape.index(-1)
     what = f"dimension {axis} ({names[axis]})" if names[axis] else f"dimension {axis}"
     raise InputError(file, f"tensor {tensor!r}", f"{what} is unknown after shape inference "
-                     f"(produced by {producer})", _DIM_FIX if names[axis] else
+                     f"(produced by {producer})", _dim_fix(names[axis]) if names[axis] else
                      "it depends on the data: give the model a fixed shape for this tensor")
 
 
