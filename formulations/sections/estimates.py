@@ -10,7 +10,15 @@ the project's, applied once before the section cut and realised after it:
   tiles any tensor that does not fit). State bytes are ``attrs.state_bytes``
   (the MSR DNN ``size``), else the largest bytes on one of its out-edges;
 - an operator (``unit = "pcu"``) needs one PCU (PAR factor 1): its output
-  streams through the stage buffers, which the buffer level sizes;
+  streams through the stage buffers, which the buffer level sizes. An operator
+  with ``flops`` (the ONNX importer counts them) gets a PAR factor from the
+  *stage-time rule* (:func:`par_factor`): its stage time on the target is the
+  cycles its widest stream (the largest ``bytes`` on one of its in- or
+  out-edges) takes through one vector channel (``spec.link_rate("vector")``
+  bytes per cycle); when its FLOPs exceed what one PCU does in that time
+  (``spec.flops_per_pcu_cycle`` per cycle) it gets
+  ``ceil(flops / (flops_per_pcu_cycle * stage cycles))`` PCUs, at most
+  :func:`tile_pcus`, so that no operator computes slower than its data arrives;
 - a node of unit ``"any"`` needs one unit of either kind.
 
 The cutter plans sections with these numbers times the section's scale factor;
@@ -26,7 +34,8 @@ from dataclasses import replace
 
 from model.graph import Edge, Graph, Node
 
-__all__ = ["tile_pmus", "state_bytes", "node_units", "estimate_units", "materialize_banks"]
+__all__ = ["tile_pmus", "tile_pcus", "state_bytes", "node_units", "par_factor", "stage_cycles",
+           "estimate_units", "materialize_banks"]
 
 #: A tensor may take at most this share of a section's PMUs before it is tiled.
 TILE_SHARE = 16
@@ -42,6 +51,60 @@ def tile_pmus(spec) -> int:
     (4, 40)
     """
     return max(1, spec.pmu_count // TILE_SHARE)
+
+
+def tile_pcus(spec) -> int:
+    """PCUs one operator may occupy on ``spec`` (its largest PAR factor): a
+    ``1/TILE_SHARE`` share of the PCUs, as for a tensor's PMUs.
+
+    Examples
+    --------
+    >>> from hardware import load_hardware
+    >>> tile_pcus(load_hardware("plasticine")), tile_pcus(load_hardware("sn10"))
+    (4, 40)
+    """
+    return max(1, spec.pcu_count // TILE_SHARE)
+
+
+def stage_cycles(graph: Graph, node: Node, spec) -> float:
+    """The node's stage time on ``spec``: cycles its widest stream takes on one vector channel.
+
+    The widest stream is the largest ``bytes`` on one of its in- or out-edges (an edge
+    without ``bytes`` carries one flit); at least one cycle.
+    """
+    rate = spec.link_rate("vector")
+    edges = [graph.edges[i] for i in (*graph.in_edges(node.id), *graph.out_edges(node.id))]
+    widest = max((e.bytes if e.bytes is not None else e.bandwidth * rate for e in edges),
+                 default=0.0)
+    return max(1.0, widest / rate)
+
+
+def par_factor(graph: Graph, node: Node, spec, max_pcus: int) -> int:
+    """PCUs an operator needs so that it computes at the rate its data streams in and out.
+
+    ``ceil(flops / (spec.flops_per_pcu_cycle * stage_cycles))``, from 1 to ``max_pcus``;
+    1 for a node without ``flops``.
+
+    Examples
+    --------
+    A 3x3 convolution, 64 to 64 channels on 56x56 (231 MFLOPs, 784 KiB in and out), and
+    a fully connected layer that streams 8 MB of weights for 4 MFLOPs:
+
+    >>> from hardware import load_hardware
+    >>> act = 4 * 64 * 56 * 56
+    >>> g = Graph("g", [Node("x"), Node("conv", unit="pcu", flops=2 * 64 * 56 * 56 * 64 * 9),
+    ...                 Node("w", unit="pmu"), Node("fc", unit="pcu", flops=2 * 2048 * 1000)],
+    ...           [Edge("x", "conv", bytes=act), Edge("w", "fc", bytes=4 * 2048 * 1000)])
+    >>> spec = load_hardware("sn10")      # 384 FLOPs per PCU cycle, 64 bytes per cycle
+    >>> stage_cycles(g, g.node("conv"), spec), par_factor(g, g.node("conv"), spec, 64)
+    (12544.0, 48)
+    >>> par_factor(g, g.node("conv"), spec, 40), par_factor(g, g.node("fc"), spec, 40)
+    (40, 1)
+    """
+    if not node.flops:
+        return 1
+    work = node.flops / (spec.flops_per_pcu_cycle * stage_cycles(graph, node, spec))
+    return int(min(max(1, math.ceil(work - 1e-9)), max(1, max_pcus)))
 
 
 def state_bytes(graph: Graph, node: Node) -> float:
@@ -72,19 +135,25 @@ def node_units(graph: Graph, node: Node, pmu_bytes: int, max_pmus: int) -> tuple
     return None
 
 
-def estimate_units(graph: Graph, spec, max_pmus: int | None = None) -> Graph:
+def estimate_units(graph: Graph, spec, max_pmus: int | None = None,
+                   max_pcus: int | None = None) -> Graph:
     """A copy of ``graph`` whose nodes carry their ``pcu``/``pmu`` estimates.
 
     Parameters
     ----------
     graph : the graph; nodes with given estimates keep them.
-    spec : the RDU hardware (``pmu_bytes``, ``pmu_count``).
+    spec : the RDU hardware (``pmu_bytes``, ``pmu_count``, ``pcu_count``,
+        ``flops_per_pcu_cycle``, ``link_rate``).
     max_pmus : PMUs per tensor before it is tiled (default :func:`tile_pmus`).
+    max_pcus : the largest PAR factor of an operator (default :func:`tile_pcus`).
     """
     limit = max_pmus or tile_pmus(spec)
+    par_limit = max_pcus or tile_pcus(spec)
     nodes = []
     for node in graph.nodes:
         units = node_units(graph, node, spec.pmu_bytes, limit)
+        if units is not None and node.unit == "pcu" and node.pcu is None and node.flops:
+            units = (float(par_factor(graph, node, spec, par_limit)), units[1])
         nodes.append(node if units is None else replace(node, pcu=units[0], pmu=units[1]))
     return Graph(graph.name, nodes, list(graph.edges), dict(graph.attrs), dict(graph.extra))
 
