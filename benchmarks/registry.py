@@ -38,6 +38,7 @@ SUITE_MODULES = (
     "benchmarks.suites.streaming",
     "benchmarks.suites.reliability",
     "benchmarks.suites.frontend",
+    "benchmarks.suites.onnx",
 )
 
 
