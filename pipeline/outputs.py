@@ -39,15 +39,16 @@ __all__ = ["prepare_out_dir", "prepare_export_dir", "write_text_atomic", "write_
 
 #: Every file name the mapper writes into ``--out``, and nothing else:
 #: mapping.json (model.mapping), report.md (pipeline.report), per RDU section the
-#: placement, nets and congestion pictures (pipeline.pictures), the Streaming
-#: Engine's tiles picture (pipeline.streaming), and temporary files of a killed
-#: run: ours (``.<name>.rdamap-tmp*``) and those of earlier versions
-#: (``.mapping.json.<random>``, ``.report.md.tmp``, ``tiles.tmp.svg``).
+#: placement, nets and congestion pictures and the performance picture
+#: (pipeline.pictures), the Streaming Engine's tiles picture (pipeline.streaming),
+#: and temporary files of a killed run: ours (``.<name>.rdamap-tmp*``) and those of
+#: earlier versions (``.mapping.json.<random>``, ``.report.md.tmp``, ``tiles.tmp.svg``).
 OUTPUT_NAME = re.compile(
     r"mapping\.json|report\.md"
     r"|section\d+(_nets|_congestion)?\.(svg|png)"
-    r"|tiles\.(svg|png)"
-    rf"|\.(mapping\.json|report\.md|section\d+(_nets|_congestion)?\.(svg|png)|tiles\.(svg|png))"
+    r"|(tiles|performance)\.(svg|png)"
+    rf"|\.(mapping\.json|report\.md|section\d+(_nets|_congestion)?\.(svg|png)"
+    r"|(tiles|performance)\.(svg|png))"
     rf"{re.escape(TEMP_MARK)}\w*"
     r"|\.mapping\.json\.\w{8}|\.report\.md\.tmp|tiles\.tmp\.(svg|png)")
 

@@ -11,6 +11,12 @@
   fabric coloured by its load over its capacity (nets on the link / vector
   channels), with a colour bar; over-full links are red whatever the scale.
 
+With the performance estimate (``perf`` of every section, :mod:`sim.perf`), one more:
+
+* ``performance.svg`` -- the time of one batch per section as stacked bars (compute,
+  on-chip transfer, DRAM, reconfiguration), and each section's link utilisation (its
+  busiest link's busy share and the mean over the links it uses).
+
 Every caption gives the section's wirelength as mapping.json counts it (the
 checker's count: links used, a net once per link, see :func:`section_wirelength`).
 The routes drawn are mapping.json's ``routes``, which list the graph's own edges;
@@ -46,8 +52,7 @@ from pipeline.outputs import save_figure  # noqa: E402
 from pipeline.report import section_wirelength  # noqa: E402
 
 __all__ = ["draw_section", "draw_nets", "draw_congestion", "draw_mapping", "draw_streaming",
-           "link_loads",
-           "picture_names"]
+           "draw_performance", "link_loads", "picture_names"]
 
 _COLOURS = {"pcu": "#4c72b0", "pmu": "#55a868", "fcmu": "#8172b2", "agcu": "#8c8c8c"}
 _OVERFULL = (0.85, 0.1, 0.1, 1.0)
@@ -174,6 +179,51 @@ def draw_congestion(mapping: Mapping, fabric, section: int, path: str | os.PathL
     _finish(fig, path)
 
 
+#: Parts of a section's batch time in the stacked bars, with their colours.
+_TIME_PARTS = (("compute_s", "compute", "#4c72b0"), ("transfer_s", "on-chip transfer", "#dd8452"),
+               ("dram_s", "DRAM", "#55a868"), ("reconfig_s", "reconfiguration", "#8c8c8c"))
+
+
+def draw_performance(mapping: Mapping, path: str | os.PathLike) -> None:
+    """Time per section (stacked bars) and link utilisation per section, from ``perf``.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> perf = {"compute_s": 2.0, "transfer_s": 1.0, "dram_s": 0.5, "reconfig_s": 0.1,
+    ...         "busiest_link_utilisation": 0.9, "mean_link_utilisation": 0.3}
+    >>> m = Mapping("g", "tiny", "mapped", sections=[{"id": 0, "perf": perf}],
+    ...             metrics={"throughput": 10.0, "perf_batch": 256})
+    >>> path = os.path.join(tempfile.mkdtemp(), "performance.svg"); draw_performance(m, path)
+    >>> os.path.getsize(path) > 1000
+    True
+    """
+    rows = [s for s in mapping.sections if s.get("perf")]
+    ids = np.arange(len(rows))
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(6.0, 1.5 + 0.3 * len(rows)), 6.5),
+                                      sharex=True)
+    base = np.zeros(len(rows))
+    for key, label, colour in _TIME_PARTS:
+        part = np.array([s["perf"][key] for s in rows], dtype=float)
+        top.bar(ids, part, bottom=base, color=colour, label=label, width=0.8)
+        base += part
+    m = mapping.metrics
+    top.set_ylabel(f"seconds per batch of {m.get('perf_batch', '?')}")
+    top.set_title(f"{mapping.graph} on {mapping.hardware}: {m.get('throughput', 0):,.0f} "
+                  "samples/s simulated (sim/perf.py)", fontsize=9)
+    top.legend(fontsize=7, loc="upper right")
+    busiest = [s["perf"].get("busiest_link_utilisation", 0.0) for s in rows]
+    mean = [s["perf"].get("mean_link_utilisation", 0.0) for s in rows]
+    bottom.bar(ids - 0.2, busiest, width=0.4, color="#c44e52", label="busiest link")
+    bottom.bar(ids + 0.2, mean, width=0.4, color="#8172b2", label="mean of links used")
+    bottom.set_ylim(0, 1.05)
+    bottom.set_ylabel("link busy share")
+    bottom.set_xlabel("section")
+    bottom.set_xticks(ids, [str(s["id"]) for s in rows], fontsize=7)
+    bottom.legend(fontsize=7, loc="upper right")
+    _finish(fig, path)
+
+
 def picture_names(section: int, fmt: str = "svg") -> list[str]:
     """The file names of one section's pictures, in drawing order."""
     return [f"section{section}{kind}.{fmt}" for kind in _KINDS]
@@ -193,6 +243,9 @@ def draw_mapping(mapping: Mapping, fabric, out_dir: str | os.PathLike, fmt: str 
         for name, draw in zip(picture_names(k, fmt), (draw_section, draw_nets, draw_congestion)):
             draw(mapping, fabric, k, out_dir / name)
             names.append(name)
+    if any(s.get("perf") for s in mapping.sections):      # one picture, cheap: always drawn
+        draw_performance(mapping, out_dir / f"performance.{fmt}")
+        names.append(f"performance.{fmt}")
     return names
 
 

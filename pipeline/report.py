@@ -22,6 +22,7 @@ from pathlib import Path
 
 from model.files import write_text_atomic
 from model.mapping import Mapping
+from sim.perf import describe
 
 __all__ = ["render_report", "write_report", "section_wirelength", "streaming_lines"]
 
@@ -61,7 +62,7 @@ def render_report(mapping: Mapping, pictures: list[str] | None = None,
     if mapping.metrics or seconds is not None:
         lines += _metrics(mapping, seconds)
     if mapping.sections and mapping.ii is None:        # an RDU run (sections of sites)
-        lines += _sections(mapping) + _cuts(mapping) + _buffers(mapping)
+        lines += _sections(mapping) + _cuts(mapping) + _buffers(mapping) + _performance(mapping)
     if mapping.trace:
         lines += ["", "## Feedback rounds", "",
                   "| round | failed at | code | section | fixed by | change |",
@@ -177,6 +178,37 @@ def _cuts(mapping: Mapping) -> list[str]:
         lines += ["", f"Final cut: {len(mapping.sections)} sections, "
                       f"{_bytes(mapping.metrics['dram_bytes'])} DRAM bytes across cuts "
                       f"({mapping.metrics.get('dram_edges', '-')} edges)."]
+    return lines
+
+
+def _performance(mapping: Mapping) -> list[str]:
+    """The performance estimate (``sim.perf``): throughput, latency, where a batch's time goes."""
+    rows = [s for s in mapping.sections if s.get("perf")]
+    m = mapping.metrics
+    if not rows:
+        note = m.get("performance")
+        return ["", "## Performance estimate", "", f"{note}."] if note else []
+    lines = ["", "## Performance estimate", "",
+             f"Simulated by `sim/perf.py`: **{_num(m['throughput'])} samples/s** "
+             f"({m['samples_per_cycle']:.4g} per cycle), one sample alone in "
+             f"{m['latency_s']:.4g} s; bottleneck: {m['bottleneck']}; busiest link: "
+             f"{m.get('busiest_link') or '-'}. A batch of {m['perf_batch']} samples runs the "
+             f"sections one after another in {m['batch_s']:.4g} s:", "",
+             "| section | compute (s) | on-chip transfer (s) | DRAM (s) | reconfiguration (s) | "
+             "total (s) | samples / cycle | normalised | bottleneck | busiest link |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for s in rows:
+        p = s["perf"]
+        link = (f"{p['busiest_link']} ({p['busiest_link_utilisation']:.0%})"
+                if p.get("busiest_link") else "-")
+        lines.append(f"| {s['id']} | {p['compute_s']:.4g} | {p['transfer_s']:.4g} | "
+                     f"{p['dram_s']:.4g} | {p['reconfig_s']:.4g} | {p['total_s']:.4g} | "
+                     f"{p['samples_per_cycle']:.4g} | {p['normalised']:.3f} | "
+                     f"{describe(p['bottleneck'])} | {link} |")
+    lines += ["", "Compute: the batch at the slowest stage's compute rate; on-chip transfer: the "
+                  "rest of the pipeline's time (links, PMUs, back-pressure, filling); DRAM: "
+                  "what cut-crossing values add beyond the pipeline, plus loading the tensors; "
+                  "normalised: throughput over the compute bound (source 002's label)."]
     return lines
 
 

@@ -95,7 +95,8 @@ from model.graph import Edge, Graph, Node
 from model.mapping import Mapping
 
 __all__ = ["SectionPerf", "PerfReport", "StageTime", "simulate_section", "simulate_mapping",
-           "section_inputs", "SectionInputs", "DEFAULT_BATCH", "WINDOW"]
+           "section_inputs", "SectionInputs", "describe", "edge_bytes", "DEFAULT_BATCH",
+           "WINDOW"]
 
 #: Samples per batch of :func:`simulate_mapping` (every section runs the whole batch).
 DEFAULT_BATCH = 256
@@ -204,7 +205,14 @@ class SectionPerf:
                 "compute_cycles": _sig(self.compute_cycles),
                 "normalised": _sig(self.normalised), "bottleneck": dict(self.bottleneck),
                 "busiest_link": self.busiest_link,
-                "busiest_link_utilisation": _sig(self.busiest_link_utilisation)}
+                "busiest_link_utilisation": _sig(self.busiest_link_utilisation),
+                "mean_link_utilisation": _sig(self.mean_link_utilisation)}
+
+    @property
+    def mean_link_utilisation(self) -> float:
+        """Mean busy share of the links the section uses."""
+        used = self.link_utilisation.values()
+        return sum(used) / len(used) if used else 0.0
 
 
 @dataclass
@@ -252,12 +260,7 @@ class PerfReport:
     def bottleneck(self) -> str:
         """The slowest section and, inside it, what sets its period."""
         s = self.slowest
-        if s is None:
-            return "none"
-        b = s.bottleneck
-        where = b.get("node") or b.get("edge") or (f"{b['bytes']:g} bytes per sample"
-                                                     if "bytes" in b else "")
-        return f"section {s.section}: {b['kind']} {where}".rstrip()
+        return "none" if s is None else f"section {s.section}: {describe(s.bottleneck)}"
 
     @property
     def busiest_link(self) -> str | None:
@@ -280,6 +283,23 @@ class PerfReport:
         """Per section: :meth:`SectionPerf.to_dict` plus the batch's time breakdown."""
         return [s.to_dict() | {k: _sig(v) for k, v in b.items()}
                 for s, b in zip(self.sections, self.breakdowns())]
+
+
+def describe(bottleneck: dict[str, Any]) -> str:
+    """One line for a bottleneck dict, e.g. ``compute MatMul3`` or ``transfer A (link X)``.
+
+    Examples
+    --------
+    >>> describe({"kind": "transfer", "node": "A", "link": "S0_1->S0_2", "cycles": 8.0})
+    'transfer A (link S0_1->S0_2)'
+    >>> describe({"kind": "dram", "bytes": 4096.0, "cycles": 80.0})
+    'dram 4096 bytes per sample'
+    """
+    b = bottleneck
+    where = b.get("node") or b.get("edge") or (f"{b['bytes']:g} bytes per sample"
+                                                 if "bytes" in b else "")
+    link = f" (link {b['link']})" if b.get("link") else ""
+    return f"{b['kind']} {where}".rstrip() + link
 
 
 def _sig(x: float, digits: int = 6) -> float:
