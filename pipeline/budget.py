@@ -23,7 +23,7 @@ from typing import Callable
 from formulations.solver import SolveSettings
 
 __all__ = ["Budget", "CUT_SHARE", "BUFFER_SHARE", "ROUTING_SHARE", "MIN_SOLVE_SECONDS",
-           "placement_cap"]
+           "MAPPING_SHARE", "placement_cap"]
 
 #: Share of the planned time for the section cut (it stops early at a proven optimum).
 CUT_SHARE = 0.25
@@ -33,6 +33,9 @@ BUFFER_SHARE = 0.15
 ROUTING_SHARE = 1 / 3
 #: The least a solve is planned, so that a model is at least built and hinted.
 MIN_SOLVE_SECONDS = 0.05
+#: Share of ``--time-limit`` the mapping passes get; the rest is kept for writing the
+#: outputs and drawing pictures (about 0.3 s per section), so the whole run ends in time.
+MAPPING_SHARE = 0.9
 
 
 def placement_cap(nodes: int) -> float:
@@ -70,6 +73,15 @@ class Budget:
             raise ValueError(f"a budget must be a finite number of seconds > 0, not {self.total}")
         self.started = self.clock()
         self.unplanned = self.total
+
+    @classmethod
+    def of_run(cls, time_limit: float) -> "Budget":
+        """The mapping passes' budget within a run of ``time_limit`` seconds.
+
+        >>> Budget.of_run(60.0).total
+        54.0
+        """
+        return cls(time_limit * MAPPING_SHARE)
 
     @property
     def deadline(self) -> float:

@@ -53,7 +53,8 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
     fabric = build_fabric(spec)
     started = time.perf_counter()
     state = CompileState(estimate_units(graph, spec, options.tile_pmus), spec, fabric, options,
-                         say, cap=Capacity.of_fabric(fabric), budget=Budget(options.time_limit),
+                         say, cap=Capacity.of_fabric(fabric),
+                         budget=Budget.of_run(options.time_limit),
                          advance=advance or (lambda: None))
     levels = levels if levels is not None else default_levels(balance_section)
     try:

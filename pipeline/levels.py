@@ -39,7 +39,8 @@ from pipeline.section_pass import SectionOutcome, congestion_penalty, map_sectio
 from sim.check import CheckReport, check_section
 
 __all__ = ["CompileState", "SectionWork", "CutLevel", "BufferLevel", "PlaceRouteLevel",
-           "default_levels", "SCALE_STEP", "REPLACE_ROUNDS", "LOCAL_RETRIES"]
+           "default_levels", "fast_path_reason", "SCALE_STEP", "REPLACE_ROUNDS", "LOCAL_RETRIES",
+           "FAST_PATH_SECONDS", "PAST_DEADLINE"]
 
 #: A raised scale factor grows by at least this much per feedback round.
 SCALE_STEP = 1.25
@@ -72,6 +73,11 @@ class SectionWork:
     def key(self) -> tuple:
         return tuple(self.section.nodes)
 
+    @property
+    def size(self) -> int:
+        """Nodes to compile: buffer units included once balanced."""
+        return len(self.graph.nodes) if self.graph else len(self.section.nodes)
+
 
 @dataclass
 class CompileState:
@@ -102,9 +108,12 @@ class CompileState:
     advance: Callable[[], None] = lambda: None    # one section compiled (progress bars)
 
     def nodes_left(self) -> int:
-        """Nodes of the sections not compiled yet (buffer units included where known)."""
-        return sum(len(w.graph.nodes) if w.graph else len(w.section.nodes)
-                   for w in self.work if w.outcome is None)
+        """Nodes of the sections not compiled yet (buffer units included where known).
+
+        Linear in the sections: the levels call it once per run and keep the
+        count as they go, so thousands of sections stay linear.
+        """
+        return sum(w.size for w in self.work if w.outcome is None)
 
     def usage(self, failed: int | None = None, lack: bool = False) -> list[SectionUsage]:
         """Every section's sites needed (buffer units included) against capacity."""
@@ -247,14 +256,18 @@ class BufferLevel:
         self.balancer = balancer
 
     def run(self, state: CompileState) -> None:
+        left = state.nodes_left()
         for w in state.work:
+            before = w.size
             done = state.buffered.get(w.key)
             if done is not None:
                 w.graph, w.edge_map, w.buffer_rows, w.buffer_lines = (
                     done.graph, done.edge_map, done.buffer_rows, done.buffer_lines)
-                continue
-            self._balance(state, w)
-            state.buffered[w.key] = w
+            else:
+                self._balance(state, w, left)
+                state.buffered[w.key] = w
+            if w.outcome is None:
+                left += w.size - before
         for w in state.work:
             d = sites_needed(w.graph)
             if not _fits(d, state.cap):
@@ -265,14 +278,15 @@ class BufferLevel:
                     "of the chip", state.usage(w.section.id, lack=True), w.section.id,
                     [x.section.id for x in state.work if x.section.id < w.section.id]))
 
-    def _balance(self, state: CompileState, w: SectionWork) -> None:
+    def _balance(self, state: CompileState, w: SectionWork, nodes_left: int = 0) -> None:
+        """Balance ``w`` (``nodes_left``: nodes not compiled yet, for its time share)."""
         sub = state.graph.subgraph(w.section.nodes, name=f"{state.graph.name}/section"
                                                          f"{w.section.id}")
         index = state.graph.induced_edges(w.section.nodes)    # the subgraph's edges, in order
         added: dict[int, int] = {}
         if self.balancer is not None:
             started = time.perf_counter()
-            seconds = state.budget.buffer_seconds(len(sub.nodes), state.nodes_left())
+            seconds = state.budget.buffer_seconds(len(sub.nodes), nodes_left)
             settings = state.budget.settings(state.options, "buffers", seconds)
             result = self.balancer(sub, state.spec, state.options, settings, section=w.section.id)
             rows, added, lines, stage = _read_balancer(result)
@@ -365,23 +379,27 @@ class PlaceRouteLevel:
     name = "place-route"
 
     def run(self, state: CompileState) -> None:
+        left = state.nodes_left()    # kept up to date below: linear in the sections
         for w in state.work:
+            pending, before = w.outcome is None, w.size
             if w.graph is None:      # no buffer level ran: the section as cut
                 BufferLevel(balancer=None)._balance(state, w)
+            left += (w.size - before) if pending else 0
             key = self._key(w)
             done = state.compiled.get(key)
             if done is not None:     # compiled in an earlier iteration: reuse, never redo
                 w.outcome, w.check, w.reused = done.outcome, done.check, True
                 state.reused += 1
-                continue
-            self._compile(state, w)
-            state.compiled[key] = w
+            else:
+                self._compile(state, w, left)
+                state.compiled[key] = w
+            left -= w.size if pending else 0
 
     @staticmethod
     def _key(w: SectionWork) -> tuple:
         return (w.key, tuple(n.id for n in w.graph.nodes))
 
-    def _compile(self, state: CompileState, w: SectionWork) -> None:
+    def _compile(self, state: CompileState, w: SectionWork, nodes_left: int) -> None:
         options = state.options
         reseeds = state.retries.get(w.key, 0) - _replace_rounds(options)
         if reseeds > 0:   # another seed and a more patient router
@@ -389,8 +407,8 @@ class PlaceRouteLevel:
             options = replace(options, seed=_retry_seed(options.seed, reseeds),
                               router_config=replace(
                                   config, max_iterations=config.max_iterations * (1 + reseeds)))
-        place, route = state.budget.place_route_seconds(len(w.graph.nodes), state.nodes_left())
-        fast = _fast_path_reason(state.budget, options, place + route)
+        place, route = state.budget.place_route_seconds(len(w.graph.nodes), nodes_left)
+        fast = fast_path_reason(state.budget, options, place + route)
         if fast:   # the fastest legal answer, said so in the stages
             options = replace(options, placer="greedy", router="negotiated")
         settings = (state.budget.settings(options, "placement", place),
@@ -445,7 +463,7 @@ class PlaceRouteLevel:
         return f"section {w.section.id}: placed and routed again with seed {seed}"
 
 
-def _fast_path_reason(budget: Budget, options, planned: float) -> str | None:
+def fast_path_reason(budget: Budget, options, planned: float) -> str | None:
     """Why a section takes the fast path (greedy + PathFinder), or None: the run is past
     its deadline, or the plan leaves the section less than the models' own set-up."""
     if options.placer == "greedy":

@@ -37,6 +37,7 @@ divides by the vector network's channels (the scalar network has more).
 from __future__ import annotations
 
 import os
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -230,15 +231,18 @@ def picture_names(section: int, fmt: str = "svg") -> list[str]:
 
 
 def draw_mapping(mapping: Mapping, fabric, out_dir: str | os.PathLike, fmt: str = "svg",
-                 max_sections: int | None = None) -> list[str]:
-    """Draw routes, nets and congestion of every section (or the first ``max_sections``).
+                 max_sections: int | None = None, deadline: float | None = None) -> list[str]:
+    """Draw routes, nets and congestion of every section (or the first ``max_sections``,
+    or those begun before ``deadline``, a :func:`time.monotonic` time).
 
-    Returns the relative file names, three per section drawn. The caller
-    reports a limit: ``len(names) // 3 < len(mapping.sections)``.
+    Returns the relative file names, one set per section drawn. The caller
+    reports a limit (``pipeline.report`` says which sections were left out).
     """
     out_dir = Path(out_dir)
     names = []
     for section in mapping.sections[:max_sections]:
+        if deadline is not None and time.monotonic() >= deadline:
+            break
         k = section["id"]
         for name, draw in zip(picture_names(k, fmt), (draw_section, draw_nets, draw_congestion)):
             draw(mapping, fabric, k, out_dir / name)

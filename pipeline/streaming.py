@@ -255,7 +255,8 @@ def map_streaming(graph: Graph, spec: StreamingEngineSpec, options: RunOptions |
     options = options or RunOptions()
     started = time.perf_counter()
     af = af_latency or options.af_latency or spec.af_latency
-    settings = Budget(options.time_limit).settings(options, "streaming", options.time_limit)
+    budget = Budget.of_run(options.time_limit)
+    settings = budget.settings(options, "streaming", budget.total)
     state = StreamingState(graph, spec, settings, af, progress or (lambda line: None), started)
     mapping = Mapping(graph=graph.name, hardware=spec.name)
     mapping.order = graph.topological_order() if _acyclic(graph) else graph.node_ids

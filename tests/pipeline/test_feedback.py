@@ -203,7 +203,7 @@ class FlakyRouter(PlaceRouteLevel):
     def __init__(self):
         self.failures = 0
 
-    def _compile(self, state, w):
+    def _compile(self, state, w, nodes_left):
         if self.failures == 0:
             self.failures += 1
             from pipeline.section_pass import SectionOutcome
@@ -211,7 +211,7 @@ class FlakyRouter(PlaceRouteLevel):
                 "routing", "link S0_0->S0_1 over capacity",
                 overused=[Overuse("S0_0->S0_1", "vector", 3, 2, ("a", "b", "c"))]))
             self._raise(state, w, outcome)
-        super()._compile(state, w)
+        super()._compile(state, w, nodes_left)
 
 
 def test_routing_failure_is_first_fixed_locally():
@@ -225,9 +225,9 @@ def test_routing_failure_is_first_fixed_locally():
 def test_local_fixes_go_penalty_then_seed_then_to_the_cut():
     """Every local attempt is a round of the trace: REPLACE_ROUNDS penalties, then a new seed."""
     class AlwaysOverused(FlakyRouter):
-        def _compile(self, state, w):
+        def _compile(self, state, w, nodes_left):
             self.failures = 0
-            super()._compile(state, w)
+            super()._compile(state, w, nodes_left)
 
     options = RunOptions(time_limit=5, max_iterations=REPLACE_ROUNDS + LOCAL_RETRIES + 1)
     with pytest.raises(MappingFailed) as info:

@@ -1,5 +1,7 @@
 """Pictures: every section drawn (no silent cap), captions with mapping.json's wirelength."""
 
+import time
+
 import matplotlib
 import pytest
 
@@ -35,6 +37,16 @@ def test_every_section_is_drawn(tiny, tmp_path):
 def test_max_sections_is_an_explicit_limit(tiny, tmp_path):
     names = draw_mapping(many_sections(tiny, 4), tiny, tmp_path, "png", max_sections=2)
     assert names == picture_names(0, "png") + picture_names(1, "png")
+
+
+def test_no_section_is_begun_after_the_deadline(tiny, tmp_path):
+    """The run's time limit covers its pictures: none is started once it has passed."""
+    past = time.monotonic() - 1.0
+    assert draw_mapping(many_sections(tiny, 3), tiny, tmp_path, "png", deadline=past) == []
+    assert list(tmp_path.iterdir()) == []
+    later = time.monotonic() + 3600.0
+    assert len(draw_mapping(many_sections(tiny, 2), tiny, tmp_path, "png", deadline=later)) == \
+        2 * len(picture_names(0, "png"))
 
 
 @pytest.fixture

@@ -69,6 +69,9 @@ def test_pictures_note_only_when_sections_are_missing():
     all_drawn = [f"section{k}{kind}.svg" for k in (0, 1) for kind in ("", "_nets", "_congestion")]
     assert "were drawn" not in render_report(m, all_drawn)
     assert "Pictures of 1 of 2 sections were drawn" in render_report(m, all_drawn[:3])
+    none_drawn = render_report(m, [])       # the time limit came before the first picture
+    assert "Pictures of 0 of 2 sections" in none_drawn and "python -m pipeline.draw" in none_drawn
+    assert "## Pictures" not in render_report(m, None)       # --no-pictures: not asked for
 
 
 def test_interrupted_status_is_named():

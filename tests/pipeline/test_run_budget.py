@@ -18,6 +18,7 @@ from pipeline.budget import MIN_SOLVE_SECONDS, Budget, placement_cap
 from hardware import load_hardware
 from model.importers import load_graph
 from pipeline.flow import map_graph
+from pipeline.levels import FAST_PATH_SECONDS, PAST_DEADLINE, fast_path_reason
 from pipeline.options import RunOptions
 from pipeline.run import main
 
@@ -122,15 +123,28 @@ def _without_timing(data):
     return data
 
 
-def test_a_section_planned_too_little_takes_the_fast_path():
+def test_a_budget_far_too_small_still_maps_by_the_fast_path():
     """A budget far too small still ends with a checked mapping: greedy placement and
-    PathFinder routing, chosen from the plan (so the same seed still repeats)."""
+    PathFinder routing, each stage saying why."""
     graph = load_graph(str(ROOT / "examples" / "fig9.json"))
     mapping = map_graph(graph, load_hardware("plasticine"), RunOptions(time_limit=0.01))
     assert mapping.status == "mapped"
     placements = [s for s in mapping.stages if s["stage"] == "placement"]
-    assert placements and all("below" in s["note"] and not s.get("cut_short")
+    assert placements and all("greedy placement and PathFinder routing" in s["note"]
                               for s in placements)
+
+
+def test_the_fast_path_is_chosen_from_the_plan_then_from_the_deadline():
+    """Planned below FAST_PATH_SECONDS: the fast path by the plan, so the same seed still
+    repeats; past the deadline: by the clock, said so; the greedy placer needs neither."""
+    now = [0.0]
+    budget = Budget(10.0, clock=lambda: now[0])
+    assert fast_path_reason(budget, RunOptions(), FAST_PATH_SECONDS / 2).endswith(
+        f"below {FAST_PATH_SECONDS} s")
+    assert fast_path_reason(budget, RunOptions(), 2 * FAST_PATH_SECONDS) is None
+    now[0] = 11.0
+    assert fast_path_reason(budget, RunOptions(), 2 * FAST_PATH_SECONDS) == PAST_DEADLINE
+    assert fast_path_reason(budget, RunOptions(placer="greedy"), 0.0) is None
 
 
 def test_past_the_deadline_a_section_gets_the_fastest_legal_answer(monkeypatch):
