@@ -81,8 +81,9 @@ def render_report(mapping: Mapping, pictures: list[str] | None = None,
                      f"{objective} | {s['time']:.3f} |")
     if extra:
         lines += [""] + list(extra)
-    if pictures:
-        lines += ["", "## Pictures", ""] + _pictures_note(mapping, pictures)
+    note = _pictures_note(mapping, pictures) if pictures is not None else []
+    if pictures or note:
+        lines += ["", "## Pictures", ""] + note
         lines += [f"![{p}]({p})" for p in pictures]
     return "\n".join(lines) + "\n"
 
@@ -115,15 +116,16 @@ def _metrics(mapping: Mapping, seconds: float | None) -> list[str]:
 
 
 def _pictures_note(mapping: Mapping, pictures: list[str]) -> list[str]:
-    """A line when fewer RDU sections were drawn than there are (a limit was set)."""
-    if mapping.ii is not None:
+    """A line when fewer RDU sections were drawn than there are (the run's time
+    limit came first), with the command that draws the rest."""
+    if mapping.ii is not None or mapping.status != "mapped":
         return []
     drawn = {p.split("_")[0].split(".")[0] for p in pictures if p.startswith("section")}
     if len(drawn) >= len(mapping.sections):
         return []
-    return [f"Pictures of {len(drawn)} of {len(mapping.sections)} sections were drawn "
-            "(`draw_mapping(max_sections=...)`; pass `max_sections=None` to draw every "
-            "section).", ""]
+    return [f"Pictures of {len(drawn)} of {len(mapping.sections)} sections were drawn before "
+            "the run's time limit; `python -m pipeline.draw OUT/mapping.json` draws every "
+            "section (OUT: this report's folder).", ""]
 
 
 def _run(run: dict) -> list[str]:

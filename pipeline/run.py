@@ -136,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     console.say(f"mapping {graph.name} ({len(graph.nodes)} nodes, {len(graph.edges)} edges) "
                 f"on {spec.name}, budget {options.time_limit:g} s")
     started = time.perf_counter()
+    deadline = time.monotonic() + options.time_limit    # the whole run's, pictures included
     try:
         with watch_signals(_interrupt):
             mapping, code = _map(graph, spec, options, console)
@@ -146,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + exc.signum
     seconds = time.perf_counter() - started
     with deferred_signals():     # outputs are written whole: an interrupt waits for them
-        written = _write_outputs(mapping, spec, out, args, seconds)
+        written = _write_outputs(mapping, spec, out, args, seconds, deadline)
         remove_stale_outputs(out, written)
     if code == EXIT_MAPPED:
         shown = {k: mapping.metrics[k] for k in ("sections", "wirelength", "ii", "cycles")
@@ -183,17 +184,19 @@ def _options(args) -> RunOptions:
                       batch=args.batch, dims=parse_dims(args.dim))
 
 
-def _write_outputs(mapping: Mapping, spec, out: Path, args, seconds: float) -> list[str]:
-    """Write mapping.json, the report and the pictures; returns the names written."""
+def _write_outputs(mapping: Mapping, spec, out: Path, args, seconds: float,
+                   deadline: float) -> list[str]:
+    """Write mapping.json, the report and the pictures (RDU sections while the run's
+    ``deadline`` lasts); returns the names written."""
     write_mapping(mapping, out / "mapping.json")
-    pictures: list[str] = []
     extra: list[str] = []
     draw = mapping.status == "mapped" and not args.no_pictures
+    pictures: list[str] | None = [] if draw else None
     if spec.kind == "rdu":
         fabric = build_fabric(spec)
         summary = fabric.describe()
         if draw:
-            pictures = draw_mapping(mapping, fabric, out, args.picture_format)
+            pictures = draw_mapping(mapping, fabric, out, args.picture_format, deadline=deadline)
     else:
         summary = f"{spec.name} ({spec.kind})"
         if spec.kind == "streaming-engine":
@@ -204,7 +207,7 @@ def _write_outputs(mapping: Mapping, spec, out: Path, args, seconds: float) -> l
                 pictures = [name]
     write_report(render_report(mapping, pictures, summary, extra, seconds=seconds),
                  out / "report.md")
-    return ["mapping.json", "report.md", *pictures]
+    return ["mapping.json", "report.md", *(pictures or [])]
 
 
 if __name__ == "__main__":
