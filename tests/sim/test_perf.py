@@ -15,7 +15,8 @@ from model.graphjson import read_graph
 from pipeline.buffers_pass import balance_section
 from pipeline.options import RunOptions
 from sim.backpressure import steady_state_throughput
-from sim.perf import simulate_section
+from pipeline.report import render_report
+from sim.perf import section_inputs, simulate_mapping, simulate_section
 
 REPO = Path(__file__).resolve().parents[2]
 PLASTICINE = load_hardware("plasticine")
@@ -214,3 +215,56 @@ def test_the_dram_share_can_be_the_bottleneck():
     assert perf.samples_per_cycle == pytest.approx(1 / 1000)
     assert perf.bottleneck["kind"] == "dram"
     assert perf.normalised == pytest.approx(10 / 1000)
+
+
+# -- a whole mapping: mapping.json, report.md ---------------------------------------------------
+@pytest.fixture(scope="module")
+def fig11_mapped():
+    from pipeline.flow import map_graph
+    return map_graph(fig11(), load_hardware("tiny"), RunOptions(time_limit=10, depth_per_pmu=1))
+
+
+def test_a_mapping_is_rebuilt_with_its_stage_buffers(fig11_mapped):
+    (section,) = section_inputs(fig11(), fig11_mapped)
+    buffer = "buf[S0->S2#2].0"
+    assert fig11_mapped.placement[buffer]["section"] == 0
+    hops = {(e.src, e.dst): section.routes[i] for i, e in enumerate(section.graph.edges)}
+    assert set(hops) == {("S0", "S1"), ("S1", "S2"), ("S0", buffer), (buffer, "S2")}
+    route = next(r for r in fig11_mapped.routes if r["edge"] == 2)["links"]
+    assert hops[("S0", buffer)] + hops[(buffer, "S2")] == route
+    assert hops[("S0", buffer)][-1].endswith("->" + fig11_mapped.placement[buffer]["site"])
+
+
+def test_a_mapped_run_carries_throughput_latency_and_bottleneck(fig11_mapped):
+    m = fig11_mapped.metrics
+    again = simulate_mapping(fig11(), load_hardware("tiny"), fig11_mapped.to_dict())
+    assert m["throughput"] == pytest.approx(again.throughput, rel=1e-5) and m["throughput"] > 0
+    assert m["samples_per_cycle"] == pytest.approx(m["throughput"] / 1e9, rel=1e-5)
+    assert m["latency_s"] == pytest.approx(again.latency_s, rel=1e-5)
+    assert m["bottleneck"].startswith("section 0: ") and m["perf_batch"] == 256
+    perf = fig11_mapped.sections[0]["perf"]
+    parts = perf["compute_s"] + perf["transfer_s"] + perf["dram_s"] + perf["reconfig_s"]
+    assert perf["total_s"] == pytest.approx(parts, rel=1e-5)
+    assert m["batch_s"] == pytest.approx(perf["total_s"], rel=1e-5)
+    assert perf["reconfig_s"] == pytest.approx(10e-6)              # tiny: reconfig_us 10
+    assert 0 < perf["normalised"] <= 1
+    assert m["throughput"] == pytest.approx(256 / m["batch_s"], rel=1e-4)
+
+
+def test_the_report_shows_the_estimate(fig11_mapped):
+    text = render_report(fig11_mapped)
+    assert "## Performance estimate" in text
+    assert f"{fig11_mapped.metrics['throughput']:,.0f} samples/s" in text
+    table = text.split("## Performance estimate")[1]
+    row = next(line for line in table.splitlines() if line.startswith("| 0 | "))
+    assert f"{fig11_mapped.sections[0]['perf']['normalised']:.3f}" in row
+
+
+def test_batch_time_is_reconfiguration_plus_pipeline():
+    g, placement, routes = chain([10, 40, 20, 5])
+    perf = simulate_section(g, PLASTICINE, placement, routes)
+    times = perf.breakdown(100, reconfig_s=1e-5)
+    assert times["compute_s"] == pytest.approx(100 * 40e-9)
+    assert times["compute_s"] + times["transfer_s"] == pytest.approx(
+        (perf.latency_cycles + 99 * 40) * 1e-9)
+    assert times["total_s"] == pytest.approx(times["compute_s"] + times["transfer_s"] + 1e-5)
