@@ -133,9 +133,9 @@ def load_onnx(path: str | os.PathLike, name: str, batch: int = 1,
         If the file is not a readable, valid ONNX model or a dimension stays unknown.
     """
     file = str(path)
+    _check(file)               # first: its copy of the model is freed before ours is read
     model = _read(file)
     _check_versions(model, file)
-    _check(file)
     _drop_large_data(model.graph)
     _fix_dims(model.graph, file, batch, dict(dims or {}))
     try:
@@ -158,7 +158,7 @@ def _first_line(exc: Exception) -> str:
     return text[:400]
 
 
-def _read(file: str) -> onnx.ModelProto:
+def _stat(file: str) -> None:
     try:
         size = os.stat(file).st_size
         if not os.path.isfile(file):
@@ -172,6 +172,9 @@ def _read(file: str) -> onnx.ModelProto:
         raise InputError(file, "", f"{size:,} bytes is above the 2 GiB protobuf limit",
                          "save the model with its weights as external data "
                          "(onnx.save(..., save_as_external_data=True))")
+
+
+def _read(file: str) -> onnx.ModelProto:
     try:
         return onnx.load(file, load_external_data=False)
     except (DecodeError, RuntimeError, ValueError) as exc:
@@ -196,12 +199,17 @@ def _check_versions(model: onnx.ModelProto, file: str) -> None:
 
 
 def _check(file: str) -> None:
+    """The checker's verdict; a file that does not parse or is too new says so instead."""
+    _stat(file)
     try:
         checker.check_model(file)      # by path: external data is looked for beside the file
     except (checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
-        raise InputError(file, "", f"invalid ONNX model (checker: {_first_line(exc)})",
-                         "correct the model; onnx.checker.check_model names the same problem") \
-            from None
+        reason = _first_line(exc)
+    else:
+        return
+    _check_versions(_read(file), file)
+    raise InputError(file, "", f"invalid ONNX model (checker: {reason})",
+                     "correct the model; onnx.checker.check_model names the same problem")
 
 
 def _drop_large_data(graph: onnx.GraphProto) -> None:
