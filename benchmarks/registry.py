@@ -39,6 +39,8 @@ SUITE_MODULES = (
     "benchmarks.suites.reliability",
     "benchmarks.suites.frontend",
     "benchmarks.suites.onnx",
+    "benchmarks.suites.perf",
+    "benchmarks.suites.cost_model",
 )
 
 

@@ -100,8 +100,8 @@ __all__ = ["SectionPerf", "PerfReport", "StageTime", "simulate_section", "simula
 
 #: Samples per batch of :func:`simulate_mapping` (every section runs the whole batch).
 DEFAULT_BATCH = 256
-#: Samples over which the period is measured (divisible by 1..6, 8, 10, 12).
-WINDOW = 120
+#: Samples over which the period is measured (divisible by 1..6, 10, 12, 15, 20, 30).
+WINDOW = 60
 #: Cap on simulated cells (samples x stages) per section; the run stops there.
 MAX_CELLS = 600_000
 #: Relative change of the period between two windows below which it has settled.
@@ -698,7 +698,9 @@ def section_inputs(graph: Graph, mapping: Mapping | dict) -> list[SectionInputs]
     not list those links); DRAM bytes per sample are the section's cut-crossing nets (a
     value written once, read once per section that uses it).
     """
-    data = mapping.to_dict() if isinstance(mapping, Mapping) else mapping
+    data = mapping if isinstance(mapping, dict) else {   # no deep copy (asdict is slow)
+        key: getattr(mapping, key) for key in ("status", "sections", "buffers", "placement",
+                                               "routes")}
     if data.get("status") != "mapped":
         raise ValueError("simulate_mapping needs a mapped mapping.json "
                          f"(status {data.get('status')!r})")
