@@ -1,0 +1,326 @@
+"""The classic baseline: iterative modulo list scheduling with PathFinder routing.
+
+Scope
+-----
+:func:`list_schedule` tries II from the lower bound up. At one II (:func:`schedule_at_ii`):
+
+1. **order**: operations by their earliest issue at that II (recurrences included, no hops),
+   then by their height (longest latency path to the end of the iteration);
+2. **place**: each operation in turn gets the earliest ``(PE, cycle)`` whose slot is free and
+   whose hop distances to its placed neighbours fit their issue cycles (loop-carried edges to
+   placed consumers cap it from above), among those the one whose operand routes cost least;
+   every route is a cheapest time-exact path in the routing resource graph (PE registers per
+   cycle, links per cycle, both modulo II) with PathFinder's costs;
+3. **negotiate**: rip up and re-route every value with growing present-congestion and
+   history costs (PathFinder, McMurchie and Ebeling 1995) until no register or link slot is
+   over its capacity, or give up the II.
+
+It is the warm start of the CP-SAT sweep (:mod:`formulations.cgra.sweep`) and, as
+``--placer list``, the baseline the benchmark compares against. Deterministic for a seed.
+
+Examples
+--------
+>>> from hardware import load_hardware
+>>> from model.graph import Graph, Node, Edge
+>>> from formulations.cgra.problem import problem_from_graph
+>>> g = Graph("acc", [Node("a", op="LOAD"), Node("b", op="MUL"), Node("c", op="ADD")],
+...           [Edge("a", "b"), Edge("b", "c"), Edge("c", "c", distance=1)])
+>>> s = list_schedule(problem_from_graph(g, load_hardware("cgra4x4")))
+>>> s.ii, s.length
+(1, 5)
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, Step,
+                                       lower_bounds, precheck, time_windows)
+
+__all__ = ["list_schedule", "schedule_at_ii", "Router", "NEGOTIATION_ROUNDS", "CANDIDATES"]
+
+#: PathFinder rounds of rip-up and re-route per II.
+NEGOTIATION_ROUNDS = 40
+#: Placements whose routes are costed per operation (earliest first).
+CANDIDATES = 12
+_BIG = 10**9
+
+
+@dataclass
+class Router:
+    """Routing resource usage modulo II and PathFinder's costs.
+
+    ``cells[u]`` maps the ``(PE, cycle)`` cells of value ``u`` to the number of its routes
+    through them; ``moves[u]`` its link uses ``(p, q, cycle)`` (p at ``cycle`` to q at
+    ``cycle + 1``). ``reg_use`` / ``link_use`` count distinct values per slot.
+    """
+
+    problem: CgraProblem
+    ii: int
+    present: float = 0.5
+    reg_use: dict = field(default_factory=lambda: defaultdict(int))
+    link_use: dict = field(default_factory=lambda: defaultdict(int))
+    reg_hist: dict = field(default_factory=lambda: defaultdict(float))
+    link_hist: dict = field(default_factory=lambda: defaultdict(float))
+    cells: dict = field(default_factory=lambda: defaultdict(lambda: defaultdict(int)))
+    moves: dict = field(default_factory=lambda: defaultdict(lambda: defaultdict(int)))
+    paths: dict = field(default_factory=dict)
+
+    def cell_cost(self, u: int, pe: int, c: int) -> float:
+        if self.cells[u].get((pe, c)):
+            return 0.0
+        key = (pe, c % self.ii)
+        over = max(0, self.reg_use[key] + 1 - self.problem.registers)
+        return (1.0 + self.reg_hist[key]) * (1.0 + self.present * over * 4)
+
+    def link_cost(self, u: int, p: int, q: int, c: int) -> float:
+        if self.moves[u].get((p, q, c)):
+            return 0.0
+        key = (p, q, c % self.ii)
+        over = max(0, self.link_use[key])
+        return (1.0 + self.link_hist[key]) * (1.0 + self.present * over * 4)
+
+    def route(self, u: int, src: Step, dst: Step) -> tuple[float, list[Step] | None]:
+        """The cheapest time-exact path of value ``u`` from ``src`` to ``dst``."""
+        (p0, c0), (p1, c1) = src, dst
+        dist = self.problem.dist
+        if c1 < c0 or dist[p0][p1] > c1 - c0:
+            return float("inf"), None
+        links = self.problem.links
+        cost = {p0: self.cell_cost(u, p0, c0)}
+        back: list[dict[int, int]] = []
+        for c in range(c0, c1):
+            left = c1 - c - 1
+            nxt: dict[int, float] = {}
+            prev: dict[int, int] = {}
+            for p in sorted(cost):
+                base = cost[p]
+                for q in [p] + links[p]:
+                    if dist[q][p1] > left:
+                        continue
+                    w = base + self.cell_cost(u, q, c + 1)
+                    if q != p:
+                        w += self.link_cost(u, p, q, c)
+                    if w < nxt.get(q, float("inf")):
+                        nxt[q], prev[q] = w, p
+            cost = nxt
+            back.append(prev)
+        if p1 not in cost:
+            return float("inf"), None
+        path = [(p1, c1)]
+        p = p1
+        for c in range(c1 - 1, c0 - 1, -1):
+            p = back[c - c0][p]
+            path.append((p, c))
+        return cost[p1], path[::-1]
+
+    def add(self, u: int, key: tuple, path: list[Step]) -> None:
+        """Commit ``path`` as the route of edge ``key`` of value ``u``."""
+        self.paths[key] = path
+        for pe, c in path:
+            if self.cells[u][(pe, c)] == 0:
+                self.reg_use[(pe, c % self.ii)] += 1
+            self.cells[u][(pe, c)] += 1
+        for (p, c), (q, _) in zip(path, path[1:]):
+            if p != q:
+                if self.moves[u][(p, q, c)] == 0:
+                    self.link_use[(p, q, c % self.ii)] += 1
+                self.moves[u][(p, q, c)] += 1
+
+    def remove(self, u: int, key: tuple) -> None:
+        """Rip up the route of edge ``key`` of value ``u``."""
+        path = self.paths.pop(key)
+        for pe, c in path:
+            self.cells[u][(pe, c)] -= 1
+            if self.cells[u][(pe, c)] == 0:
+                del self.cells[u][(pe, c)]
+                self.reg_use[(pe, c % self.ii)] -= 1
+        for (p, c), (q, _) in zip(path, path[1:]):
+            if p != q:
+                self.moves[u][(p, q, c)] -= 1
+                if self.moves[u][(p, q, c)] == 0:
+                    del self.moves[u][(p, q, c)]
+                    self.link_use[(p, q, c % self.ii)] -= 1
+
+    def overused(self) -> int:
+        """Register and link slots over their capacity (0: the routes are legal)."""
+        regs = sum(max(0, n - self.problem.registers) for n in self.reg_use.values())
+        return regs + sum(max(0, n - 1) for n in self.link_use.values())
+
+    def age(self) -> None:
+        """PathFinder's history: every over-used slot costs more from now on."""
+        for key, n in self.reg_use.items():
+            if n > self.problem.registers:
+                self.reg_hist[key] += 0.5 * (n - self.problem.registers)
+        for key, n in self.link_use.items():
+            if n > 1:
+                self.link_hist[key] += 0.5 * (n - 1)
+
+
+def _heights(problem: CgraProblem) -> list[int]:
+    height = list(problem.latency)
+    for _ in range(problem.n):
+        changed = False
+        for u, v, d in problem.edges:
+            if d == 0 and height[v] + problem.latency[u] > height[u]:
+                height[u], changed = height[v] + problem.latency[u], True
+        if not changed:
+            break
+    return height
+
+
+@dataclass
+class _Attempt:
+    problem: CgraProblem
+    ii: int
+    router: Router
+    pe: dict[int, int] = field(default_factory=dict)
+    t: dict[int, int] = field(default_factory=dict)
+    busy: set = field(default_factory=set)
+
+    def window(self, v: int, pe: int) -> tuple[int, int]:
+        """Issue cycles of ``v`` on ``pe`` the placed neighbours allow (hops included)."""
+        p, lo, hi = self.problem, 0, _BIG
+        for u, w, d in p.edges:
+            if w == v and u in self.pe:
+                lo = max(lo, self.t[u] + p.latency[u] + p.dist[self.pe[u]][pe] - d * self.ii)
+            if u == v and w in self.pe and w != v:
+                hi = min(hi, self.t[w] + d * self.ii - p.latency[v] - p.dist[pe][self.pe[w]])
+        return lo, hi
+
+    def edges_of(self, v: int) -> list[tuple[int, int, int]]:
+        """Edges of ``v`` whose both ends are placed once ``v`` is."""
+        return [(u, w, d) for u, w, d in self.problem.edges
+                if (w == v and (u in self.pe or u == v)) or (u == v and w in self.pe)]
+
+    def route_cost(self, v: int, pe: int, t: int) -> tuple[float, dict]:
+        self.pe[v], self.t[v] = pe, t
+        total, paths = 0.0, {}
+        try:
+            for u, w, d in self.edges_of(v):
+                cost, path = self.router.route(u, self._src(u), self._dst(w, d))
+                if path is None:
+                    return float("inf"), {}
+                total += cost
+                paths[(u, w, d)] = path
+            return total, paths
+        finally:
+            del self.pe[v], self.t[v]
+
+    def _src(self, u: int) -> Step:
+        return self.pe[u], self.t[u] + self.problem.latency[u]
+
+    def _dst(self, w: int, d: int) -> Step:
+        return self.pe[w], self.t[w] + d * self.ii
+
+    def place(self, v: int, earliest: int, rng: random.Random) -> bool:
+        """Place ``v`` at the cheapest of the earliest feasible candidates (see module)."""
+        p = self.problem
+        candidates = []
+        pes = list(p.allowed[v])
+        rng.shuffle(pes)
+        for pe in pes:
+            lo, hi = self.window(v, pe)
+            lo = max(lo, earliest)
+            for t in range(lo, min(hi, lo + self.ii - 1) + 1):
+                if (pe, t % self.ii) not in self.busy:
+                    candidates.append((t, self._spread(v, pe), pe))
+                    break
+        if not candidates:
+            return False
+        best = None
+        for t, _, pe in sorted(candidates)[:CANDIDATES]:
+            cost, paths = self.route_cost(v, pe, t)
+            score = cost + 2.0 * t
+            if paths is not None and cost < float("inf") and (best is None or score < best[0]):
+                best = (score, pe, t, paths)
+        if best is None:
+            return False
+        _, pe, t, paths = best
+        self.pe[v], self.t[v] = pe, t
+        self.busy.add((pe, t % self.ii))
+        for (u, w, d), path in sorted(paths.items()):
+            self.router.add(u, (u, w, d), path)
+        return True
+
+    def _spread(self, v: int, pe: int) -> int:
+        return sum(self.problem.dist[self.pe[u]][pe] for u, w, _ in self.problem.edges
+                   if w == v and u in self.pe) + sum(
+            self.problem.dist[pe][self.pe[w]] for u, w, _ in self.problem.edges
+            if u == v and w in self.pe)
+
+    def negotiate(self, rounds: int, deadline: float) -> bool:
+        """PathFinder: rip up and re-route every edge until nothing is over-used."""
+        router = self.router
+        for r in range(rounds):
+            if router.overused() == 0:
+                return True
+            if time.perf_counter() > deadline:
+                return False
+            router.age()
+            router.present = 0.5 * (1.6 ** r)
+            for key in sorted(router.paths):
+                u, w, d = key
+                router.remove(u, key)
+                _, path = router.route(u, self._src(u), self._dst(w, d))
+                router.add(u, key, path)
+        return router.overused() == 0
+
+
+def schedule_at_ii(problem: CgraProblem, ii: int, seed: int = 0,
+                   deadline: float | None = None) -> CgraSchedule | None:
+    """One list-scheduling attempt at ``ii`` (None when it dead-ends or cannot route)."""
+    deadline = deadline if deadline is not None else time.perf_counter() + 3600
+    horizon = sum(problem.latency) + problem.n * (ii + problem.diameter) + ii
+    windows = time_windows(problem, ii, horizon)
+    if windows is None:
+        return None
+    early = windows[0]
+    height = _heights(problem)
+    order = sorted(range(problem.n), key=lambda v: (early[v], -height[v], v))
+    attempt = _Attempt(problem, ii, Router(problem, ii))
+    rng = random.Random(seed * 7919 + ii)
+    for v in order:
+        if time.perf_counter() > deadline:
+            return None
+        if not attempt.place(v, 0, rng):
+            return None
+    if not attempt.negotiate(NEGOTIATION_ROUNDS, deadline):
+        return None
+    return _decode(problem, ii, attempt)
+
+
+def _decode(problem: CgraProblem, ii: int, attempt: _Attempt) -> CgraSchedule:
+    names = problem.names
+    shift = min(attempt.t.values(), default=0)
+    shift -= shift % ii  # keep the slots
+    routes = {(names[u], names[w], d): [(pe, c - shift) for pe, c in path]
+              for (u, w, d), path in attempt.router.paths.items()}
+    return CgraSchedule(ii=ii, pe={names[v]: attempt.pe[v] for v in range(problem.n)},
+                        cycle={names[v]: attempt.t[v] - shift for v in range(problem.n)},
+                        latency={names[v]: problem.latency[v] for v in range(problem.n)},
+                        routes=routes, method="list scheduling + PathFinder")
+
+
+def list_schedule(problem: CgraProblem, seed: int = 0, time_limit: float = 10.0,
+                  tries: int = 3) -> CgraSchedule:
+    """The smallest II at which list scheduling + PathFinder finds a mapping (``tries``
+    seeds per II, all within ``time_limit`` seconds). Raises :class:`CgraInfeasible`."""
+    reasons = precheck(problem)
+    if reasons:
+        raise CgraInfeasible(reasons)
+    started = time.perf_counter()
+    deadline = started + time_limit
+    for ii in range(lower_bounds(problem)["ii"], problem.max_ii + 1):
+        for k in range(tries):
+            if time.perf_counter() > deadline:
+                raise CgraInfeasible([f"T0 time limit: list scheduling found no mapping up to "
+                                      f"II {ii} within {time_limit:g} s"])
+            sched = schedule_at_ii(problem, ii, seed + k, deadline)
+            if sched is not None:
+                sched.seconds = time.perf_counter() - started
+                return sched
+    raise CgraInfeasible([f"list scheduling found no mapping at any II <= {problem.max_ii}"])

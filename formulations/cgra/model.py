@@ -1,0 +1,264 @@
+"""The CP-SAT model of a CGRA modulo mapping at one II: PEs, cycles and every route.
+
+Scope
+-----
+Data: the :class:`~formulations.cgra.problem.CgraProblem`, the II and a horizon ``H`` (every
+operation ends by ``H``); issue windows from :func:`~formulations.cgra.problem.time_windows`.
+
+Variables (a time-extended routing resource graph, modulo II):
+
+* ``on[v][p]``  operation ``v`` on PE ``p`` (its allowed PEs only: ``C2 memory``);
+* ``at[v][c]``  ``v`` issues at cycle ``c`` (one-hot over its window);
+* ``occ[u][c][p]``  value ``u`` sits in a register of PE ``p`` at cycle ``c``;
+* ``mv[u][c][p, q]``  value ``u`` moves over the link ``p -> q`` at cycle ``c``.
+
+Constraints (:data:`~formulations.cgra.problem.RULES`):
+
+* ``C1 slot``       ``AllDifferent(pe(v) * II + issue(v) mod II)``;
+* ``C4 route``      ``occ[u][c][q]`` needs a reason: the value is born there
+  (``at[u][c - latency(u)]`` and ``on[u][q]``), it was there at ``c - 1``, or it moved in
+  over a link at ``c - 1`` (``mv[u][c-1][p, q]`` needs ``occ[u][c-1][p]``); a consumer
+  ``v`` of edge ``u -> v`` (distance ``d``) on PE ``q`` at cycle ``c`` needs
+  ``occ[u][c + d II][q]``;
+* ``C5 registers``  per PE and slot ``s``: ``sum occ[u][c][p] (c = s mod II) <= registers``;
+* ``C6 links``      per link and slot: ``sum mv[u][c][p, q] (c = s mod II) <= 1``.
+
+Objective: the length of one iteration (last issue + latency), the first issue within one
+II of cycle 0. A solution is a legal mapping; INFEASIBLE says none ends by ``H`` (the II
+proofs come from :mod:`formulations.cgra.relax`, which needs no horizon).
+
+Examples
+--------
+>>> from hardware import load_hardware
+>>> from model.graph import Graph, Node, Edge
+>>> from formulations.cgra.problem import problem_from_graph
+>>> g = Graph("acc", [Node("a", op="LOAD"), Node("b", op="MUL"), Node("c", op="ADD")],
+...           [Edge("a", "b"), Edge("b", "c"), Edge("c", "c", distance=1)])
+>>> p = problem_from_graph(g, load_hardware("cgra4x4"))
+>>> result, sched = solve_full(p, 1, horizon=8, time_limit=10)
+>>> result.status.name, sched.length
+('OPTIMAL', 5)
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from ortools.sat.python import cp_model
+
+from formulations.cgra.problem import CgraProblem, CgraSchedule, time_windows
+from formulations.cgra.relax import CP_PARAMS
+from formulations.solver import SolveResult
+from formulations.solver.cp import solve_cp_model
+
+__all__ = ["FullVars", "model_size", "build_full_model", "full_hint", "decode_full",
+           "solve_full", "net_windows"]
+
+
+@dataclass
+class FullVars:
+    """The full model's variables (see the module)."""
+
+    on: list[dict[int, Any]]
+    at: list[dict[int, Any]]
+    occ: dict[int, dict[tuple[int, int], Any]] = field(default_factory=dict)
+    mv: dict[int, dict[tuple[int, int, int], Any]] = field(default_factory=dict)
+    length: Any = None
+    windows: tuple[list[int], list[int]] | None = None
+
+    def reported(self) -> dict:
+        """Every variable a mapping is decoded from, by name."""
+        out = {}
+        for row in self.on + self.at:
+            out.update({var.name: var for var in row.values()})
+        for cells in list(self.occ.values()) + list(self.mv.values()):
+            out.update({var.name: var for var in cells.values()})
+        return out
+
+
+def net_windows(problem: CgraProblem, ii: int, lo: list[int], hi: list[int]
+                ) -> dict[int, tuple[int, int]]:
+    """Per value: the cycles it may be in flight (born earliest .. read latest)."""
+    out = {}
+    for u, consumers in problem.nets.items():
+        first = lo[u] + problem.latency[u]
+        last = max(hi[v] + d * ii for v, d in consumers)
+        if last >= first:
+            out[u] = (first, last)
+    return out
+
+
+def model_size(problem: CgraProblem, ii: int, horizon: int) -> int:
+    """Routing variables the full model would have (0 when the windows are empty)."""
+    windows = time_windows(problem, ii, horizon)
+    if windows is None:
+        return 0
+    links = len(problem.link_list)
+    return sum((b - a + 1) * (problem.pe_count + links)
+               for a, b in net_windows(problem, ii, *windows).values())
+
+
+def build_full_model(problem: CgraProblem, ii: int, horizon: int
+                     ) -> tuple[cp_model.CpModel, FullVars]:
+    """The full model at ``ii`` with every operation ending by ``horizon``."""
+    model = cp_model.CpModel()
+    model.name = f"{problem.name}_cgra_ii{ii}".replace(" ", "_")
+    windows = time_windows(problem, ii, horizon)
+    if windows is None:
+        model.add_bool_or([])
+        return model, FullVars([], [], windows=None)
+    lo, hi = windows
+    n = problem.n
+    on = [{p: model.new_bool_var(f"on_{v}_{p}") for p in problem.allowed[v]} for v in range(n)]
+    at = [{c: model.new_bool_var(f"at_{v}_{c}") for c in range(lo[v], hi[v] + 1)}
+          for v in range(n)]
+    for v in range(n):
+        model.add_exactly_one(on[v].values())
+        model.add_exactly_one(at[v].values())
+    pe = [sum(p * b for p, b in on[v].items()) for v in range(n)]
+    slot = [sum((c % ii) * b for c, b in at[v].items()) for v in range(n)]
+    model.add_all_different([pe[v] * ii + slot[v] for v in range(n)]).with_name("C1_slot")
+    fv = FullVars(on, at, windows=windows)
+    _routes(model, problem, ii, fv)
+    _capacity(model, problem, ii, fv)
+    first = model.new_int_var(0, ii - 1, "first")
+    model.add_min_equality(first, [sum(c * b for c, b in at[v].items()) for v in range(n)])
+    fv.length = model.new_int_var(0, horizon, "length")
+    for v in range(n):
+        model.add(fv.length >= sum((c + problem.latency[v]) * b for c, b in at[v].items()))
+    model.minimize(fv.length)
+    return model, fv
+
+
+def _routes(model: cp_model.CpModel, problem: CgraProblem, ii: int, fv: FullVars) -> None:
+    """C4: every register a value sits in has a reason; every read finds the value."""
+    links, P = problem.links, problem.pe_count
+    into: dict[int, list[int]] = defaultdict(list)
+    for p in range(P):
+        for q in links[p]:
+            into[q].append(p)
+    for u, (first, last) in net_windows(problem, ii, *fv.windows).items():
+        occ = {(c, p): model.new_bool_var(f"occ_{u}_{c}_{p}")
+               for c in range(first, last + 1) for p in range(P)}
+        mv = {(c, p, q): model.new_bool_var(f"mv_{u}_{c}_{p}_{q}")
+              for c in range(first, last) for p in range(P) for q in links[p]}
+        fv.occ[u], fv.mv[u] = occ, mv
+        for (c, p, q), m in mv.items():
+            model.add_implication(m, occ[(c, p)])
+        for (c, q), o in occ.items():
+            born = fv.at[u].get(c - problem.latency[u])
+            reasons = [] if born is None else [born]
+            if c > first:
+                reasons += [occ[(c - 1, q)]] + [mv[(c - 1, p, q)] for p in into[q]]
+            model.add_bool_or(reasons + [o.Not()])
+            if born is not None:   # born at c: only on u's PE
+                here = fv.on[u].get(q)
+                model.add_bool_or([o.Not(), born.Not()] + ([here] if here is not None else []))
+        for v, d in problem.nets[u]:
+            for c, a in fv.at[v].items():
+                for q, b in fv.on[v].items():
+                    cell = occ.get((c + d * ii, q))
+                    model.add_bool_or([a.Not(), b.Not()] + ([cell] if cell is not None else []))
+
+
+def _capacity(model: cp_model.CpModel, problem: CgraProblem, ii: int, fv: FullVars) -> None:
+    """C5 registers and C6 links per cycle slot (all iterations in flight)."""
+    regs: dict[tuple[int, int], list] = defaultdict(list)
+    wires: dict[tuple[int, int, int], list] = defaultdict(list)
+    for occ in fv.occ.values():
+        for (c, p), o in occ.items():
+            regs[(p, c % ii)].append(o)
+    for mv in fv.mv.values():
+        for (c, p, q), m in mv.items():
+            wires[(p, q, c % ii)].append(m)
+    for key, cells in sorted(regs.items()):
+        if len(cells) > problem.registers:
+            model.add(sum(cells) <= problem.registers).with_name(f"C5_registers_{key}")
+    for key, uses in sorted(wires.items()):
+        if len(uses) > 1:
+            model.add_at_most_one(uses)
+
+
+def full_hint(problem: CgraProblem, fv: FullVars, warm: CgraSchedule) -> dict:
+    """A complete hint from ``warm`` (same II; its cycles shifted into the windows)."""
+    names = problem.names
+    hint: dict = {}
+    for v in range(problem.n):
+        for p, b in fv.on[v].items():
+            hint[b] = int(warm.pe[names[v]] == p)
+        for c, b in fv.at[v].items():
+            hint[b] = int(warm.cycle[names[v]] == c)
+    cells: dict[int, set] = defaultdict(set)
+    moves: dict[int, set] = defaultdict(set)
+    index = {name: i for i, name in enumerate(names)}
+    for (src, _, _), path in warm.routes.items():
+        u = index[src]
+        cells[u].update((c, p) for p, c in path)
+        moves[u].update((ca, a, b) for (a, ca), (b, _) in zip(path, path[1:]) if a != b)
+    for u, occ in fv.occ.items():
+        for key, o in occ.items():
+            hint[o] = int(key in cells[u])
+    for u, mv in fv.mv.items():
+        for key, m in mv.items():
+            hint[m] = int(key in moves[u])
+    hint[fv.length] = warm.length
+    return hint
+
+
+def decode_full(problem: CgraProblem, ii: int, fv: FullVars, result: SolveResult,
+                method: str = "cp-sat") -> CgraSchedule:
+    """The mapping of a solved full model: PEs, cycles and one route per edge."""
+    values = result.values
+    names = problem.names
+    pe = [next(p for p, b in fv.on[v].items() if values[b.name] > 0.5) for v in range(problem.n)]
+    t = [next(c for c, b in fv.at[v].items() if values[b.name] > 0.5) for v in range(problem.n)]
+    routes = {}
+    for u, v, d in problem.edges:
+        routes[(names[u], names[v], d)] = _trace(problem, ii, fv, values, u,
+                                                 (pe[u], t[u] + problem.latency[u]),
+                                                 (pe[v], t[v] + d * ii))
+    return CgraSchedule(ii=ii, pe={names[v]: pe[v] for v in range(problem.n)},
+                        cycle={names[v]: t[v] for v in range(problem.n)},
+                        latency={names[v]: problem.latency[v] for v in range(problem.n)},
+                        routes=routes, method=method)
+
+
+def _trace(problem: CgraProblem, ii: int, fv: FullVars, values: dict, u: int,
+           birth: tuple[int, int], read: tuple[int, int]) -> list[tuple[int, int]]:
+    """Walk back from the read to the birth through the value's registers and moves."""
+    occ, mv = fv.occ[u], fv.mv[u]
+    q, c = read
+    path = [(q, c)]
+    while (q, c) != birth:
+        if c <= birth[1]:
+            raise ValueError(f"value {problem.names[u]} has no route to PE {q} cycle {read[1]}")
+        stay = occ.get((c - 1, q))
+        if stay is not None and values[stay.name] > 0.5:
+            c -= 1
+        else:
+            q = next(p for p in range(problem.pe_count)
+                     if (c - 1, p, q) in mv and values[mv[(c - 1, p, q)].name] > 0.5)
+            c -= 1
+        path.append((q, c))
+    return path[::-1]
+
+
+def solve_full(problem: CgraProblem, ii: int, horizon: int, time_limit: float, seed: int = 0,
+               warm: CgraSchedule | None = None, stall: float | None = None
+               ) -> tuple[SolveResult, CgraSchedule | None]:
+    """Build, solve (hinted by ``warm`` at this II) and decode the full model."""
+    model, fv = build_full_model(problem, ii, horizon)
+    hint = full_hint(problem, fv, warm) if warm is not None and warm.ii == ii and \
+        fv.windows is not None and _fits(problem, fv, warm) else None
+    result = solve_cp_model(model, time_limit=time_limit, seed=seed, workers=1, hint=hint,
+                            variables=fv.reported(), params=CP_PARAMS, stall=stall)
+    if not result.has_solution:
+        return result, None
+    return result, decode_full(problem, ii, fv, result)
+
+
+def _fits(problem: CgraProblem, fv: FullVars, warm: CgraSchedule) -> bool:
+    """Whether ``warm``'s cycles lie in the model's windows (else no hint)."""
+    return all(warm.cycle[problem.names[v]] in fv.at[v] for v in range(problem.n))

@@ -1,0 +1,333 @@
+"""The generic CGRA modulo-mapping problem: data, rules, bounds, the answer.
+
+Scope
+-----
+:func:`problem_from_graph` indexes one loop kernel for one :class:`~hardware.CgraSpec`
+(:class:`CgraProblem`: operations, latencies, the PEs each may run on, edges with their
+iteration distance, the nets (one value, its consumers), the PE links and hop distances).
+
+The rules every model, heuristic and the simulator (:mod:`sim.cgra`) share (:data:`RULES`):
+
+* an operation issues on one PE at one cycle; a PE issues at most one operation per cycle
+  slot (cycle mod II);
+* its result sits in a register of its PE from ``issue + latency`` on; each cycle a value may
+  stay in its PE's registers and/or move one hop to a neighbour PE over a link (one value per
+  link per cycle slot); a PE holds at most ``registers`` values per cycle slot (all
+  iterations in flight counted);
+* an operation reads every operand from its own PE's registers at its issue cycle; the value
+  of an edge ``u -> v`` with iteration distance ``d`` must be in ``v``'s PE at
+  ``issue(v) + d * II``;
+* memory operations run on PEs that reach memory.
+
+:func:`lower_bounds` gives ResMII (operations over PEs), MemII (memory operations over memory
+PEs), RecMII (loop-carried cycles with the latencies, no hops) and the critical path;
+:func:`precheck` the violations visible before any search. :class:`CgraSchedule` is the
+answer every method returns: per operation a PE and an issue cycle, per edge a route.
+
+Examples
+--------
+>>> from hardware import load_hardware
+>>> from model.graph import Graph, Node, Edge
+>>> g = Graph("acc", [Node("ld", op="LOAD"), Node("add", op="ADD")],
+...           [Edge("ld", "add"), Edge("add", "add", distance=1)])
+>>> p = problem_from_graph(g, load_hardware("cgra4x4"))
+>>> lower_bounds(p), precheck(p)
+({'res_ii': 1, 'mem_ii': 1, 'rec_ii': 1, 'ii': 1, 'critical_path': 2}, [])
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from formulations.solver import SolveResult
+from hardware import CgraSpec
+from model.graph import Graph
+
+__all__ = ["RULES", "CgraInfeasible", "CgraProblem", "problem_from_graph", "lower_bounds",
+           "precheck", "rec_ok", "time_windows", "CgraSchedule", "Step"]
+
+#: The rule families, in the order they are explained.
+RULES = {
+    "C1 slot": "one operation per PE per cycle slot (cycle mod II)",
+    "C2 memory": "memory operations on PEs that reach memory",
+    "C3 operations": "every operation is one the PEs run",
+    "C4 route": "a value moves one hop per cycle over a link or waits in a register",
+    "C5 registers": "at most `registers` values per PE per cycle slot",
+    "C6 links": "one value per link per cycle slot",
+    "C7 recurrence": "loop-carried cycles fit the II",
+    "G0 graph": "same-iteration edges form a DAG",
+    "T0 time limit": "the search ran out of time (nothing proven)",
+}
+
+#: One step of a route: (PE index, cycle).
+Step = tuple[int, int]
+
+
+class CgraInfeasible(Exception):
+    """No legal mapping exists (or none was found); ``reasons`` name the rules in user terms."""
+
+    def __init__(self, reasons: list[str]):
+        self.reasons = list(reasons)
+        super().__init__("; ".join(self.reasons))
+
+
+@dataclass
+class CgraProblem:
+    """Indexed data of one kernel on one CGRA (built by :func:`problem_from_graph`).
+
+    ``edges`` are ``(u, v, distance)`` over operation indices (duplicates removed);
+    ``nets[u]`` the ``(v, distance)`` consumers of ``u``'s value; ``allowed[v]`` the PE
+    indices ``v`` may run on; ``pes[p]`` the ``(row, col)`` of PE ``p``; ``links[p]`` the PEs
+    one hop from ``p``; ``dist[p][q]`` the hops from ``p`` to ``q``.
+    """
+
+    names: list[str]
+    ops: list[str]
+    latency: list[int]
+    edges: list[tuple[int, int, int]]
+    nets: dict[int, list[tuple[int, int]]]
+    allowed: list[list[int]]
+    pes: list[tuple[int, int]]
+    links: list[list[int]]
+    dist: list[list[int]]
+    registers: int
+    max_ii: int
+    memory: list[bool]
+    unsupported: list[int] = field(default_factory=list)
+    operations: tuple[str, ...] = ()
+    name: str = "kernel"
+
+    @property
+    def n(self) -> int:
+        return len(self.names)
+
+    @property
+    def pe_count(self) -> int:
+        return len(self.pes)
+
+    @property
+    def link_list(self) -> list[tuple[int, int]]:
+        """Every directed link ``(p, q)``, sorted."""
+        return [(p, q) for p in range(self.pe_count) for q in self.links[p]]
+
+    @property
+    def diameter(self) -> int:
+        return max(max(row) for row in self.dist) if self.dist else 0
+
+
+def problem_from_graph(graph: Graph, spec: CgraSpec) -> CgraProblem:
+    """Index ``graph`` for ``spec`` (raises :class:`CgraInfeasible` for ``G0 graph``).
+
+    Examples
+    --------
+    >>> from hardware import load_hardware
+    >>> from model.graph import Graph, Node, Edge
+    >>> g = Graph("g", [Node("a", op="LOAD"), Node("b", op="MUL")], [Edge("a", "b")])
+    >>> p = problem_from_graph(g, load_hardware("hycube4x4"))
+    >>> p.allowed[0], p.links[0], p.dist[0][15]
+    ([0, 3, 4, 7, 8, 11, 12, 15], [1, 2, 4, 8], 4)
+    """
+    _require_acyclic(graph)
+    names = graph.node_ids
+    index = {nid: i for i, nid in enumerate(names)}
+    edges = sorted({(index[e.src], index[e.dst], int(e.distance)) for e in graph.edges})
+    nets: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for u, v, d in edges:
+        nets[u].append((v, d))
+    pes = [(r, c) for r in range(spec.rows) for c in range(spec.cols)]
+    pe_index = {rc: p for p, rc in enumerate(pes)}
+    links = [[pe_index[q] for q in spec.neighbours_of(r, c)] for r, c in pes]
+    memory_pes = [p for p, (r, c) in enumerate(pes) if spec.reaches_memory(r, c)]
+    ops, latency, allowed, memory, unsupported = [], [], [], [], []
+    for i, node in enumerate(graph.nodes):
+        op = node.op or "nop"
+        ops.append(op)
+        latency.append(int(node.latency) if node.latency else spec.latency_of(op))
+        is_mem = spec.is_memory_op(op)
+        memory.append(is_mem)
+        allowed.append(list(memory_pes) if is_mem else list(range(len(pes))))
+        if not spec.supports(op):
+            unsupported.append(i)
+    return CgraProblem(names=names, ops=ops, latency=latency, edges=edges,
+                       nets={u: sorted(c) for u, c in sorted(nets.items())}, allowed=allowed,
+                       pes=pes, links=links, dist=_hops(links), registers=spec.registers,
+                       max_ii=spec.max_ii, memory=memory, unsupported=unsupported,
+                       operations=spec.operations, name=graph.name)
+
+
+def _hops(links: list[list[int]]) -> list[list[int]]:
+    """All-pairs hop counts by breadth-first search (unreachable: a large number)."""
+    n = len(links)
+    out = []
+    for s in range(n):
+        seen = [10**6] * n
+        seen[s] = 0
+        queue = deque([s])
+        while queue:
+            p = queue.popleft()
+            for q in links[p]:
+                if seen[q] > seen[p] + 1:
+                    seen[q] = seen[p] + 1
+                    queue.append(q)
+        out.append(seen)
+    return out
+
+
+def _require_acyclic(graph: Graph) -> None:
+    """G0: same-iteration edges must form a DAG (a cycle needs a loop-carried edge)."""
+    g = nx.DiGraph()
+    g.add_edges_from((e.src, e.dst) for e in graph.edges if e.distance == 0)
+    try:
+        cycle = nx.find_cycle(g)
+    except nx.NetworkXNoCycle:
+        return
+    path = " -> ".join([u for u, _ in cycle] + [cycle[0][0]])
+    raise CgraInfeasible([f"G0 graph: same-iteration edges form a cycle {path}; mark one "
+                          f"edge loop-carried (distance >= 1)"])
+
+
+# ---------------------------------------------------------------------------------------------
+# bounds and pre-checks
+# ---------------------------------------------------------------------------------------------
+def rec_ok(problem: CgraProblem, ii: int) -> bool:
+    """No cycle of positive weight ``latency(u) - ii * distance`` (RecMII test, no hops)."""
+    dist = [0] * problem.n
+    for _ in range(problem.n + 1):
+        changed = False
+        for u, v, d in problem.edges:
+            w = dist[u] + problem.latency[u] - ii * d
+            if w > dist[v]:
+                dist[v], changed = w, True
+        if not changed:
+            return True
+    return False
+
+
+def _asap(problem: CgraProblem) -> list[int]:
+    g = nx.DiGraph()
+    g.add_nodes_from(range(problem.n))
+    g.add_edges_from((u, v) for u, v, d in problem.edges if d == 0 and u != v)
+    asap = [0] * problem.n
+    for v in nx.lexicographical_topological_sort(g):
+        asap[v] = max((asap[u] + problem.latency[u] for u in g.predecessors(v)), default=0)
+    return asap
+
+
+def lower_bounds(problem: CgraProblem) -> dict[str, int]:
+    """ResMII, MemII, RecMII, their maximum ``ii`` and the critical path (cycles)."""
+    res_ii = max(1, math.ceil(problem.n / problem.pe_count))
+    mem_pes = {p for v in range(problem.n) if problem.memory[v] for p in problem.allowed[v]}
+    mem_ops = sum(problem.memory)
+    mem_ii = max(1, math.ceil(mem_ops / len(mem_pes))) if mem_pes else 1
+    rec_ii = 1
+    limit = sum(problem.latency) + 1
+    while rec_ii <= limit and not rec_ok(problem, rec_ii):
+        rec_ii += 1
+    asap = _asap(problem)
+    critical = max((asap[v] + problem.latency[v] for v in range(problem.n)), default=0)
+    return {"res_ii": res_ii, "mem_ii": mem_ii, "rec_ii": rec_ii,
+            "ii": max(res_ii, mem_ii, rec_ii), "critical_path": critical}
+
+
+def precheck(problem: CgraProblem) -> list[str]:
+    """Rule violations visible before any search, each in the user's terms (empty if none).
+
+    >>> from hardware import CgraSpec
+    >>> from model.graph import Graph, Node
+    >>> spec = CgraSpec(name="c", rows=2, cols=2, max_ii=2, operations=("ADD",))
+    >>> precheck(problem_from_graph(Graph("g", [Node(f"n{i}", op="ADD") for i in range(9)]
+    ...                                       + [Node("m", op="MUL")], []), spec))[0]
+    'C3 operations: m (MUL) is not among the operations the PEs run (ADD)'
+    """
+    reasons = []
+    for v in problem.unsupported:
+        reasons.append(f"C3 operations: {problem.names[v]} ({problem.ops[v]}) is not among the "
+                       f"operations the PEs run")
+    if reasons:
+        return [f"{r} ({', '.join(problem.operations)})" for r in reasons]
+    bounds = lower_bounds(problem)
+    if any(problem.memory) and not any(problem.allowed[v] for v in range(problem.n)
+                                       if problem.memory[v]):
+        reasons.append("C2 memory: the kernel has memory operations but no PE reaches memory")
+    if bounds["res_ii"] > problem.max_ii:
+        reasons.append(f"C1 slot: {problem.n} operations need II >= {bounds['res_ii']} on "
+                       f"{problem.pe_count} PEs but II <= {problem.max_ii}")
+    if bounds["mem_ii"] > problem.max_ii:
+        reasons.append(f"C2 memory: {sum(problem.memory)} memory operations need II >= "
+                       f"{bounds['mem_ii']} on the PEs that reach memory but II <= "
+                       f"{problem.max_ii}")
+    if bounds["rec_ii"] > problem.max_ii:
+        reasons.append(f"C7 recurrence: a loop-carried cycle needs II >= {bounds['rec_ii']} "
+                       f"but II <= {problem.max_ii}")
+    return reasons
+
+
+def time_windows(problem: CgraProblem, ii: int, horizon: int
+                 ) -> tuple[list[int], list[int]] | None:
+    """Earliest and latest issue per operation at ``ii`` when every operation ends by
+    ``horizon`` (difference constraints ``t_v + d II >= t_u + latency(u)``, no hops); None
+    if they admit no schedule.
+
+    >>> from hardware import load_hardware
+    >>> from model.graph import Graph, Node, Edge
+    >>> g = Graph("c", [Node("a"), Node("b")], [Edge("a", "b")])
+    >>> time_windows(problem_from_graph(g, load_hardware("cgra4x4")), 1, 4)
+    ([0, 1], [2, 3])
+    """
+    lo = [0] * problem.n
+    hi = [horizon - problem.latency[v] for v in range(problem.n)]
+    for _ in range(problem.n + 2):
+        changed = False
+        for u, v, d in problem.edges:
+            need = lo[u] + problem.latency[u] - d * ii
+            if need > lo[v]:
+                lo[v], changed = need, True
+            cap = hi[v] + d * ii - problem.latency[u]
+            if cap < hi[u]:
+                hi[u], changed = cap, True
+        if any(lo[v] > hi[v] for v in range(problem.n)):
+            return None
+        if not changed:
+            return lo, hi
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# the answer
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class CgraSchedule:
+    """A modulo mapping: per operation a PE index and an issue cycle, per edge a route.
+
+    ``routes[(u, v, d)]`` (operation names) lists the ``(PE, cycle)`` steps of the value
+    from ``(pe(u), issue(u) + latency(u))`` to ``(pe(v), issue(v) + d * II)``, one per
+    cycle. ``status`` is ``"optimal"`` (II and length proven), ``"feasible"`` or
+    ``"heuristic"``; ``proven_ii`` says every smaller II was proven impossible;
+    ``ii_bound`` and ``bound`` are the best proven lower bounds on the II and on the length.
+    """
+
+    ii: int
+    pe: dict[str, int]
+    cycle: dict[str, int]
+    latency: dict[str, int]
+    routes: dict[tuple[str, str, int], list[Step]]
+    method: str = ""
+    status: str = "heuristic"
+    proven_ii: bool = False
+    ii_bound: int = 1
+    bound: int | None = None
+    results: list[SolveResult] = field(default_factory=list)
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def length(self) -> int:
+        """Cycles of one iteration: the last ``issue + latency``."""
+        return max((self.cycle[n] + self.latency[n] for n in self.cycle), default=0)
+
+    def slot(self, name: str) -> int:
+        return self.cycle[name] % self.ii

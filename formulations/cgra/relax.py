@@ -1,0 +1,181 @@
+"""The placement-timing relaxation of the CGRA model: II proofs and length bounds.
+
+Scope
+-----
+The full model (:mod:`formulations.cgra.model`) decides PEs, issue cycles and every register
+and link a value uses, cycle by cycle. :func:`build_relaxation` keeps what needs no routes:
+
+* ``C1 slot``    one operation per PE per cycle slot (``AllDifferent(pe * II + slot)``);
+* ``C2 memory``  memory operations on memory PEs (the PE domains);
+* ``C4 route``   a value needs at least ``hops(pe(u), pe(v))`` cycles:
+  ``t(v) + d II >= t(u) + latency(u) + hops``;
+* aggregates of ``C5``/``C6``: a value crossing ``h`` hops uses ``h`` link slots and sits in
+  registers for at least ``h + 1`` cycles, so the values' largest hop counts sum to at most
+  ``links x II`` and their ``h + 1`` to at most ``registers x PEs x II``.
+
+Every legal mapping satisfies these, so INFEASIBLE proves the II impossible. The issue cycles
+need no horizon: given the PEs and slots, the least issue cycles meeting the constraints
+start within one II and grow by at most ``ceil((II - 1 + latency + diameter) / II)`` IIs
+per operation (:func:`safe_horizon`), and their length is never above the mapping's; so the
+relaxation's optimal length is a lower bound on the length of every mapping at that II.
+
+Examples
+--------
+>>> from hardware import load_hardware
+>>> from model.graph import Graph, Node, Edge
+>>> from formulations.cgra.problem import problem_from_graph
+>>> ring = Graph("ring", [Node(f"n{i}") for i in range(6)],
+...              [Edge(f"n{i}", f"n{(i + 1) % 6}", distance=int(i == 5)) for i in range(6)])
+>>> p = problem_from_graph(ring, load_hardware("cgra4x4"))
+>>> [solve_relaxation(p, ii, 5)[0].status.name for ii in (5, 6)]
+['INFEASIBLE', 'OPTIMAL']
+>>> solve_relaxation(p, 6, 5)[0].objective   # the ring on one PE, one slot each
+6.0
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ortools.sat.python import cp_model
+
+from formulations.cgra.problem import CgraProblem, time_windows
+from formulations.solver import SolveResult
+from formulations.solver.cp import solve_cp_model
+
+__all__ = ["RelaxVars", "safe_horizon", "build_relaxation", "solve_relaxation", "CP_PARAMS"]
+
+#: CP-SAT parameters of the CGRA models (as the Streaming Engine's: the models are
+#: disjunctive; their linear relaxation costs time and gives little).
+CP_PARAMS = {"linearization_level": 0, "max_presolve_iterations": 1, "cp_model_probing_level": 1}
+
+
+@dataclass
+class RelaxVars:
+    """The relaxation's variables: PE index and issue cycle per operation, the length."""
+
+    pe: list[Any]
+    t: list[Any]
+    length: Any
+
+
+def safe_horizon(problem: CgraProblem, ii: int) -> int:
+    """A horizon no least schedule of the relaxation exceeds (see the module)."""
+    step = math.ceil((ii - 1 + max(problem.latency, default=1) + problem.diameter) / ii)
+    return ii + ii * problem.n * step + max(problem.latency, default=1)
+
+
+def build_relaxation(problem: CgraProblem, ii: int) -> tuple[cp_model.CpModel, RelaxVars]:
+    """The relaxation at ``ii`` (objective: length of one iteration)."""
+    model = cp_model.CpModel()
+    model.name = f"{problem.name}_relax_ii{ii}".replace(" ", "_")
+    horizon = safe_horizon(problem, ii)
+    windows = time_windows(problem, ii, horizon)
+    n, P = problem.n, problem.pe_count
+    if windows is None:
+        model.add_bool_or([])  # C7: the recurrences do not fit the II
+        return model, RelaxVars([], [], model.new_constant(0))
+    lo, hi = windows
+    pe = [model.new_int_var_from_domain(cp_model.Domain.from_values(problem.allowed[v]), f"pe{v}")
+          for v in range(n)]
+    t = [model.new_int_var(lo[v], hi[v], f"t{v}") for v in range(n)]
+    slot = [model.new_int_var(0, ii - 1, f"s{v}") for v in range(n)]
+    for v in range(n):
+        k = model.new_int_var(0, hi[v] // ii + 1, f"k{v}")
+        model.add(t[v] == slot[v] + ii * k)
+    model.add_all_different([pe[v] * ii + slot[v] for v in range(n)]).with_name("C1_slot")
+    flat = [problem.dist[p][q] for p in range(P) for q in range(P)]
+    hops_of: dict[int, list] = {}
+    for e, (u, v, d) in enumerate(problem.edges):
+        if u == v:
+            continue
+        idx = model.new_int_var(0, P * P - 1, f"idx{e}")
+        model.add(idx == pe[u] * P + pe[v])
+        hops = model.new_int_var(0, problem.diameter, f"hops{e}")
+        model.add_element(idx, flat, hops)
+        model.add(t[v] + d * ii - t[u] - problem.latency[u] >= hops).with_name(f"C4_route_{e}")
+        hops_of.setdefault(u, []).append(hops)
+    _aggregates(model, problem, ii, hops_of)
+    _per_pe(model, problem, ii, pe)
+    if n:
+        first = model.new_int_var(0, ii - 1, "first")
+        model.add_min_equality(first, t)
+    length = model.new_int_var(0, horizon + max(problem.latency, default=1), "length")
+    for v in range(n):
+        model.add(length >= t[v] + problem.latency[v])
+    model.minimize(length)
+    return model, RelaxVars(pe, t, length)
+
+
+def _aggregates(model: cp_model.CpModel, problem: CgraProblem, ii: int,
+                hops_of: dict[int, list]) -> None:
+    """Link and register slots the values' hop counts need at least (see the module)."""
+    most = []
+    for u, hops in sorted(hops_of.items()):
+        m = model.new_int_var(0, problem.diameter, f"far{u}")
+        model.add_max_equality(m, hops)
+        most.append(m)
+    if not most:
+        return
+    model.add(sum(most) <= len(problem.link_list) * ii).with_name("C6_links_total")
+    values = len(problem.nets)
+    model.add(sum(most) + values <= problem.registers * problem.pe_count * ii
+              ).with_name("C5_registers_total")
+
+
+def _per_pe(model: cp_model.CpModel, problem: CgraProblem, ii: int, pe: list) -> None:
+    """Per PE ``q``: values read on ``q`` but born elsewhere enter over ``q``'s in-links (one
+    value per link per slot), values born on ``q`` and read elsewhere leave over its
+    out-links, and every value born on or read on ``q`` sits in its registers at least one
+    cycle: ``in <= in-links x II``, ``out <= out-links x II``, ``born + in <= registers x
+    II``."""
+    P = problem.pe_count
+    on = []
+    for v in range(problem.n):
+        row = {q: model.new_bool_var(f"on{v}_{q}") for q in problem.allowed[v]}
+        model.add_exactly_one(row.values())
+        model.add(pe[v] == sum(q * b for q, b in row.items()))
+        on.append(row)
+    indeg = [0] * P
+    for p in range(P):
+        for q in problem.links[p]:
+            indeg[q] += 1
+    into: list[list] = [[] for _ in range(P)]
+    out: list[list] = [[] for _ in range(P)]
+    born: list[list] = [[] for _ in range(P)]
+    for u, consumers in sorted(problem.nets.items()):
+        readers = [v for v, _ in consumers if v != u]
+        for q in range(P):
+            here = on[u].get(q)
+            if here is not None:
+                born[q].append(here)
+            if not readers:
+                continue
+            need = model.new_bool_var(f"in{u}_{q}")
+            leave = model.new_bool_var(f"out{u}_{q}") if here is not None else None
+            for v in readers:
+                there = on[v].get(q)
+                if there is not None:   # read on q, born elsewhere: it enters q
+                    model.add_bool_or([there.Not(), need] + ([here] if here is not None else []))
+                if leave is not None:   # born on q, read elsewhere: it leaves q
+                    model.add_bool_or([here.Not(), leave] + ([there] if there is not None else []))
+            into[q].append(need)
+            if leave is not None:
+                out[q].append(leave)
+    for q in range(P):
+        model.add(sum(into[q]) <= indeg[q] * ii).with_name(f"C6_in_links_{q}")
+        model.add(sum(out[q]) <= len(problem.links[q]) * ii).with_name(f"C6_out_links_{q}")
+        model.add(sum(born[q]) + sum(into[q]) <= problem.registers * ii
+                  ).with_name(f"C5_registers_{q}")
+
+
+def solve_relaxation(problem: CgraProblem, ii: int, time_limit: float, seed: int = 0,
+                     hint: dict | None = None) -> tuple[SolveResult, RelaxVars]:
+    """Solve :func:`build_relaxation` at ``ii``; the result and the variables."""
+    model, rv = build_relaxation(problem, ii)
+    variables = {v.name: v for v in rv.pe + rv.t}
+    result = solve_cp_model(model, time_limit=time_limit, seed=seed, workers=1,
+                            hint=hint or None, variables=variables, params=CP_PARAMS)
+    return result, rv

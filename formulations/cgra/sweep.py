@@ -1,0 +1,163 @@
+"""The II sweep of a CGRA kernel and its proofs: smallest II, then shortest iteration.
+
+Scope
+-----
+:func:`sweep_ii` sweeps the II up from its lower bound (ResMII, MemII, RecMII), at most to the
+warm start's II (the list scheduler's, :mod:`formulations.cgra.listsched`). Per II:
+
+1. the **placement-timing relaxation** (:mod:`formulations.cgra.relax`, the analogue of the
+   Streaming Engine's layout relaxation): INFEASIBLE proves the II impossible (no horizon
+   involved); otherwise its optimal length (or bound) is a lower bound ``L`` on the length
+   of every mapping at this II;
+2. **destructive lower bounding** with the full model (:mod:`formulations.cgra.model`): "a
+   mapping that ends by ``H``?" for ``H = L, L + 1, ...`` -- each INFEASIBLE raises the
+   length bound, the first mapping found is the shortest at this II. Tight horizons keep the
+   time-extended routing graph small, so each question is fast;
+3. at the warm start's II the ladder stops below the warm start's length (a top-down bound),
+   and the warm start is kept when nothing shorter is found.
+
+A kernel whose routing graph would exceed :data:`MAX_ROUTING_VARIABLES` keeps the list
+scheduler's mapping; the relaxation still proves what it can about smaller IIs. The answer
+carries ``ii_bound`` (every smaller II proven impossible), ``proven_ii`` and the length
+bound ``bound`` at its II. The time limit is one budget for the whole sweep.
+
+Examples
+--------
+>>> from hardware import load_hardware
+>>> from model.graph import Graph, Node, Edge
+>>> from formulations.cgra.problem import problem_from_graph
+>>> g = Graph("acc", [Node("a", op="LOAD"), Node("b", op="MUL"), Node("c", op="ADD")],
+...           [Edge("a", "b"), Edge("b", "c"), Edge("c", "c", distance=1)])
+>>> s = sweep_ii(problem_from_graph(g, load_hardware("cgra4x4")), SolveSettings(time_limit=10))
+>>> s.ii, s.length, s.status, s.proven_ii, s.bound
+(1, 5, 'optimal', True, 5)
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Callable
+
+from formulations.cgra.model import build_full_model, model_size, solve_full
+from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, lower_bounds,
+                                       precheck)
+from formulations.cgra.relax import solve_relaxation
+from formulations.solver import SolveResult, SolveSettings, SolveStatus
+from formulations.solver.cp import export_cp_model
+
+__all__ = ["sweep_ii", "length_ladder", "MAX_ROUTING_VARIABLES", "RELAX_SHARE", "LADDER_SLACK"]
+
+#: Largest time-extended routing graph (registers + link uses) the full model is built for.
+MAX_ROUTING_VARIABLES = 250_000
+#: Share of an II's time for the relaxation.
+RELAX_SHARE = 0.3
+#: Horizons tried above the relaxation's bound when no warm start has the II.
+LADDER_SLACK = 8
+
+Progress = Callable[[str], None]
+
+
+def _left(deadline: float) -> float:
+    return max(0.0, deadline - time.perf_counter())
+
+
+def length_ladder(problem: CgraProblem, ii: int, low: int, high: int, deadline: float,
+                  seed: int, results: list[SolveResult], warm: CgraSchedule | None = None
+                  ) -> tuple[CgraSchedule | None, int]:
+    """Horizons ``low..high``: the first mapping found and the length bound proven.
+
+    Each horizon gets half the time left (at least 0.5 s); an unfinished question ends the
+    ladder. Returns ``(mapping or None, bound)``.
+    """
+    bound = low
+    for horizon in range(low, high + 1):
+        left = _left(deadline)
+        if left < 0.2:
+            break
+        result, sched = solve_full(problem, ii, horizon, max(0.5, min(left, left * 0.6)), seed,
+                                   warm=warm)
+        results.append(result)
+        if result.status is SolveStatus.INFEASIBLE:
+            bound = horizon + 1
+            continue
+        return sched, bound
+    return None, bound
+
+
+def _relax(problem: CgraProblem, ii: int, seconds: float, seed: int,
+           results: list[SolveResult]) -> tuple[str, int]:
+    """The relaxation at ``ii``: ``("refuted" | "bound" | "open", length bound)``."""
+    result, _ = solve_relaxation(problem, ii, seconds, seed)
+    results.append(result)
+    if result.status is SolveStatus.INFEASIBLE:
+        return "refuted", 0
+    if result.has_solution:
+        return "bound", math.ceil((result.bound or 0) - 1e-6)
+    return "open", 0
+
+
+def _export(problem: CgraProblem, ii: int, horizon: int, export_dir: str | None) -> None:
+    if export_dir:
+        model, _ = build_full_model(problem, ii, horizon)
+        export_cp_model(model, str(Path(export_dir) / f"cgra_{problem.name}_ii{ii}.pb.txt"))
+
+
+def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule | None = None,
+             progress: Progress | None = None) -> CgraSchedule:
+    """Smallest II, then shortest iteration (see the module); raises :class:`CgraInfeasible`."""
+    say = progress or (lambda line: None)
+    started = time.perf_counter()
+    deadline = started + settings.wall_seconds()
+    reasons = precheck(problem)
+    if reasons:
+        raise CgraInfeasible(reasons)
+    bounds = lower_bounds(problem)
+    results: list[SolveResult] = []
+    ii_bound, proven = bounds["ii"], True
+    top = warm.ii if warm is not None else problem.max_ii
+    for ii in range(bounds["ii"], top + 1):
+        if _left(deadline) < 0.2:
+            break
+        at_warm = warm if warm is not None and warm.ii == ii else None
+        share = 1.0 if at_warm is not None else 0.5
+        ii_deadline = time.perf_counter() + _left(deadline) * share
+        verdict, low = _relax(problem, ii, _left(ii_deadline) * RELAX_SHARE, settings.seed,
+                              results)
+        say(f"II {ii}: relaxation {verdict}" + (f", length >= {low}" if low else ""))
+        if verdict == "refuted":
+            ii_bound += proven
+            continue
+        low = max(low, bounds["critical_path"])
+        high = at_warm.length - 1 if at_warm is not None else low + LADDER_SLACK + ii
+        sched, bound = None, low
+        if model_size(problem, ii, high) <= MAX_ROUTING_VARIABLES:
+            _export(problem, ii, high, settings.export_dir)
+            sched, bound = length_ladder(problem, ii, low, high, ii_deadline, settings.seed,
+                                         results, at_warm)
+        else:
+            say(f"II {ii}: routing graph too large for the full model; kept the warm start")
+        if sched is None and at_warm is not None:
+            sched, bound = at_warm, min(bound, at_warm.length)
+        if sched is not None:
+            return _finish(sched, proven, ii_bound if proven else ii_bound, bound, results,
+                           started)
+        proven = False
+    if warm is not None:
+        return _finish(warm, False, ii_bound, None, results, started)
+    raise CgraInfeasible([f"T0 time limit: no mapping found within {settings.time_limit:g} s "
+                          f"(IIs below {ii_bound} proven impossible)"])
+
+
+def _finish(sched: CgraSchedule, proven: bool, ii_bound: int, bound: int | None,
+            results: list[SolveResult], started: float) -> CgraSchedule:
+    sched.proven_ii = proven and ii_bound >= sched.ii
+    sched.ii_bound = min(ii_bound, sched.ii)
+    sched.bound = min(bound, sched.length) if bound is not None else None
+    optimal = sched.proven_ii and sched.bound == sched.length
+    sched.status = "optimal" if optimal else ("feasible" if sched.method == "cp-sat"
+                                              else sched.status)
+    sched.results = results
+    sched.seconds = time.perf_counter() - started
+    return sched
