@@ -257,6 +257,12 @@ class Graph:
         """Node id -> position in :attr:`nodes` (the last one of a duplicate id)."""
         return {n.id: k for k, n in enumerate(self.nodes)}
 
+    def keep_derived(self, index_of: dict[str, int],
+                     edge_ends: tuple[np.ndarray, np.ndarray]) -> None:
+        """Keep :attr:`index_of` and :attr:`edge_ends` that a reader already worked
+        out while building the graph (they must equal what the properties give)."""
+        self.__dict__["index_of"], self.__dict__["edge_ends"] = index_of, edge_ends
+
     @cached_property
     def edge_ends(self) -> tuple[np.ndarray, np.ndarray]:
         """Positions of every edge's source and destination node (int64 arrays).
@@ -286,6 +292,8 @@ def ordered_kahn(count: int, src: np.ndarray, dst: np.ndarray) -> list[int]:
     >>> ordered_kahn(3, np.array([0, 1]), np.array([1, 0]))
     [2]
     """
+    if bool(np.all(src < dst)):   # file order is topological: then it is the smallest order
+        return list(range(count))
     starts, targets = successor_lists(count, src, dst)
     waiting = np.bincount(dst, minlength=count).tolist()
     ready = [k for k in range(count) if not waiting[k]]   # ascending: already a heap

@@ -30,10 +30,12 @@ import os
 import re
 import tempfile
 from contextlib import contextmanager
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import networkx as nx
+import numpy as np
 
 from hardware.description import NETWORK_NAMES
 from hardware.fields import (MAX_FILE_BYTES, MAX_NESTING, parse_json, shown_limit,
@@ -219,28 +221,55 @@ def _build_graph(data: Any, file: str, default_name: str, check: "_Checker") -> 
         check.is_type(data[key], list, key, "a list")
     check.plain({k: v for k, v in data.items() if k not in ("nodes", "edges")}, 0)
     nodes = _built(data["nodes"], "nodes", _quick_node, _parse_node, check)
-    edges = _built(data["edges"], "edges", _quick_edge, _parse_edge, check)
+    index = {n.id: k for k, n in enumerate(nodes)}
+    ends: tuple[list[int], list[int]] = ([], [])
+    edges = _built(data["edges"], "edges", _quick_edge, _parse_edge, check, index, ends)
     name = data.get("name", default_name)
     check.is_type(name, str, "name", "a string")
     attrs = data.get("attrs", {})
     check.is_type(attrs, dict, "attrs", "an object")
     graph = Graph(name, nodes, edges, dict(attrs),
                   {k: v for k, v in data.items() if k not in _GRAPH_FIELDS})
+    if len(ends[0]) == len(edges):
+        graph.keep_derived(index, (np.array(ends[0], dtype=np.int64),
+                                   np.array(ends[1], dtype=np.int64)))
     validate_graph(graph, file)
     return graph
 
 
-def _built(items: list, name: str, quick: Any, careful: Any, check: "_Checker") -> list:
+#: Entries built per step: few enough that a step's edges find their node ids while
+#: the ids' text is still in the processor's cache.
+_CHUNK = 1 << 14
+
+
+def _built(items: list, name: str, quick: Any, careful: Any, check: "_Checker",
+           index: dict[str, int] | None = None,
+           ends: tuple[list[int], list[int]] | None = None) -> list:
     """The node or edge of every entry: ``quick(raw)`` when it can, else ``careful``.
 
+    With ``index`` (node id -> position), the positions of each edge's ends are
+    appended to ``ends`` as the edges are built; they stop short (and the graph
+    finds them itself, with the message) at an id that is no node's.
     Quick-parsed data is the reader's own: each entry is dropped once built,
     so the parsed JSON and the graph are not held whole at the same time.
     """
-    built, shared = [], {}
-    for k, raw in enumerate(items):
-        built.append(quick(raw, shared) or careful(check, raw, f"{name}[{k}]"))
+    built: list = []
+    shared: dict = {}
+    for start in range(0, len(items), _CHUNK):
+        part = [quick(raw, shared) or careful(check, raw, f"{name}[{k}]")
+                for k, raw in enumerate(items[start:start + _CHUNK], start)]
         if check.plain_only:
-            items[k] = None
+            items[start:start + len(part)] = [None] * len(part)
+        built += part
+        if index is not None and ends is not None:
+            try:
+                src = list(map(index.__getitem__, map(attrgetter("src"), part)))
+                dst = list(map(index.__getitem__, map(attrgetter("dst"), part)))
+            except KeyError:
+                index = None
+            else:
+                ends[0].extend(src)
+                ends[1].extend(dst)
     return built
 
 

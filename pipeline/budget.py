@@ -23,7 +23,7 @@ from typing import Callable
 from formulations.solver import SolveSettings
 
 __all__ = ["Budget", "CUT_SHARE", "BUFFER_SHARE", "ROUTING_SHARE", "MIN_SOLVE_SECONDS",
-           "MAPPING_SHARE", "placement_cap"]
+           "MAPPING_SHARE", "OVERRUN_SHARE", "placement_cap"]
 
 #: Share of the planned time for the section cut (it stops early at a proven optimum).
 CUT_SHARE = 0.25
@@ -36,6 +36,9 @@ MIN_SOLVE_SECONDS = 0.05
 #: Share of ``--time-limit`` the mapping passes get; the rest is kept for writing the
 #: outputs and drawing pictures (about 0.3 s per section), so the whole run ends in time.
 MAPPING_SHARE = 0.9
+#: How far past ``--time-limit`` the mapping passes may go finishing sections by the fast
+#: path before the run stops (a run ends within its time limit + 10 %, outputs included).
+OVERRUN_SHARE = 0.05
 
 
 def placement_cap(nodes: int) -> float:
@@ -65,6 +68,7 @@ class Budget:
 
     total: float
     clock: Callable[[], float] = time.monotonic
+    grace: float = 0.0          # seconds past the deadline before :meth:`overdue`
     started: float = field(init=False)
     unplanned: float = field(init=False)
 
@@ -76,12 +80,15 @@ class Budget:
 
     @classmethod
     def of_run(cls, time_limit: float) -> "Budget":
-        """The mapping passes' budget within a run of ``time_limit`` seconds.
+        """The mapping passes' budget within a run of ``time_limit`` seconds: the
+        deadline at :data:`MAPPING_SHARE` of it, overdue :data:`OVERRUN_SHARE` past it.
 
-        >>> Budget.of_run(60.0).total
-        54.0
+        >>> b = Budget.of_run(60.0)
+        >>> b.total, round(b.grace, 6)
+        (54.0, 9.0)
         """
-        return cls(time_limit * MAPPING_SHARE)
+        return cls(time_limit * MAPPING_SHARE,
+                   grace=time_limit * (1 + OVERRUN_SHARE - MAPPING_SHARE))
 
     @property
     def deadline(self) -> float:
@@ -97,6 +104,10 @@ class Budget:
 
     def expired(self) -> bool:
         return self.left() <= 0.0
+
+    def overdue(self) -> bool:
+        """Past the deadline by more than :attr:`grace`: the run must stop."""
+        return self.clock() > self.deadline + self.grace
 
     def _take(self, seconds: float) -> float:
         """Plan ``seconds`` (at least the minimum) out of what is unplanned."""

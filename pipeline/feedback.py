@@ -32,6 +32,7 @@ class ErrorCode(str, Enum):
     LATENCY_BOTTLENECK = "LATENCY_BOTTLENECK"                  # F5: two ops must be split
     PNR_LOCAL = "PNR_LOCAL"                                    # F4: placement/routing retries
     UNRESOLVABLE = "UNRESOLVABLE"                              # F7: nobody can fix it
+    TIME_LIMIT = "TIME_LIMIT"               # the run's time limit ran out with sections to go
 
 
 #: Which level fixes which error; None means stop with the diagnosis.
@@ -41,6 +42,7 @@ FIXED_BY: dict[ErrorCode, str | None] = {
     ErrorCode.LATENCY_BOTTLENECK: "cut",
     ErrorCode.PNR_LOCAL: "place-route",
     ErrorCode.UNRESOLVABLE: None,
+    ErrorCode.TIME_LIMIT: None,
 }
 
 

@@ -32,7 +32,7 @@ from typing import Callable
 from formulations.sections import (Capacity, Section, SectionError, cut_sections,
                                    materialize_banks)
 from model.graph import Edge, Graph, Node
-from pipeline.budget import Budget
+from pipeline.budget import MAPPING_SHARE, Budget
 from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, MappingError,
                                SectionUsage)
 from pipeline.section_pass import SectionOutcome, congestion_penalty, map_section, stage_record
@@ -380,6 +380,7 @@ class PlaceRouteLevel:
 
     def run(self, state: CompileState) -> None:
         left = state.nodes_left()    # kept up to date below: linear in the sections
+        started, compiled = time.perf_counter(), 0
         for w in state.work:
             pending, before = w.outcome is None, w.size
             if w.graph is None:      # no buffer level ran: the section as cut
@@ -391,8 +392,11 @@ class PlaceRouteLevel:
                 w.outcome, w.check, w.reused = done.outcome, done.check, True
                 state.reused += 1
             else:
+                if state.budget.overdue():
+                    raise _out_of_time(state, w, compiled, time.perf_counter() - started)
                 self._compile(state, w, left)
                 state.compiled[key] = w
+                compiled += 1
             left -= w.size if pending else 0
 
     @staticmethod
@@ -461,6 +465,21 @@ class PlaceRouteLevel:
                     f"{len(failure.overused)} over-used links")
         seed = _retry_seed(state.options.seed, retries + 1 - rounds)
         return f"section {w.section.id}: placed and routed again with seed {seed}"
+
+
+def _out_of_time(state: CompileState, w: SectionWork, compiled: int,
+                 seconds: float) -> MappingError:
+    """The run is overdue with sections to go: what it would take, in the user's terms."""
+    to_go = sum(1 for x in state.work if x.outcome is None)
+    per_section = seconds / max(compiled, 1)
+    needed = state.budget.used() + to_go * per_section
+    limit = math.ceil(1.2 * needed / MAPPING_SHARE)
+    return MappingError(ErrorHandlingData(
+        ErrorCode.TIME_LIMIT, PlaceRouteLevel.name,
+        f"the time limit ran out with {len(state.work) - to_go} of {len(state.work)} sections "
+        f"compiled; at {per_section:.2f} s per section the other {to_go} need about "
+        f"{to_go * per_section:.0f} s more: rerun with --time-limit {limit} or more",
+        [], w.section.id, [x.section.id for x in state.work if x.outcome is not None]))
 
 
 def fast_path_reason(budget: Budget, options, planned: float) -> str | None:

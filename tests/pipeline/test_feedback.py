@@ -15,6 +15,7 @@ from hardware import load_hardware
 from model.graph import Edge, Graph, Node
 from pipeline.feedback import ErrorCode, ErrorHandlingData, MappingError
 from pipeline.feedback import MappingFailed
+from pipeline.budget import Budget
 from pipeline.flow import map_graph
 from pipeline.options import RunOptions
 from pipeline.levels import (LOCAL_RETRIES, REPLACE_ROUNDS, BufferLevel, CutLevel,
@@ -283,3 +284,25 @@ def test_iteration_cap_stops_the_loop():
         run(fig7c_graph(), [CutLevel(), Fixer(), AlwaysFails()], options=options)
     assert "3 iterations" in info.value.mapping.diagnosis
     assert len(info.value.mapping.trace) == 3
+
+
+def test_an_overdue_run_stops_and_says_what_it_would_take():
+    """Past the deadline and its grace, no further section is compiled: the run fails with
+    the sections done, the time the rest would take and the --time-limit to ask for."""
+    now = [0.0]
+
+    class OverdueAfterOne(PlaceRouteLevel):
+        def run(self, state):
+            state.budget = Budget(1.0, clock=lambda: now[0])
+            super().run(state)
+
+        def _compile(self, state, w, nodes_left):
+            super()._compile(state, w, nodes_left)
+            now[0] = 10.0          # the first section used up the budget and its grace
+
+    with pytest.raises(MappingFailed) as info:
+        run(fig7c_graph(), [CutLevel(), BufferLevel(fig7c_templates), OverdueAfterOne()])
+    mapping = info.value.mapping
+    assert mapping.trace[-1]["code"] == ErrorCode.TIME_LIMIT.value
+    assert "the time limit ran out with 1 of 2 sections compiled" in mapping.diagnosis
+    assert "rerun with --time-limit" in mapping.diagnosis
