@@ -1,22 +1,28 @@
 """Building blocks of the learned cost model's data set (source 002, §IV-A).
 
 GEMM, MLP, multi-head attention (MHA) and feed-forward (FFN) blocks of transformer
-shapes (BERT-base/large, GPT-2 small..XL widths, sequence 128..512), written as
-``model.graph.Graph`` sections the RDU placer can take: every operator becomes one or
-more PCU nodes with ``flops`` per sample, every tensor that lives on chip (inputs,
-weights, outputs) one or more PMU nodes, and every edge carries ``bytes`` per sample
-(bf16, 2 bytes an element). A sample is one sequence of ``seq`` tokens.
+shapes (BERT-base/large and GPT-2 widths, a head's 64 and smaller slices, context
+128..512), written as ``model.graph.Graph`` sections the RDU placer can take: every
+operator becomes one or more PCU nodes with ``flops`` per sample, every tensor that lives
+on chip (inputs, weights, key/value caches, outputs) one or more PMU nodes, and every edge
+carries ``bytes`` per sample (bf16, 2 bytes an element).
 
-A weight matrix too wide for one unit is split over ``par`` PCU/PMU pairs (the tiling
-a compiler picks); each tile reads the whole input and writes its slice of the output,
-so the blocks have the fan-out/fan-in shapes of real sections.
+A sample is a micro-batch of ``tokens`` token vectors streaming through the section
+(1..32): the weights stay in their PMUs and are read for every micro-batch, so a tile's
+compute (``2 tokens d_in d_out / par`` FLOPs) and its weight stream (``2 d_in d_out /
+par`` bytes) are of one order on an RDU, and the placement -- which routes share a link,
+how far a credit travels -- decides how close a section gets to its compute bound.
+
+A weight matrix is split over ``par`` PCU/PMU pairs (the tiling a compiler picks); each
+tile reads the whole input (one multicast net per producer) and writes its slice of the
+output, so the blocks have the fan-out/fan-in shapes of real sections.
 
 Examples
 --------
->>> g = gemm_block(128, 768, 768, par=2)
->>> sorted({n.unit for n in g.nodes}), len(g.nodes), len(g.edges)
-(['pcu', 'pmu'], 6, 6)
->>> sum(n.flops or 0 for n in g.nodes) == 2 * 128 * 768 * 768
+>>> g = gemm_block(4, 768, 768, par=2)
+>>> sorted({n.unit for n in g.nodes}), len(g.nodes), len(g.edges), len(g.nets)
+(['pcu', 'pmu'], 6, 6, 5)
+>>> sum(n.flops or 0 for n in g.nodes) == 2 * 4 * 768 * 768
 True
 """
 
@@ -32,9 +38,11 @@ __all__ = ["FAMILIES", "gemm_block", "mlp_block", "ffn_block", "mha_block", "ran
 FAMILIES = ("gemm", "mlp", "mha", "ffn")
 #: Bytes of one element (bf16).
 ELEMENT = 2
-#: Model widths (BERT-base/large, GPT-2 small/medium/large/XL) and sequence lengths.
-WIDTHS = (256, 512, 768, 1024, 1280, 1600)
-SEQS = (64, 128, 256, 512)
+#: Widths: head slices, BERT-base/large and GPT-2 widths.
+WIDTHS = (32, 64, 128, 256, 768, 1024)
+#: Tokens per sample (micro-batch) and attention context lengths.
+TOKENS = (1, 2, 4, 8, 16)
+SEQS = (128, 256, 512)
 
 
 class _Builder:
@@ -51,8 +59,8 @@ class _Builder:
         self.nodes.append(Node(nid, op=op, unit="pcu", flops=float(max(1.0, flops))))
         return nid
 
-    def edge(self, src: str, dst: str, nbytes: float) -> None:
-        self.edges.append(Edge(src, dst, bytes=float(max(4.0, nbytes))))
+    def edge(self, src: str, dst: str, nbytes: float, net: str | None = None) -> None:
+        self.edges.append(Edge(src, dst, bytes=float(max(4.0, nbytes)), net=net))
 
     def graph(self) -> Graph:
         top = max(e.bytes for e in self.edges)
@@ -64,7 +72,8 @@ class _Builder:
 def _linear(b: _Builder, prefix: str, inputs: list[str], seq: int, d_in: int, d_out: int,
             par: int, op: str = "matmul") -> list[str]:
     """``par`` matmul tiles of a ``d_in x d_out`` weight (one weight PMU each); every tile
-    reads all ``inputs`` (the input split over them) and returns its output slice."""
+    reads all ``inputs`` (each input's slice multicast to the tiles: one net per input)
+    and returns its output slice (``seq``: tokens per sample)."""
     outs = []
     share = len(inputs)
     for t in range(par):
@@ -72,7 +81,7 @@ def _linear(b: _Builder, prefix: str, inputs: list[str], seq: int, d_in: int, d_
         mm = b.pcu(f"{prefix}.mm{t}", op, 2.0 * seq * d_in * d_out / par)
         b.edge(w, mm, ELEMENT * d_in * d_out / par)
         for src in inputs:
-            b.edge(src, mm, ELEMENT * seq * d_in / share)
+            b.edge(src, mm, ELEMENT * seq * d_in / share, net=f"{src}>{prefix}")
         outs.append(mm)
     return outs
 
@@ -125,33 +134,40 @@ def ffn_block(seq: int, d_model: int, d_ff: int, par: int = 2) -> Graph:
     return b.graph()
 
 
-def mha_block(seq: int, d_model: int, heads: int, par: int = 1, groups: int = 2) -> Graph:
-    """Multi-head attention: Q, K, V projections, per head group QK^T, softmax, x V,
-    then the output projection (``groups`` head groups share one unit each)."""
-    b = _Builder(f"mha_{seq}x{d_model}_h{heads}_g{groups}_p{par}")
+def mha_block(tokens: int, d_model: int, heads: int, par: int = 1, groups: int = 2,
+              context: int = 128) -> Graph:
+    """Multi-head attention over a ``context``-long key/value cache: Q, K, V projections;
+    per head group QK^T (reading the group's key cache), softmax, x V (reading its value
+    cache); the output projection (``groups`` head groups share one unit each)."""
+    b = _Builder(f"mha_{tokens}x{d_model}_h{heads}_g{groups}_p{par}_c{context}")
     x = b.pmu("x", "input")
-    q, k, v = (_linear(b, name, [x], seq, d_model, d_model, par) for name in ("q", "k", "v"))
+    q, k, v = (_linear(b, name, [x], tokens, d_model, d_model, par) for name in "qkv")
     d_group = d_model // groups
     ctx = []
     for g in range(groups):
-        scores = b.pcu(f"qk{g}", "matmul", 2.0 * seq * seq * d_group)
-        for src in q + k:
-            b.edge(src, scores, ELEMENT * seq * d_model / (groups * len(q)))
-        soft = _pointwise(b, f"softmax{g}", "softmax", [scores], seq,
-                          seq * heads // groups, 5.0)
-        att = b.pcu(f"av{g}", "matmul", 2.0 * seq * seq * d_group)
-        b.edge(soft, att, ELEMENT * seq * seq * heads / groups)
+        k_cache, v_cache = b.pmu(f"kcache{g}", "tensor"), b.pmu(f"vcache{g}", "tensor")
+        for src in k:
+            b.edge(src, k_cache, ELEMENT * tokens * d_model / (groups * len(k)))
         for src in v:
-            b.edge(src, att, ELEMENT * seq * d_model / (groups * len(v)))
+            b.edge(src, v_cache, ELEMENT * tokens * d_model / (groups * len(v)))
+        scores = b.pcu(f"qk{g}", "matmul", 2.0 * tokens * context * d_group)
+        for src in q:
+            b.edge(src, scores, ELEMENT * tokens * d_model / (groups * len(q)))
+        b.edge(k_cache, scores, ELEMENT * context * d_group)
+        soft = _pointwise(b, f"softmax{g}", "softmax", [scores], tokens,
+                          context * heads // groups, 5.0)
+        att = b.pcu(f"av{g}", "matmul", 2.0 * tokens * context * d_group)
+        b.edge(soft, att, ELEMENT * tokens * context * heads / groups)
+        b.edge(v_cache, att, ELEMENT * context * d_group)
         ctx.append(att)
-    out = _linear(b, "o", ctx, seq, d_model, d_model, par)
-    _store(b, "y", out, seq, d_model)
+    out = _linear(b, "o", ctx, tokens, d_model, d_model, par)
+    _store(b, "y", out, tokens, d_model)
     return b.graph()
 
 
 def random_block(family: str, rng: np.random.Generator) -> Graph:
     """A block of ``family`` with shapes drawn from BERT/GPT-2 widths and sequences."""
-    seq = int(rng.choice(SEQS))
+    seq = int(rng.choice(TOKENS))
     width = int(rng.choice(WIDTHS))
     if family == "gemm":
         return gemm_block(seq, width, int(rng.choice(WIDTHS)), par=int(rng.integers(1, 9)))
@@ -162,5 +178,5 @@ def random_block(family: str, rng: np.random.Generator) -> Graph:
     if family == "mha":
         heads = int(rng.choice([8, 12, 16]))
         return mha_block(seq, width, heads, par=int(rng.integers(1, 4)),
-                         groups=int(rng.choice([1, 2, 4])))
+                         groups=int(rng.choice([1, 2, 4])), context=int(rng.choice(SEQS)))
     raise ValueError(f"unknown block family {family!r}; use one of {FAMILIES}")

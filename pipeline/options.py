@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
 
 from formulations.routing import ROUTERS, RouterConfig
+from formulations.cgra.kernel import PLACERS as CGRA_PLACERS
 from formulations.placement import PLACERS
 from formulations.solver import available_backends
 from hardware import InputError
+from pipeline.cost_model import CANDIDATES, COST_MODELS, learned_available
 
 __all__ = ["DECISIONS", "DEFAULT_BACKENDS", "BACKEND_REASONS", "OptionError", "RunOptions",
            "parse_backends", "BUFFER_MODES", "MAX_TIME_LIMIT", "parse_dims", "MAX_DIM"]
@@ -126,6 +129,9 @@ class RunOptions:
     max_iterations: int = 30                  # feedback rounds before giving up
     batch: int = 1                            # ONNX: size of the symbolic batch dimension
     dims: Mapping[str, int] = field(default_factory=dict)  # ONNX: named dimension sizes
+    cost_model: str = "wirelength"           # ranks placement candidates (pipeline.cost_model)
+    cost_model_file: str | None = None        # learned: the model file (default: shipped)
+    candidates: int = CANDIDATES              # placements ranked per section
 
     def __post_init__(self):
         t = self.time_limit
@@ -138,9 +144,11 @@ class RunOptions:
                               "give a budget of at most a week; searches stop earlier at a "
                               "proven optimum anyway")
         self._check_backends()
-        _choice("--placer", self.placer, PLACERS)
+        _choice("--placer", self.placer, tuple(PLACERS) + tuple(
+            p for p in CGRA_PLACERS if p not in PLACERS))
         _choice("--router", self.router, ROUTERS)
         _choice("buffer_mode", self.buffer_mode, BUFFER_MODES)
+        self._check_cost_model()
         for name in ("depth_per_pmu", "tile_pmus", "af_latency"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
@@ -164,6 +172,20 @@ class RunOptions:
                 raise OptionError("--backend", f'backend "{name}" for {decision} is not '
                                   "installed or unknown", "use one of " + ", ".join(known))
 
+    def _check_cost_model(self) -> None:
+        _choice("--cost-model", self.cost_model, COST_MODELS)
+        if self.cost_model == "learned" and not learned_available():
+            raise OptionError("--cost-model", "learned needs JAX, which is not installed",
+                              'pip install -e ".[learn]", or use --cost-model analytic')
+        if self.cost_model_file is not None and not Path(self.cost_model_file).is_file():
+            raise OptionError("--cost-model-file", f"{self.cost_model_file}: no such file",
+                              "give a model written by python -m benchmarks.suites.cost_model "
+                              "--train, or leave it out for the shipped one")
+        if isinstance(self.candidates, bool) or not isinstance(self.candidates, int) \
+                or not 1 <= self.candidates <= 1000:
+            raise OptionError("--candidates", f"{self.candidates!r} is not 1..1000",
+                              "give a whole number of placements to rank, e.g. 8")
+
     def backend_for(self, decision: str) -> str:
         """The backend ``decision`` solves on."""
         return self.backends.get(decision) or DEFAULT_BACKENDS[decision]
@@ -176,7 +198,7 @@ class RunOptions:
         """
         return {"seed": self.seed, "time_limit": self.time_limit,
                 "backends": {d: self.backend_for(d) for d in DECISIONS},
-                "placer": self.placer, "router": self.router,
+                "placer": self.placer, "router": self.router, "cost_model": self.cost_model,
                 "cut_short": sum(bool(s.get("cut_short")) for s in stages)}
 
 

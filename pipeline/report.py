@@ -135,7 +135,8 @@ def _run(run: dict) -> list[str]:
               f"the wall clock cut {run['cut_short']} search(es) short, so the same seed is "
               "not promised to give the same mapping (a larger --time-limit restores it)")
     return ["", f"Run: seed {run.get('seed')}, budget {run.get('time_limit')} s, placer "
-                f"`{run.get('placer')}`, router `{run.get('router')}`; backends: {backends}; "
+                f"`{run.get('placer')}`, router `{run.get('router')}`, cost model "
+                f"`{run.get('cost_model', 'wirelength')}`; backends: {backends}; "
                 f"{repeat}."]
 
 

@@ -20,6 +20,7 @@ from formulations.solver import deferred_signals, watch_signals
 from hardware import DEFAULT_PRESET, InputError, build_fabric, load_hardware, preset_names
 from model.importers import FORMATS, load_graph
 from model.mapping import Mapping, write_mapping
+from pipeline.cost_model import COST_MODELS
 from pipeline.feedback import CheckerRejected, MappingFailed
 from pipeline.flow import map_graph
 from pipeline.options import (BACKEND_REASONS, DEFAULT_BACKENDS, RunOptions, parse_backends,
@@ -57,6 +58,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="placement method")
     parser.add_argument("--router", choices=sorted(ROUTERS), default=RunOptions.router,
                         help="routing method")
+    parser.add_argument("--cost-model", choices=COST_MODELS, default=RunOptions.cost_model,
+                        help="ranks each section's placement candidates by predicted throughput: "
+                             "wirelength keeps the placer's answer; analytic (speed rules + "
+                             "congestion), learned (the GNN of source 002, needs the extra "
+                             "learn), simulated (the performance simulator)")
+    parser.add_argument("--cost-model-file", metavar="FILE", default=None,
+                        help="learned: a model file (default: the one shipped, trained on "
+                             "plasticine blocks)")
     parser.add_argument("--time-limit", type=float, default=RunOptions.time_limit,
                         help="seconds for the whole run (wall clock)")
     parser.add_argument("--seed", type=int, default=0, help="random seed of every solve")
@@ -181,7 +190,8 @@ def _options(args) -> RunOptions:
                       seed=args.seed, placer=args.placer, router=args.router,
                       export_dir=args.export_models, depth_per_pmu=args.depth_per_pmu,
                       tile_pmus=args.tile_pmus, af_latency=args.af_latency,
-                      batch=args.batch, dims=parse_dims(args.dim))
+                      batch=args.batch, dims=parse_dims(args.dim),
+                      cost_model=args.cost_model, cost_model_file=args.cost_model_file)
 
 
 def _write_outputs(mapping: Mapping, spec, out: Path, args, seconds: float,

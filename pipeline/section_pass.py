@@ -18,6 +18,7 @@ from formulations.routing import ROUTERS, Overuse
 from formulations.solver import SolveSettings
 from formulations.sorter.priority_sort import sort_nodes
 from model.graph import Graph
+from pipeline.cost_model import PLACER_SHARE, rank_placement, scorer_for
 
 __all__ = ["SectionFailure", "SectionOutcome", "map_section", "stage_record",
            "congestion_penalty"]
@@ -101,6 +102,9 @@ def map_section(sub: Graph, fabric, section_id: int, options, say: Callable[[str
 
 def _place(sub, fabric, section_id, options, outcome, settings, penalty) -> bool:
     started = time.perf_counter()
+    scorer = scorer_for(options.cost_model, options.cost_model_file)
+    if scorer is not None:       # the placer keeps a share; the rest buys ranked candidates
+        settings = settings.with_time(PLACER_SHARE * settings.time_limit)
     try:
         placed = PLACERS[options.placer](sub, fabric, outcome.order, settings,
                                          site_penalty=penalty or None)
@@ -112,7 +116,23 @@ def _place(sub, fabric, section_id, options, outcome, settings, penalty) -> bool
                                        status=placed.status, backend=placed.backend)
                           | placed.extra)
     outcome.placement = placed.placement
+    if scorer is not None:
+        _rank(sub, fabric, section_id, options, outcome, settings, penalty, scorer)
     return True
+
+
+def _rank(sub, fabric, section_id, options, outcome, settings, penalty, scorer) -> None:
+    """``--cost-model``: keep the best of the placement and its candidates
+    (:func:`pipeline.cost_model.rank_placement`), with a ``ranking`` stage record."""
+    started = time.perf_counter()
+    seconds = settings.time_limit * (1 - PLACER_SHARE) / PLACER_SHARE
+    outcome.placement, extra = rank_placement(
+        sub, fabric, outcome.placement, scorer, name=options.cost_model, seconds=seconds,
+        seed=settings.seed, count=options.candidates, site_penalty=penalty or None)
+    outcome.stages.append(stage_record(
+        "ranking", section_id, f"cost model {options.cost_model}: best of "
+        f"{extra['routed']} routed candidates", started, objective=extra.get("score"),
+        extra=extra))
 
 
 def _route(sub, fabric, section_id, options, outcome, settings, say):

@@ -2,5 +2,11 @@
 
 from formulations.placement.cost_models.analytic import (AnalyticEstimate, analytic_estimate,
                                                          predict_normalised)
+from formulations.placement.cost_models.features import (FeatureSet, SectionFeatures, pack,
+                                                         section_features)
+from formulations.placement.cost_models.learned import (CostModelConfig, LearnedCostModel,
+                                                        LearnedModelUnavailable, train)
 
-__all__ = ["AnalyticEstimate", "analytic_estimate", "predict_normalised"]
+__all__ = ["AnalyticEstimate", "analytic_estimate", "predict_normalised",
+           "FeatureSet", "SectionFeatures", "pack", "section_features",
+           "CostModelConfig", "LearnedCostModel", "LearnedModelUnavailable", "train"]

@@ -21,15 +21,18 @@ Decisions where the paper leaves a gap (spec digest §9)
   vocabulary; ``S(v)``: the pipeline stage = longest same-iteration path from the
   section's sources, clipped at ``MAX_STAGE - 1`` (gap: unseen stage indices). Fixed
   numeric features (justified additions, :data:`NODE_NUMERIC`): the node's compute time
-  relative to the slowest one of the section (FLOPs over the PCU rate; the label's own
-  normaliser, so the model sees *which* unit is the bottleneck), whether it is that
+  relative to the slowest one of the section (FLOPs over the PCU rate, or its traffic at
+  one word per lane without FLOPs: the label's own normaliser, so the model sees *which*
+  unit is the bottleneck), its PMU port time on the same scale, whether it is that
   bottleneck, and in/out degree.
 * **Edge features (gap 9).** Route length in links (the paper's feature), plus
   (:data:`EDGE_NUMERIC`): the edge's transfer time at one channel's rate relative to the
   bottleneck compute time, the heaviest link's total load (bytes of every net on it over
   its channels) relative to the bottleneck -- the time-sharing the paper's §II-B example
   is about -- the most nets sharing one of its links, and whether it rides the scalar
-  network. Times are log1p-compressed: they span orders of magnitude.
+  network, and 1 / the edge's stage-buffer depth (a shallow buffer exposes the route's
+  latency, a deep one hides it). Times are log1p-compressed: they span orders of
+  magnitude.
 * **Direction (gap 5).** Stored directed; the model aggregates over both directions.
 
 Everything here is numpy: the core install computes features without JAX.
@@ -79,11 +82,12 @@ _KEYWORDS = (
 )
 #: Stage indices at or above this share the last embedding row.
 MAX_STAGE = 32
-#: Fixed numeric node features: relative compute time, is the bottleneck, in/out degree / 4.
-NODE_NUMERIC = 4
+#: Fixed numeric node features: compute time / the slowest's, log1p(PMU port time / the
+#: slowest compute), is the slowest, in/out degree / 4.
+NODE_NUMERIC = 5
 #: Fixed edge features: route links, log1p(transfer / bottleneck), log1p(heaviest link load
-#: / bottleneck), most nets on one of its links / 4, scalar network.
-EDGE_NUMERIC = 5
+#: / bottleneck), most nets on one of its links / 4, scalar network, 1 / buffer depth.
+EDGE_NUMERIC = 6
 
 
 @dataclass(frozen=True)
@@ -176,12 +180,40 @@ def stages(graph: Graph) -> dict[str, int]:
     return level
 
 
-def _compute_cycles(graph: Graph, spec) -> np.ndarray:
+def _edge_bytes(edge, spec) -> float:
+    """Bytes per sample: ``bytes``, else ``bandwidth`` flits of the edge's network."""
+    return float(edge.bytes) if edge.bytes is not None else edge.bandwidth * _rate(
+        spec, edge.network)
+
+
+def _node_times(graph: Graph, fabric, placement: dict[str, str]
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Per node, cycles per sample of compute (a PCU: FLOPs over its rate, or without
+    FLOPs one 32-bit word per lane per cycle of its larger traffic) and of its PMU ports
+    (bytes out over the read rate, bytes in over the write rate) -- the rules of the
+    label's normaliser."""
+    spec = fabric.spec
     rate = float(getattr(spec, "flops_per_pcu_cycle", 0.0) or 2 * spec.pcu_lanes * spec.pcu_stages)
-    return np.array([(n.flops or 0.0) / rate for n in graph.nodes])
+    read = float(getattr(spec, "pmu_read_rate", 0.0) or _rate(spec, "vector"))
+    write = float(getattr(spec, "pmu_write_rate", 0.0) or _rate(spec, "vector"))
+    index = {n: k for k, n in enumerate(graph.node_ids)}
+    b_in, b_out = np.zeros(len(index)), np.zeros(len(index))
+    for e in graph.edges:
+        if e.src != e.dst:
+            b_out[index[e.src]] += _edge_bytes(e, spec)
+            b_in[index[e.dst]] += _edge_bytes(e, spec)
+    compute, ports = np.zeros(len(index)), np.zeros(len(index))
+    for k, n in enumerate(graph.nodes):
+        kind = fabric.site(placement[n.id]).unit
+        if kind == "pcu" or (kind == "fcmu" and n.unit != "pmu"):
+            compute[k] = (n.flops / rate if n.flops is not None
+                          else max(b_in[k], b_out[k]) / (4 * spec.pcu_lanes))
+        elif kind in ("pmu", "fcmu"):
+            ports[k] = max(b_out[k] / read, b_in[k] / write)
+    return compute, ports
 
 
-def _link_loads(graph: Graph, spec, routes: dict[int, list[str]], fabric
+def _link_loads(graph: Graph, spec, routes: dict[int, list[str]]
                 ) -> tuple[dict[str, float], dict[str, int]]:
     """Per link: cycles of traffic per sample (each net once, over its channels) and nets."""
     load: dict[str, float] = {}
@@ -190,14 +222,13 @@ def _link_loads(graph: Graph, spec, routes: dict[int, list[str]], fabric
     seen: set[tuple[int, str]] = set()
     for i in sorted(routes):
         e = graph.edges[i]
-        network = e.network
-        rate = _rate(spec, network)
+        channels = max(1, spec.networks[e.network].channels)
         for link in routes[i]:
             if (net_of[i], link) in seen:
                 continue
             seen.add((net_of[i], link))
-            channels = max(1, fabric.capacity(link, network))
-            load[link] = load.get(link, 0.0) + (e.bytes or 0.0) / rate / channels
+            load[link] = load.get(link, 0.0) + _edge_bytes(e, spec) / _rate(
+                spec, e.network) / channels
             nets[link] = nets.get(link, 0) + 1
     return load, nets
 
@@ -223,24 +254,25 @@ def section_features(graph: Graph, fabric, placement: dict[str, str],
     op = np.array([op_class(n.op, n.id) for n in graph.nodes], dtype=np.int32)
     level = stages(graph)
     stage = np.array([min(MAX_STAGE - 1, level[n]) for n in graph.node_ids], dtype=np.int32)
-    cycles = _compute_cycles(graph, spec)
-    bottleneck = float(cycles.max(initial=0.0)) or 1.0
+    compute, ports = _node_times(graph, fabric, placement)
+    bottleneck = float(compute.max(initial=0.0)) or float(ports.max(initial=0.0)) or 1.0
     keep = [i for i, e in enumerate(graph.edges) if e.src != e.dst]
     src = np.array([index[graph.edges[i].src] for i in keep], dtype=np.int32)
     dst = np.array([index[graph.edges[i].dst] for i in keep], dtype=np.int32)
     deg_in = np.bincount(dst, minlength=len(index)) / 4.0
     deg_out = np.bincount(src, minlength=len(index)) / 4.0
-    rel = cycles / bottleneck
-    node_x = np.stack([rel, (rel >= 1.0 - 1e-9).astype(float), deg_in, deg_out], axis=1)
-    load, nets = _link_loads(graph, spec, routes, fabric)
+    rel = compute / bottleneck
+    node_x = np.stack([rel, np.log1p(ports / bottleneck), (rel >= 1.0 - 1e-9).astype(float),
+                       deg_in, deg_out], axis=1)
+    load, nets = _link_loads(graph, spec, routes)
     edge_x = np.zeros((len(keep), EDGE_NUMERIC))
     for row, i in enumerate(keep):
         e, path = graph.edges[i], routes.get(i, [])
-        transfer = (e.bytes or 0.0) / _rate(spec, e.network) / bottleneck
+        transfer = _edge_bytes(e, spec) / _rate(spec, e.network) / bottleneck
         heaviest = max((load[link] for link in path), default=0.0) / bottleneck
         edge_x[row] = (len(path), np.log1p(transfer), np.log1p(heaviest),
                        max((nets[link] for link in path), default=0) / 4.0,
-                       float(e.network == "scalar"))
+                       float(e.network == "scalar"), 1.0 / max(1, e.depth or 1))
     return SectionFeatures(unit, op, stage, node_x.astype(np.float32), src, dst,
                            edge_x.astype(np.float32))
 

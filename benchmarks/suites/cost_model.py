@@ -1,0 +1,308 @@
+"""Suite ``cost_model``: the learned cost model of source 002 against the analytic one.
+
+Three parts, one table (``benchmarks/results/cost_model.md``):
+
+* **accuracy** (the paper's Table I) -- 5-fold cross-validation on the data set of
+  :mod:`benchmarks.cost_model_data`, folds grouped by block (a block's placements never
+  sit on both sides) and stratified over the families; per family and pooled: the mean
+  relative error and Spearman rank of the analytic model and of the learned one on the
+  held-out placements, and the Spearman rank *within a block* (averaged over blocks whose
+  labels differ): how well a model orders placements of one section, which is what the
+  placer asks of it.
+* **placement** -- sections of the MSR BERT graphs (bert_l-3/6/12 inference and training)
+  and resnet50, cut by the greedy section cut for ``plasticine``: each placed by the
+  placement model and ranked by ``--cost-model`` wirelength / analytic / learned /
+  simulated with the same budget (:func:`pipeline.section_pass.map_section`), routed,
+  checked by :func:`sim.check.check_section` and simulated
+  (:func:`sim.perf.simulate_section`); the throughput of each and the gain over
+  wirelength.
+* **timing** -- training time of the shipped model on this machine, and the inference
+  time per section (one section alone and batched as the ranking calls it).
+
+Commands::
+
+    python -m benchmarks.cost_model_data --samples 5000 --seed 0 --out data/cost_model/samples.npz
+    python -m benchmarks.suites.cost_model --train        # the shipped model file
+    python -m benchmarks.run cost_model                   # this table
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.cost_model_blocks import FAMILIES
+from benchmarks.cost_model_data import decision_of, generate, load_meta, load_samples
+from benchmarks.registry import Column, Entry, Suite
+from benchmarks.suites.common import graphs_root
+from benchmarks.suites.placement import load_section
+from formulations.placement.cost_models.analytic import predict_normalised
+from formulations.placement.cost_models.learned import (CostModelConfig, LearnedCostModel,
+                                                        relative_error, spearman, train)
+from formulations.solver import SolveSettings
+from hardware import build_fabric, load_hardware
+from pipeline.cost_model import DEFAULT_MODEL, learned_available
+from pipeline.options import RunOptions
+from pipeline.section_pass import map_section
+from sim.check import check_section
+from sim.perf import simulate_section
+
+__all__ = ["SUITE", "DATA", "cross_validate", "accuracy_row", "placement_row", "timing_row",
+           "train_shipped", "within_block_spearman", "folds"]
+
+ROOT = Path(__file__).resolve().parents[2]
+#: The data set (``python -m benchmarks.cost_model_data``) and the CV predictions cache.
+DATA = ROOT / "data" / "cost_model" / "samples.npz"
+CV_CACHE = ROOT / "data" / "cost_model" / "cv_predictions.npz"
+#: Configuration of the shipped model and of every fold.
+CONFIG = CostModelConfig()
+FOLDS = 5
+#: Sections of the placement part: (MSR graph stem, section index of the greedy cut).
+SECTIONS = tuple((stem, k) for stem in ("bert_l-3_inference", "bert_l-3_training",
+                                        "bert_l-6_inference", "bert_l-6_training",
+                                        "bert_l-12_inference", "bert_L-12_training",
+                                        "resnet50_inference") for k in (0, 1))
+QUICK_SECTIONS = SECTIONS[:1]
+MODELS = ("wirelength", "analytic", "learned", "simulated")
+BUDGET, QUICK_BUDGET = 4.0, 1.0
+
+COLUMNS = (
+    Column("part", "part"), Column("case", "case"), Column("samples", "samples"),
+    Column("analytic_re", "analytic RE", "{:.3f}"), Column("learned_re", "learned RE", "{:.3f}"),
+    Column("analytic_rho", "analytic ρ", "{:.3f}"), Column("learned_rho", "learned ρ", "{:.3f}"),
+    Column("analytic_block_rho", "analytic ρ in block", "{:.3f}"),
+    Column("learned_block_rho", "learned ρ in block", "{:.3f}"),
+    Column("thr_wirelength", "thr. wirelength", "{:.4g}"),
+    Column("thr_analytic", "thr. analytic", "{:.4g}"),
+    Column("thr_learned", "thr. learned", "{:.4g}"),
+    Column("thr_simulated", "thr. simulated", "{:.4g}"),
+    Column("gain_analytic", "analytic vs wl", "{:+.1%}"),
+    Column("gain_learned", "learned vs wl", "{:+.1%}"),
+    Column("gain_simulated", "simulated vs wl", "{:+.1%}"),
+    Column("checked", "sim.check"), Column("seconds", "seconds", "{:.3g}"),
+    Column("note", "note"),
+)
+
+
+# -- accuracy -------------------------------------------------------------------------------
+
+def folds(columns: dict[str, np.ndarray], count: int = FOLDS, seed: int = 0) -> np.ndarray:
+    """Fold of every sample: blocks shuffled per family and dealt round-robin, so a block
+    stays on one side and every fold holds every family."""
+    rng = np.random.default_rng(seed)
+    fold_of_block: dict[int, int] = {}
+    for family in range(len(FAMILIES)):
+        blocks = np.unique(columns["block"][columns["family"] == family])
+        for k, b in enumerate(rng.permutation(blocks)):
+            fold_of_block[int(b)] = k % count
+    return np.array([fold_of_block[int(b)] for b in columns["block"]])
+
+
+def analytic_predictions(features, columns, seed: int, hardware: str) -> np.ndarray:
+    """The analytic model on every stored decision (rebuilt from the data set)."""
+    fabric = build_fabric(load_hardware(hardware))
+    out = np.zeros(len(features))
+    for k in range(len(features)):
+        graph, placement, routes = decision_of(features, columns, k, fabric, seed)
+        out[k] = predict_normalised(graph, fabric.spec, placement, routes, fabric=fabric)
+    return out
+
+
+def cross_validate(path: Path = DATA, config: CostModelConfig = CONFIG,
+                   cache: Path | None = CV_CACHE) -> dict[str, np.ndarray]:
+    """Held-out predictions of the learned model (5 folds) and of the analytic model for
+    every sample, cached in ``cache``."""
+    if cache is not None and cache.exists() and cache.stat().st_mtime > path.stat().st_mtime:
+        with np.load(cache) as data:
+            return {k: data[k] for k in data.files}
+    features, columns = load_samples(path)
+    meta = load_meta(path)
+    fold = folds(columns)
+    learned = np.zeros(len(features))
+    seconds = []
+    for k in range(FOLDS):
+        held = np.flatnonzero(fold == k)
+        result = train(features.subset(np.flatnonzero(fold != k)),
+                       columns["label"][fold != k], config)
+        learned[held] = result.model.predict(features.subset(held))
+        seconds.append(result.seconds)
+    out = {"learned": learned, "fold": fold, "label": columns["label"],
+           "family": columns["family"], "block": columns["block"],
+           "wirelength": columns["wirelength"],
+           "analytic": analytic_predictions(features, columns, meta["seed"], meta["hardware"]),
+           "train_seconds": np.array(seconds)}
+    if cache is not None:
+        np.savez_compressed(cache, **out)
+    return out
+
+
+def within_block_spearman(pred: np.ndarray, label: np.ndarray, block: np.ndarray) -> float | None:
+    """Mean Spearman rank over the blocks whose labels are not all equal (None if none)."""
+    values = []
+    for b in np.unique(block):
+        m = block == b
+        if m.sum() > 2 and np.ptp(label[m]) > 1e-6:
+            values.append(spearman(pred[m], label[m]))
+    return float(np.mean(values)) if values else None
+
+
+def accuracy_row(family: str, quick: bool = False) -> dict[str, Any]:
+    """One row of the accuracy part: ``family`` one of the block families or ``all``."""
+    cv = _quick_cv() if quick else cross_validate()
+    m = np.ones(len(cv["label"]), bool) if family == "all" else (
+        cv["family"] == FAMILIES.index(family))
+    label, block = cv["label"][m], cv["block"][m]
+    row = {"samples": int(m.sum()), "seconds": float(cv["train_seconds"].sum())}
+    for name in ("analytic", "learned"):
+        row[f"{name}_re"] = relative_error(cv[name][m], label)
+        row[f"{name}_rho"] = spearman(cv[name][m], label)
+        row[f"{name}_block_rho"] = within_block_spearman(cv[name][m], label, block)
+    varied = len([b for b in np.unique(block) if np.ptp(label[block == b]) > 1e-6])
+    row["note"] = (f"{varied}/{len(np.unique(block))} blocks with labels that differ; "
+                   f"wirelength ρ in block "
+                   f"{_fmt(within_block_spearman(-cv['wirelength'][m], label, block))}")
+    return row
+
+
+def _fmt(value) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _quick_cv() -> dict[str, np.ndarray]:
+    """A small data set generated on the spot (``--quick``): 2 folds' worth of numbers."""
+    features, columns = generate(64, seed=0)
+    fold = folds(columns, 2)
+    learned = np.zeros(len(features))
+    config = CostModelConfig(epochs=5)
+    start = time.perf_counter()
+    for k in range(2):
+        result = train(features.subset(np.flatnonzero(fold != k)), columns["label"][fold != k],
+                       config)
+        learned[fold == k] = result.model.predict(features.subset(np.flatnonzero(fold == k)))
+    return {"learned": learned, "label": columns["label"], "family": columns["family"],
+            "block": columns["block"], "wirelength": columns["wirelength"],
+            "analytic": analytic_predictions(features, columns, 0, "plasticine"),
+            "train_seconds": np.array([time.perf_counter() - start])}
+
+
+# -- placement ------------------------------------------------------------------------------
+
+def placement_row(stem: str, section: int, budget: float, seed: int = 0) -> dict[str, Any]:
+    """One row of the placement part: one MSR section mapped with every cost model."""
+    graph, fabric = load_section("msr", {"preset": "plasticine", "stem": stem,
+                                         "section": section})
+    row: dict[str, Any] = {"samples": len(graph.nodes)}
+    checked = True
+    started = time.perf_counter()
+    for name in MODELS:
+        if name == "learned" and not learned_available():
+            continue
+        options = RunOptions(cost_model=name, placer="model", router="negotiated", seed=seed)
+        settings = (SolveSettings(time_limit=budget, seed=seed),
+                    SolveSettings(time_limit=budget, seed=seed))
+        out = map_section(graph, fabric, section, options, lambda line: None, settings)
+        if out.failure is not None:
+            row["note"] = f"{name}: {out.failure.message[:80]}"
+            checked = False
+            continue
+        checked = checked and check_section(graph, fabric, out.placement, out.paths).ok
+        row[f"thr_{name}"] = simulate_section(graph, fabric.spec, out.placement, out.paths,
+                                              fabric=fabric).samples_per_cycle
+    base = row.get("thr_wirelength")
+    for name in MODELS[1:]:
+        if base and row.get(f"thr_{name}") is not None:
+            row[f"gain_{name}"] = row[f"thr_{name}"] / base - 1
+    return row | {"checked": "ok" if checked else "REJECTED",
+                  "seconds": time.perf_counter() - started}
+
+
+# -- timing ---------------------------------------------------------------------------------
+
+def train_shipped(path: Path = DATA, out: Path = DEFAULT_MODEL,
+                  config: CostModelConfig = CONFIG) -> float:
+    """Train the shipped model on the whole data set; returns the training seconds."""
+    features, columns = load_samples(path)
+    result = train(features, columns["label"], config,
+                   progress=lambda e, loss: print(f"epoch {e}: loss {loss:.4f}", file=sys.stderr))
+    result.model.save(out)
+    return result.seconds
+
+
+def timing_row(quick: bool = False) -> dict[str, Any]:
+    """Training seconds (from the CV folds) and inference per section, alone and batched."""
+    features, columns = (generate(32, seed=0) if quick else load_samples(DATA))
+    model = LearnedCostModel.load(DEFAULT_MODEL)
+    sections = [features.section(k) for k in range(min(len(features), 256))]
+    model.predict(sections[:8])
+    for s in sections[:16]:
+        model.predict([s])                      # compile every padded size once
+    start = time.perf_counter()
+    for s in sections[:100]:
+        model.predict([s])
+    alone = (time.perf_counter() - start) / min(100, len(sections)) * 1000
+    start = time.perf_counter()
+    for k in range(0, len(sections), 8):
+        model.predict(sections[k:k + 8])
+    batched = (time.perf_counter() - start) / len(sections) * 1000
+    cv_seconds = None if quick else cross_validate()["train_seconds"]
+    note = (f"inference {alone:.2f} ms per section alone, {batched:.2f} ms batched by 8 "
+            f"(a section's candidates); training "
+            + ("-" if cv_seconds is None else f"{np.mean(cv_seconds):.0f} s per fold of "
+               f"{int(len(features) * (FOLDS - 1) / FOLDS)} samples, {CONFIG.epochs} epochs"))
+    return {"samples": len(features), "seconds": alone / 1000, "note": note}
+
+
+def _entries(quick: bool) -> list[Entry]:
+    have = (graphs_root() / "msr-dnn" / "OperatorGraphs").is_dir()
+    no_data = None if quick or DATA.exists() else (
+        f"no data set: python -m benchmarks.cost_model_data --out {DATA.relative_to(ROOT)}")
+    no_jax = None if learned_available() else 'the extra learn is not installed'
+    entries = [Entry(f"accuracy {f}", "benchmarks.suites.cost_model:accuracy_row",
+                     {"family": f, "quick": quick}, timeout=7200,
+                     fixed={"part": "accuracy", "case": f}, skip=no_jax or no_data)
+               for f in (("all",) if quick else ("all",) + FAMILIES)]
+    budget = QUICK_BUDGET if quick else BUDGET
+    entries += [Entry(f"placement {stem} s{k}", "benchmarks.suites.cost_model:placement_row",
+                      {"stem": stem, "section": k, "budget": budget}, timeout=60 * budget + 300,
+                      fixed={"part": "placement", "case": f"{stem} s{k}"},
+                      skip=None if have else "msr-dnn graphs are absent")
+                for stem, k in (QUICK_SECTIONS if quick else SECTIONS)]
+    entries.append(Entry("timing", "benchmarks.suites.cost_model:timing_row", {"quick": quick},
+                         timeout=3600, fixed={"part": "timing", "case": "learned model"},
+                         skip=no_jax or (None if DEFAULT_MODEL.exists() else "no model file")))
+    return entries
+
+
+SUITE = Suite(
+    name="cost_model",
+    title="Learned cost model (source 002) against the analytic one: accuracy, placement, speed",
+    columns=COLUMNS,
+    entries=_entries,
+    notes=("RE = mean |predicted - simulated| / simulated normalised throughput; ρ = Spearman "
+           "rank; 'in block' = mean Spearman over the placements of one block (blocks whose "
+           "labels all tie are left out). Paper (Table I): analytic 0.406 / 0.468, learned "
+           "0.193 / 0.808. Placement: throughput in samples per cycle of one section, "
+           "placement model + ranking of the candidates by each cost model, same budget."),
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``--train``: train the shipped model on the data set."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.suites.cost_model")
+    parser.add_argument("--train", action="store_true", help="train and save the shipped model")
+    parser.add_argument("--data", default=str(DATA))
+    parser.add_argument("--out", default=str(DEFAULT_MODEL))
+    args = parser.parse_args(argv)
+    if args.train:
+        seconds = train_shipped(Path(args.data), Path(args.out))
+        print(f"trained in {seconds:.0f} s: {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
