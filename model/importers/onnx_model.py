@@ -141,7 +141,8 @@ def load_onnx(path: str | os.PathLike, name: str, batch: int = 1,
     try:
         model = shape_inference.infer_shapes(model, check_type=False, strict_mode=True,
                                              data_prop=True)
-    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as exc:
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, ValueError,
+            RuntimeError) as exc:
         raise InputError(file, "", f"ONNX shape inference failed: {_first_line(exc)}",
                          "correct the model's shapes (onnxruntime runs it?)") from None
     graph = _build(model, file, name)
@@ -205,6 +206,8 @@ def _check(file: str) -> None:
         checker.check_model(file)      # by path: external data is looked for beside the file
     except (checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
         reason = _first_line(exc)
+    except (ValueError, RuntimeError) as exc:   # e.g. a name that is not UTF-8
+        reason = f"{type(exc).__name__}: {_first_line(exc)}"
     else:
         return
     _check_versions(_read(file), file)
