@@ -13,7 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from model.errors import InputError
 from model.importers import detect_format, load_graph
-from model.importers.onnx_flops import FLOP_RULES
+from model.importers.onnx_flops import FLOP_RULES, OpShapes, count_flops
 from model.importers.onnx_model import load_onnx, looks_like_onnx
 from tests.conftest import real_graph
 
@@ -248,3 +248,25 @@ def test_large_initialiser_data_is_not_needed(tmp_path):
               location="ext.data", size_threshold=0)
     g = load_onnx(tmp_path / "ext.onnx", "ext")
     assert g.node("fc").flops == 2 * 5 * 1600 + 5
+
+
+@pytest.mark.parametrize("op, inputs, outputs, attrs, flops", [
+    ("Gemm", [(64, 32), (16, 64)], [(32, 16)], {"transA": 1, "transB": 1}, 2 * 32 * 16 * 64),
+    ("ConvTranspose", [(1, 8, 5, 5), (8, 4, 3, 3)], [(1, 4, 7, 7)], {}, 2 * 200 * 4 * 9),
+    ("Conv", [(1, 8, 5, 5), (8, 2, 3, 3), (8,)], [(1, 8, 5, 5)], {"group": 4},
+     2 * 200 * 2 * 9 + 200),
+    ("Einsum", [(2, 12, 128, 64), (2, 12, 128, 64)], [(2, 12, 128, 128)],
+     {"equation": "bhqd,bhkd->bhqk"}, 2 * 2 * 12 * 128 * 128 * 64),
+    ("Einsum", [(3, 4)], [(4, 3)], {"equation": "ij->ji"}, 12),
+    ("MaxPool", [(1, 4, 8, 8)], [(1, 4, 4, 4)], {"kernel_shape": [3, 3]}, 64 * 9),
+    ("GlobalAveragePool", [(1, 4, 8, 8)], [(1, 4, 1, 1)], {}, 256),
+    ("LRN", [(1, 4, 2, 2)], [(1, 4, 2, 2)], {"size": 5}, 14 * 16),
+    ("LayerNormalization", [(2, 8), (8,), (8,)], [(2, 8)], {}, 8 * 16),
+    ("Sum", [(4,), (4,), (4,)], [(4,)], {}, 8),
+    ("Mean", [(4,), (4,), (4,)], [(4,)], {}, 12),
+    ("ReduceL2", [(4, 5)], [(4, 1)], {}, 40),
+    ("Transpose", [(4, 5)], [(5, 4)], {}, 0),
+])
+def test_one_rule_per_operator_type(op, inputs, outputs, attrs, flops):
+    got, rule = count_flops(op, "", OpShapes(tuple(inputs), tuple(outputs), attrs))
+    assert got == flops and rule == FLOP_RULES[op][0]
