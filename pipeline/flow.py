@@ -13,12 +13,14 @@ from __future__ import annotations
 import time
 from typing import Callable
 
+from formulations.placement import PLACERS
 from formulations.sections import Capacity, estimate_units
 from hardware import build_fabric
 from model.graph import Graph
 from model.mapping import Mapping
 from pipeline.budget import Budget
 from pipeline.buffers_pass import balance_section
+from pipeline.cgra import map_cgra
 from pipeline.feedback import MappingFailed, Unresolvable, run_levels
 from pipeline.levels import CompileState, SectionWork, default_levels
 from pipeline.options import RunOptions
@@ -46,10 +48,15 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
     mapping = Mapping(graph=graph.name, hardware=spec.name)
     if spec.kind == "streaming-engine":
         return map_streaming(graph, spec, options, progress)
+    if spec.kind == "cgra":
+        return map_cgra(graph, spec, options, progress)
     if spec.kind != "rdu":
         return _fail(mapping, f"{spec.kind} targets are not supported by this version: "
-                              "RDU grids and the Streaming Engine map end to end; choose "
-                              "a preset such as --hardware plasticine or --hardware se16")
+                              "RDU grids, the Streaming Engine and CGRAs map end to end; "
+                              "choose a preset such as --hardware plasticine or --hardware se16")
+    if options.placer not in PLACERS:
+        return _fail(mapping, f"--placer {options.placer} is a CGRA placer; an RDU run takes "
+                              f"one of {', '.join(PLACERS)}")
     fabric = build_fabric(spec)
     started = time.perf_counter()
     state = CompileState(estimate_units(graph, spec, options.tile_pmus), spec, fabric, options,

@@ -53,6 +53,7 @@ from pipeline.outputs import save_figure  # noqa: E402
 from pipeline.report import section_wirelength  # noqa: E402
 
 __all__ = ["draw_section", "draw_nets", "draw_congestion", "draw_mapping", "draw_streaming",
+           "draw_cgra",
            "draw_performance", "link_loads", "picture_names"]
 
 _COLOURS = {"pcu": "#4c72b0", "pmu": "#55a868", "fcmu": "#8172b2", "agcu": "#8c8c8c"}
@@ -303,3 +304,67 @@ def _draw_sdf(ax, tiles: list[dict], spec, ii: int) -> None:
     ax.set_xticks([t + 0.47 for t in range(spec.tiles)], [f"T{t}" for t in range(spec.tiles)],
                   fontsize=7)
     ax.set_yticks([s + 0.45 for s in range(ii)], [f"slot {s}" for s in range(ii)], fontsize=7)
+
+
+def draw_cgra(mapping: Mapping, spec, path: str | os.PathLike) -> None:
+    """A CGRA mapping: PEs x cycles of one iteration with every route (left), and PEs x slots
+    modulo II with the operations and the values held per slot (right); SVG or PNG.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from hardware import load_hardware
+    >>> from model.graph import Graph, Node, Edge
+    >>> from pipeline.options import RunOptions
+    >>> from pipeline.cgra import map_cgra
+    >>> g = Graph("acc", [Node("a", op="LOAD"), Node("b", op="ADD")],
+    ...           [Edge("a", "b"), Edge("b", "b", distance=1)])
+    >>> cgra = load_hardware("cgra4x4")
+    >>> m = map_cgra(g, cgra, RunOptions(time_limit=5))
+    >>> path = os.path.join(tempfile.mkdtemp(), "pes.svg"); draw_cgra(m, cgra, path)
+    >>> os.path.getsize(path) > 1000
+    True
+    """
+    ii = mapping.ii or 1
+    pes = spec.rows * spec.cols
+    cycles = [p["cycle"] for p in mapping.placement.values()]
+    ends = [s["cycle"] for r in mapping.routes for s in r.get("steps", [])]
+    top = max(cycles + ends + [0]) + 1
+    fig, (left, right) = plt.subplots(1, 2, figsize=(max(8, pes * 0.9), max(3, top * 0.3) + 1),
+                                      gridspec_kw={"width_ratios": [2, 1]})
+    segments = []
+    held: Counter = Counter()
+    for r in mapping.routes:
+        steps = [(s["pe"][0] * spec.cols + s["pe"][1], s["cycle"]) for s in r.get("steps", [])]
+        segments += [[(a + 0.5, ca + 0.5), (b + 0.5, cb + 0.5)]
+                     for (a, ca), (b, cb) in zip(steps, steps[1:])]
+        for pe, c in set(steps):
+            held[(pe, c % ii, r["src"])] = 1
+    left.add_collection(LineCollection(segments, colors="#dd8452", linewidths=1.2, alpha=0.7))
+    for name, p in mapping.placement.items():
+        x = p["pe"][0] * spec.cols + p["pe"][1]
+        left.add_patch(plt.Rectangle((x + 0.05, p["cycle"] + 0.05), 0.9, 0.9, color="#4c72b0"))
+        left.text(x + 0.5, p["cycle"] + 0.5, name[:7], ha="center", va="center", fontsize=5,
+                  color="white")
+        right.add_patch(plt.Rectangle((x + 0.05, p["cycle"] % ii + 0.05), 0.9, 0.9,
+                                      color="#4c72b0"))
+        right.text(x + 0.5, p["cycle"] % ii + 0.5, name[:7], ha="center", va="center",
+                   fontsize=5, color="white")
+    values = Counter((pe, s) for pe, s, _ in held)
+    for (pe, s), k in values.items():
+        right.text(pe + 0.95, s + 0.95, str(k), ha="right", va="bottom", fontsize=5,
+                   color="#dd8452")
+    labels = [f"{r},{c}" for r in range(spec.rows) for c in range(spec.cols)]
+    for ax, rows, what in ((left, top, "cycle"), (right, ii, "slot")):
+        ax.set_xlim(0, pes)
+        ax.set_ylim(rows, 0)
+        ax.set_xticks([x + 0.5 for x in range(pes)], labels, fontsize=6, rotation=90)
+        ax.set_yticks([y + 0.5 for y in range(rows)], [f"{what} {y}" for y in range(rows)],
+                      fontsize=6)
+        ax.set_xlabel("PE (row, col)", fontsize=7)
+    left.set_title(f"{mapping.graph} on {spec.name}: II {ii}, "
+                   f"{mapping.metrics.get('cycles')} cycles per iteration (routes in orange)",
+                   fontsize=8)
+    right.set_title(f"modulo II {ii}: operations, values held (orange)", fontsize=8)
+    _finish(fig, path)
+

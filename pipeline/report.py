@@ -24,7 +24,7 @@ from model.files import write_text_atomic
 from model.mapping import Mapping
 from sim.perf import describe
 
-__all__ = ["render_report", "write_report", "section_wirelength", "streaming_lines"]
+__all__ = ["render_report", "write_report", "section_wirelength", "streaming_lines", "cgra_lines"]
 
 #: Metrics that count bytes: shown as whole bytes (the MSR DNN sizes are fractional).
 _BYTE_METRICS = ("dram_bytes",)
@@ -332,3 +332,36 @@ def _split_lines(mapping: Mapping) -> list[str]:
 def write_report(text: str, path: str | os.PathLike) -> None:
     """Write the report atomically (temporary file, fsync, rename; mode 0644)."""
     write_text_atomic(Path(path), text)
+
+
+def cgra_lines(mapping: Mapping) -> list[str]:
+    """The CGRA part of report.md (markdown): II and its bounds, length, the baseline beside
+    it, and per operation its PE, cycle and slot.
+
+    >>> from hardware import load_hardware
+    >>> from model.graph import Graph, Node, Edge
+    >>> from pipeline.cgra import map_cgra
+    >>> g = Graph("pair", [Node("a", op="LOAD"), Node("b", op="ADD")], [Edge("a", "b")])
+    >>> cgra_lines(map_cgra(g, load_hardware("cgra4x4")))[2][:25]
+    '- II **1** (lower bound 1'
+    """
+    m = mapping.metrics
+    lines = ["## CGRA mapping", ""]
+    if mapping.status != "mapped":
+        return lines + [f"Not mapped: {mapping.diagnosis}", ""]
+    lines += [f"- II **{mapping.ii}** (lower bound {m.get('ii_lower_bound')}: resource "
+              f"{m.get('res_ii')}, memory {m.get('mem_ii')}, recurrence {m.get('rec_ii')}; "
+              f"proven: every II below {m.get('ii_bound')} impossible); proven smallest: "
+              f"{m.get('proven_ii')}; list-scheduling baseline II {m.get('baseline_ii')}",
+              f"- cycles per iteration **{m.get('cycles')}** (proven bound "
+              f"{m.get('cycles_bound')}, critical path {m.get('critical_path')}); status "
+              f"{m.get('status')} by {m.get('method')}; executed by the simulator for "
+              f"{m.get('iterations_sim')} iterations",
+              f"- {m.get('nodes')} operations, {m.get('edges')} edges, {m.get('pes_used')} of "
+              f"{m.get('pes')} PEs used, {m.get('hops')} hops, peak {m.get('registers_peak')} "
+              f"values in one PE, {m.get('seconds')} s", "",
+              "| operation | PE | cycle | slot |", "|---|---|---|---|"]
+    for name, p in sorted(mapping.placement.items(), key=lambda kv: (kv[1]["cycle"], kv[0])):
+        lines.append(f"| {name} | {tuple(p['pe'])} | {p['cycle']} | {p['slot']} |")
+    return lines + [""]
+

@@ -26,8 +26,8 @@ from pipeline.flow import map_graph
 from pipeline.options import (BACKEND_REASONS, DEFAULT_BACKENDS, RunOptions, parse_backends,
                               parse_dims)
 from pipeline.outputs import prepare_export_dir, prepare_out_dir, remove_stale_outputs
-from pipeline.pictures import draw_mapping, draw_streaming
-from pipeline.report import render_report, streaming_lines, write_report
+from pipeline.pictures import draw_cgra, draw_mapping, draw_streaming
+from pipeline.report import cgra_lines, render_report, streaming_lines, write_report
 
 __all__ = ["main", "build_parser", "EXIT_MAPPED", "EXIT_BAD_INPUT", "EXIT_UNMAPPABLE",
            "EXIT_INTERNAL"]
@@ -214,6 +214,12 @@ def _write_outputs(mapping: Mapping, spec, out: Path, args, seconds: float,
             if draw:
                 name = f"tiles.{args.picture_format}"
                 draw_streaming(mapping, spec, out / name)
+                pictures = [name]
+        elif spec.kind == "cgra":
+            extra = cgra_lines(mapping)
+            if draw:
+                name = f"pes.{args.picture_format}"
+                draw_cgra(mapping, spec, out / name)
                 pictures = [name]
     write_report(render_report(mapping, pictures, summary, extra, seconds=seconds),
                  out / "report.md")

@@ -18,6 +18,8 @@ from formulations.cgra.relax import build_relaxation, safe_horizon, solve_relaxa
 from formulations.cgra.model import (build_full_model, decode_full, full_hint, model_size,
                                      solve_full)
 from formulations.cgra.sweep import length_ladder, sweep_ii
+from formulations.cgra.milp import build_milp, solve_milp, sweep_milp
+from formulations.cgra.kernel import PLACERS, CgraResult, map_kernel
 
 __all__ = [
     "RULES", "CgraInfeasible", "CgraProblem", "CgraSchedule", "lower_bounds", "precheck",
@@ -25,5 +27,6 @@ __all__ = [
     "Router", "list_schedule", "schedule_at_ii",
     "build_relaxation", "safe_horizon", "solve_relaxation",
     "build_full_model", "decode_full", "full_hint", "model_size", "solve_full",
-    "length_ladder", "sweep_ii",
+    "length_ladder", "sweep_ii", "build_milp", "solve_milp", "sweep_milp",
+    "PLACERS", "CgraResult", "map_kernel",
 ]
