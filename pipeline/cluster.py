@@ -1,0 +1,98 @@
+"""Where independent work runs: in this process, on local worker processes, or on
+a Dask cluster.
+
+Section-parallel compile (``pipeline.levels``) and the benchmark harness hand
+out pure, serialisable tasks; :func:`dask_client` gives them a
+``distributed.Client`` to submit to, or ``None`` to run them here, one after
+another. The results never depend on where a task ran: every task carries its
+own seed, so one worker, two workers or a remote cluster give the same answer.
+
+``--workers N`` starts a ``distributed.LocalCluster`` of ``N`` single-threaded
+processes (each task is CPU-bound Python, so threads would share one core);
+``--scheduler ADDRESS`` connects to a running scheduler instead (started with
+``dask scheduler``, workers with ``dask worker ADDRESS``; each worker needs this
+project installed). A scheduler that cannot be reached is bad input: the message
+names the address and the fix.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
+
+from hardware import InputError
+
+__all__ = ["dask_client", "default_workers", "run_tasks", "CONNECT_SECONDS"]
+
+#: How long to wait for a scheduler named by ``--scheduler``.
+CONNECT_SECONDS = 10.0
+
+
+def default_workers() -> int:
+    """The machine's cores available to this process (``--workers`` default)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:       # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@contextmanager
+def dask_client(workers: int = 1, scheduler: str | None = None) -> Iterator[Any]:
+    """A ``distributed.Client`` for ``scheduler`` or for ``workers`` local processes;
+    ``None`` (run in this process) for one worker and no scheduler.
+
+    Raises
+    ------
+    InputError
+        When ``scheduler`` cannot be reached within :data:`CONNECT_SECONDS`.
+    """
+    if scheduler is None and workers <= 1:
+        yield None
+        return
+    from distributed import Client, LocalCluster   # only a parallel run pays for the import
+    if scheduler is not None:
+        try:
+            client = Client(scheduler, timeout=CONNECT_SECONDS)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise InputError("--scheduler", scheduler,
+                             f"cannot reach a Dask scheduler ({type(exc).__name__})",
+                             "start one with `dask scheduler` and workers with `dask worker "
+                             f"{scheduler}`, check the address (tcp://HOST:8786), or drop "
+                             "--scheduler to use local workers") from None
+        with client:
+            yield client
+        return
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
+            Client(cluster) as client:
+        yield client
+
+
+def run_tasks(client: Any, function: Callable, tasks: Sequence[tuple],
+              done: Callable[[int, Any], None] | None = None) -> list:
+    """``[function(*task) for task in tasks]``, on ``client``'s workers when given.
+
+    Results come back in task order whatever order the workers finish in;
+    ``done(index, result)`` is called as each one arrives (progress). A task
+    whose worker dies is run again by the scheduler (Dask retries tasks of lost
+    workers), so a lost worker costs time, not the answer.
+    """
+    if client is None:
+        results = []
+        for k, task in enumerate(tasks):
+            results.append(function(*task))
+            if done:
+                done(k, results[-1])
+        return results
+    from distributed import as_completed
+    futures = [client.submit(function, *task, pure=False) for task in tasks]
+    position = {future.key: k for k, future in enumerate(futures)}
+    results: list = [None] * len(tasks)
+    for future in as_completed(futures):
+        k = position[future.key]
+        results[k] = future.result()
+        if done:
+            done(k, results[k])
+    return results
