@@ -149,7 +149,14 @@ class SectionPerf:
     dram_bytes: float = 0.0         # cut-crossing bytes per sample through DRAM
     state_bytes: float = 0.0        # tensor bytes loaded once per batch
     dram_rate: float = 1e11         # DRAM bytes per second
+    streamed: int = 0               # compute stages without flops (the streaming rule)
+    unrouted: int = 0               # edges without a route (a shortest route assumed)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def slowest_stage(self) -> StageTime:
+        """The stage with the longest time per sample (ties: the first in pipeline order)."""
+        return max(self.stages, key=lambda t: t.cycles)
 
     @property
     def dram_cycles(self) -> float:
@@ -434,6 +441,8 @@ def _stage_times(graph: Graph, spec, fabric, placement, owners, flows: _Flows
         dram = moved / spec.dram_rate * cycle_hz if own == "agcu" else 0.0
         parts = {"compute": compute, "pmu": pmu, "transfer": drain[v], "dram": dram}
         kind = max(parts, key=lambda p: parts[p])
+        if not parts[kind]:                   # nothing to do: the unit's own kind
+            kind = {"pmu": "pmu", "agcu": "dram"}.get(own, "compute")
         out[v] = StageTime(v, kind, max(1.0, parts[kind]), compute, pmu, drain[v], dram,
                            c["pcu"], c["pmu"])
     return out, streamed
@@ -502,6 +511,8 @@ def _events(graph: Graph, owners, times: dict[str, StageTime], flows: _Flows,
 def _run(ev: _Events, max_cells: int = MAX_CELLS) -> tuple[list[list[float]], float]:
     """Start times per sample until the period settles; returns the rows and the period."""
     n = len(ev.names)
+    if n == 0:
+        return [[]], 0.0
     limit = max(4 * WINDOW, max_cells // max(1, n))
     rows: list[list[float]] = []
     same, back = ev.same, ev.back
@@ -605,9 +616,11 @@ def simulate_section(graph: Graph, spec, placement: dict[str, str],
     Raises
     ------
     ValueError
-        A node without a site, or a cycle of same-iteration edges.
+        No node, a node without a site, or a cycle of same-iteration edges.
     """
     fabric = fabric if fabric is not None else build_fabric(spec)
+    if not graph.nodes:
+        raise ValueError(f"{graph.name}: a section needs at least one node")
     unplaced = [v for v in graph.node_ids if v not in placement]
     if unplaced:
         raise ValueError(f"{graph.name}: node {unplaced[0]!r} is not placed ({len(unplaced)} "
@@ -622,7 +635,8 @@ def simulate_section(graph: Graph, spec, placement: dict[str, str],
     worst_link = {owners[net.driver]: flows.net_link[k] for k, net in enumerate(graph.nets)
                   if flows.net_cycles[k] >= times[owners[net.driver]].transfer}
     compute = [t.compute for t in times.values() if t.pcus]
-    compute_cycles = max(compute) if compute else max(t.pmu for t in times.values())
+    compute_cycles = max(compute) if compute else max((t.pmu for t in times.values()),
+                                                      default=1.0)
     usage = {link: busy / period for link, busy in sorted(flows.link_cycles.items())}
     busiest = max(usage, key=lambda link: usage[link], default=None)
     notes = []
@@ -645,7 +659,7 @@ def simulate_section(graph: Graph, spec, placement: dict[str, str],
         busiest_link_utilisation=usage.get(busiest, 0.0) if busiest else 0.0,
         link_utilisation=usage, stages=[times[v] for v in ev.names],
         samples_simulated=len(rows), dram_bytes=dram_bytes, state_bytes=state_bytes,
-        dram_rate=spec.dram_rate, notes=notes)
+        dram_rate=spec.dram_rate, streamed=streamed, unrouted=flows.guessed, notes=notes)
 
 
 @dataclass

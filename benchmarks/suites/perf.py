@@ -99,7 +99,12 @@ def simulate_file(path: str, preset: str, dims: dict[str, int] | None = None,
         started = time.perf_counter()
         report = simulate_mapping(graph, spec, mapping)
         best = min(best, time.perf_counter() - started)
-    notes = sorted({note.split(":")[0] for s in report.sections for note in s.notes})
+    streamed = sum(s.streamed for s in report.sections)
+    compute = sum(1 for s in report.sections for t in s.stages if t.pcus)
+    unrouted = sum(s.unrouted for s in report.sections)
+    notes = ([f"{streamed} of {compute} compute stages without flops (streaming rule)"]
+             if streamed else []) + ([f"{unrouted} lane/bank chain edges on assumed shortest "
+                                      "routes"] if unrouted else [])
     return _estimate_row(report) | {
         "nodes": len(graph.nodes), "sections": len(mapping.sections),
         "units": len(mapping.placement), "map_s": round(map_s, 2), "sim_s": round(best, 4),

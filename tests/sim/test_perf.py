@@ -57,6 +57,7 @@ def test_chain_runs_at_its_slowest_stage(cycles):
     assert perf.normalised == pytest.approx(1.0)
     slowest = f"n{cycles.index(max(cycles))}"
     assert perf.bottleneck == {"kind": "compute", "node": slowest, "cycles": max(cycles)}
+    assert perf.slowest_stage.node == slowest and perf.slowest_stage.pcus == 1
 
 
 def test_chain_latency_is_the_stages_plus_the_hops():
