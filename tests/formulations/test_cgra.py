@@ -1,0 +1,131 @@
+"""The CGRA modulo mapper (issue 23): bounds, pre-checks, baseline, relaxation, CP-SAT sweep,
+MILP twin. Every mapping is executed by sim.cgra."""
+
+from __future__ import annotations
+
+import pytest
+
+from formulations.cgra import (CgraInfeasible, build_milp, list_schedule, lower_bounds,
+                               map_kernel, precheck, problem_from_graph, solve_full, solve_milp,
+                               solve_relaxation, sweep_ii)
+from formulations.solver import SolveSettings, SolveStatus
+from hardware import CgraSpec, load_hardware
+from model.graph import Edge, Graph, Node
+from sim.cgra import check_cgra
+
+
+def ring(n: int) -> Graph:
+    return Graph(f"ring{n}", [Node(f"n{i}", op="ADD") for i in range(n)],
+                 [Edge(f"n{i}", f"n{(i + 1) % n}", distance=int(i == n - 1)) for i in range(n)])
+
+
+def kernel() -> Graph:
+    """A small loop body: two loads, a multiply-accumulate with a recurrence, a store."""
+    nodes = [Node("ld0", op="LOAD"), Node("ld1", op="LOAD"), Node("mul", op="MUL"),
+             Node("acc", op="ADD"), Node("inc", op="ADD"), Node("st", op="STORE")]
+    edges = [Edge("ld0", "mul"), Edge("ld1", "mul"), Edge("mul", "acc"),
+             Edge("acc", "acc", distance=1), Edge("acc", "st"), Edge("inc", "inc", distance=1),
+             Edge("inc", "ld0"), Edge("inc", "ld1")]
+    return Graph("mac", nodes, edges)
+
+
+def checked(graph: Graph, spec, sched) -> bool:
+    pes = [(r, c) for r in range(spec.rows) for c in range(spec.cols)]
+    placement = {n: {"pe": list(pes[sched.pe[n]]), "cycle": sched.cycle[n]} for n in sched.pe}
+    routes = [{"src": u, "dst": v, "distance": d,
+               "steps": [{"pe": list(pes[p]), "cycle": c} for p, c in path]}
+              for (u, v, d), path in sched.routes.items()]
+    report = check_cgra(graph, spec, placement, sched.ii, routes)
+    assert report.ok, report.violations
+    return report.ok
+
+
+def test_lower_bounds_and_prechecks():
+    spec = load_hardware("cgra4x4")
+    assert lower_bounds(problem_from_graph(ring(5), spec))["rec_ii"] == 5
+    small = CgraSpec(name="s", rows=1, cols=2, max_ii=3)
+    reasons = precheck(problem_from_graph(ring(4), small))
+    assert any(r.startswith("C7 recurrence") for r in reasons)
+    only_add = CgraSpec(name="a", rows=2, cols=2, max_ii=4, operations=("ADD",))
+    assert precheck(problem_from_graph(kernel(), only_add))[0].startswith("C3 operations")
+    with pytest.raises(CgraInfeasible, match="G0 graph"):
+        problem_from_graph(Graph("cyc", [Node("a"), Node("b")],
+                                 [Edge("a", "b"), Edge("b", "a")]), spec)
+
+
+def test_memory_operations_only_on_memory_pes():
+    spec = load_hardware("hycube4x4")
+    p = problem_from_graph(kernel(), spec)
+    assert all(p.pes[q][1] in (0, 3) for q in p.allowed[p.names.index("ld0")])
+    sched = list_schedule(p)
+    assert all(p.pes[sched.pe[n]][1] in (0, 3) for n in ("ld0", "ld1", "st"))
+    assert checked(kernel(), spec, sched)
+
+
+@pytest.mark.parametrize("preset", ["cgra4x4", "cgra4x4-torus", "hycube4x4", "cgra8x8"])
+def test_baseline_and_sweep_are_legal_and_sweep_is_no_worse(preset):
+    spec = load_hardware(preset)
+    p = problem_from_graph(kernel(), spec)
+    base = list_schedule(p)
+    sched = sweep_ii(p, SolveSettings(time_limit=20), base)
+    assert checked(kernel(), spec, base) and checked(kernel(), spec, sched)
+    assert sched.ii <= base.ii
+    assert (sched.ii, sched.length) <= (base.ii, base.length)
+
+
+def test_sweep_proves_the_smallest_ii_and_the_length():
+    spec = load_hardware("cgra4x4")
+    p = problem_from_graph(kernel(), spec)
+    sched = sweep_ii(p, SolveSettings(time_limit=20))
+    assert sched.proven_ii and sched.ii == sched.ii_bound == lower_bounds(p)["ii"]
+    assert sched.status == "optimal" and sched.bound == sched.length
+    # nothing shorter exists at that II: the model with one cycle less is infeasible
+    result, _ = solve_full(p, sched.ii, sched.length - 1, time_limit=20)
+    assert result.status is SolveStatus.INFEASIBLE
+
+
+def test_relaxation_refutes_an_ii_below_the_recurrence():
+    p = problem_from_graph(ring(6), load_hardware("cgra4x4"))
+    assert solve_relaxation(p, 5, 5)[0].status is SolveStatus.INFEASIBLE
+    result, _ = solve_relaxation(p, 6, 5)
+    assert result.status is SolveStatus.OPTIMAL and result.objective == 6
+
+
+def test_registers_bind_the_mapping():
+    """Two registers per PE on a 2 x 2 array: the mapping keeps at most two values in any PE
+    (the simulator counts them cycle by cycle); with one register no II up to 4 maps."""
+    spec = CgraSpec(name="r2", rows=2, cols=2, max_ii=4, registers=2)
+    p = problem_from_graph(kernel(), spec)
+    sched = sweep_ii(p, SolveSettings(time_limit=20), list_schedule(p))
+    assert sched.ii == 2 and sched.status == "optimal" and checked(kernel(), spec, sched)
+    one = problem_from_graph(kernel(), CgraSpec(name="r1", rows=2, cols=2, max_ii=4,
+                                                registers=1))
+    with pytest.raises(CgraInfeasible):
+        list_schedule(one)
+
+
+def test_milp_twin_agrees_with_cp_sat(tmp_path):
+    g = Graph("pair", [Node("a", op="LOAD"), Node("b", op="ADD"), Node("c", op="STORE")],
+              [Edge("a", "b"), Edge("b", "c")])
+    p = problem_from_graph(g, load_hardware("cgra4x4"))
+    cp, cp_sched = solve_full(p, 1, 6, time_limit=20)
+    milp, milp_sched = solve_milp(p, 1, 6, backend="highs", time_limit=30)
+    assert cp.status is milp.status is SolveStatus.OPTIMAL
+    assert cp_sched.length == milp_sched.length == 5
+    assert checked(g, load_hardware("cgra4x4"), milp_sched)
+    model, _ = build_milp(p, 1, 6)
+    model.write_mps(str(tmp_path / "m.mps"))
+    assert (tmp_path / "m.mps").stat().st_size > 1000
+
+
+def test_map_kernel_placers_and_export(tmp_path):
+    spec = load_hardware("cgra4x4")
+    settings = SolveSettings(time_limit=10, export_dir=str(tmp_path))
+    model = map_kernel(kernel(), spec, settings)
+    listed = map_kernel(kernel(), spec, settings, placer="list")
+    assert listed.schedule.method.startswith("list")
+    assert model.schedule.ii <= listed.schedule.ii
+    assert list(tmp_path.glob("cgra_mac_ii*.pb.txt"))
+    highs = map_kernel(kernel(), spec, SolveSettings(backend="highs", time_limit=20,
+                                                     export_dir=str(tmp_path)))
+    assert list(tmp_path.glob("cgra_mac_ii*.mps")) and checked(kernel(), spec, highs.schedule)
