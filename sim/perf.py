@@ -707,7 +707,9 @@ def section_inputs(graph: Graph, mapping: Mapping | dict) -> list[SectionInputs]
     """Rebuild each section of a mapping.json as :func:`simulate_section` reads it.
 
     Stage buffers come from the routes' ``via_buffers`` (the route's links are split at
-    each buffer's site); PCU lanes and PMU banks (``<node>#pcu<k>``, ``<node>#pmu<k>`` in
+    each buffer's site; the sinks of one net share its chain, as the buffer level builds
+    it): the first hop holds the row's ``tuned_depth`` samples, each hop after an inserted
+    PMU its ``depth_per_pmu``; an edge without inserted PMUs holds ``final_depth``. PCU lanes and PMU banks (``<node>#pcu<k>``, ``<node>#pmu<k>`` in
     ``placement``) join their node along a chain with no listed route (mapping.json does
     not list those links); DRAM bytes per sample are the section's cut-crossing nets (a
     value written once, read once per section that uses it).
@@ -767,9 +769,10 @@ def _rebuild(graph: Graph, members: list[str], placement: dict[str, str], routes
         e, row = graph.edges[r["edge"]], depth_rows.get(r["edge"], {})
         hops = [e.src] + list(r.get("via_buffers", [])) + [e.dst]
         pieces = _split(r["links"], [placement[h] for h in hops[1:]])
+        # the net's own buffer holds tuned_depth samples; each inserted PMU depth_per_pmu
         final = row.get("final_depth") or e.depth or 1
-        first = row.get("tuned_depth") or final if len(hops) > 2 else final
-        rest = max(1, math.ceil((row.get("inserted_depth") or 0) / max(1, len(hops) - 2)))
+        first = (row.get("tuned_depth") or final) if len(hops) > 2 else final
+        rest = int(row.get("depth_per_pmu") or 1)
         for k, (a, b) in enumerate(zip(hops, hops[1:])):
             if k < len(hops) - 2:
                 if (a, b) in trunk:           # a buffer chain shared by the net's sinks
