@@ -269,3 +269,37 @@ def test_batch_time_is_reconfiguration_plus_pipeline():
     assert times["compute_s"] + times["transfer_s"] == pytest.approx(
         (perf.latency_cycles + 99 * 40) * 1e-9)
     assert times["total_s"] == pytest.approx(times["compute_s"] + times["transfer_s"] + 1e-5)
+
+
+# -- the hardware numbers the simulator reads --------------------------------------------------
+def test_presets_reach_their_published_peaks():
+    sn10, plasticine = load_hardware("sn10"), load_hardware("plasticine")
+    peak = lambda s: s.pcu_count * s.flops_per_pcu_cycle * s.clock_hz   # noqa: E731
+    assert peak(sn10) == pytest.approx(320e12, rel=1e-3)             # 320 TFLOPS bf16
+    assert peak(plasticine) == pytest.approx(12.3e12, rel=1e-2)      # 12.3 TFLOPS
+    assert plasticine.link_rate("vector") == 64 and plasticine.link_rate("scalar") == 4
+
+
+def test_left_out_numbers_take_their_documented_defaults():
+    data = spec_to_dict(load_hardware("tiny"))
+    for key in ("clock_ghz", "pmu_read_bytes_per_cycle", "pmu_write_bytes_per_cycle",
+                "hop_cycles", "dram_bytes_per_s", "reconfig_us"):
+        data.pop(key, None)
+    spec = spec_from_dict(data)
+    assert (spec.clock_hz, spec.flops_per_pcu_cycle, spec.pmu_read_rate, spec.hop_cycles,
+            spec.dram_rate, spec.reconfig_seconds) == (1e9, 2 * 16 * 6, 64.0, 1, 100e9,
+                                                       pytest.approx(10e-6))
+    assert spec_from_dict(spec_to_dict(spec)) == spec
+
+
+@pytest.mark.parametrize("key, value, words", [
+    ("pcu_flops_per_cycle", -1, "negative"), ("dram_bytes_per_s", 0, "zero"),
+    ("reconfig_us", 2e6, "above the limit"), ("hop_cycles", 2000, "from 0 to 1024"),
+    ("pmu_read_bytes_per_cycle", "fast", "a number"),
+])
+def test_bad_performance_numbers_are_named(key, value, words):
+    from hardware import InputError
+    data = spec_to_dict(load_hardware("tiny")) | {key: value}
+    with pytest.raises(InputError) as info:
+        spec_from_dict(data, file="chip.json")
+    assert info.value.where == key and words in str(info.value), str(info.value)
