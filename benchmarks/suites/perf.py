@@ -2,8 +2,8 @@
 
 Every MSR DNN graph (``msr-dnn/OperatorGraphs`` and ``LayerGraphs``, read in place, smallest
 first) and the repository's two ONNX transformer examples (``bert_encoder_layer``,
-``gpt2_block`` at ``--dim seq=128``, whose nodes carry ``flops``) are mapped once on
-``plasticine`` with a modest budget (:data:`TIME_LIMIT` s, the run's ``--time-limit``); the
+``gpt2_block`` at ``--dim seq=128``, whose nodes carry ``flops``; also on ``sn10``) are mapped
+once on ``plasticine`` with a modest budget (:data:`TIME_LIMIT` s, the run's ``--time-limit``); the
 mapping is then simulated again with :func:`sim.perf.simulate_mapping` and timed (best of
 :data:`REPEATS`). A row gives the simulation's wall time and size (units, samples
 simulated), the estimate (throughput, latency, the bottleneck, the busiest link), the
@@ -40,6 +40,8 @@ REPEATS = 3
 #: The ONNX examples with flops, and their dimensions.
 ONNX_EXAMPLES = {"bert_encoder_layer": {"seq": 128}, "gpt2_block": {"seq": 128}}
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
+#: The ONNX examples run on both chips (12.3 and 320 TFLOPS peak); the MSR graphs on plasticine.
+ONNX_PRESETS = ("plasticine", "sn10")
 #: The graph of the issue's speed target.
 TARGET_GRAPH = "OperatorGraphs/bert_L-12_training"
 ENTRY_TIMEOUT = 600.0
@@ -122,11 +124,12 @@ def _entries(quick: bool) -> list[Entry]:
         entries.append(Entry(f"{name} on plasticine", "benchmarks.suites.perf:simulate_file",
                              {"path": str(path), "preset": "plasticine"}, timeout=ENTRY_TIMEOUT,
                              fixed={"graph": name, "preset": "plasticine", "nodes": nodes}))
-    for model, dims in ONNX_EXAMPLES.items():
-        entries.append(Entry(f"{model} on plasticine", "benchmarks.suites.perf:simulate_file",
-                             {"path": str(EXAMPLES_DIR / f"{model}.onnx"), "preset": "plasticine",
-                              "dims": dims}, timeout=ENTRY_TIMEOUT,
-                             fixed={"graph": f"examples/{model}.onnx", "preset": "plasticine"}))
+    for preset in ONNX_PRESETS[:1] if quick else ONNX_PRESETS:
+        for model, dims in ONNX_EXAMPLES.items():
+            entries.append(Entry(f"{model} on {preset}", "benchmarks.suites.perf:simulate_file",
+                                 {"path": str(EXAMPLES_DIR / f"{model}.onnx"), "preset": preset,
+                                  "dims": dims}, timeout=ENTRY_TIMEOUT,
+                                 fixed={"graph": f"examples/{model}.onnx", "preset": preset}))
     return entries
 
 
