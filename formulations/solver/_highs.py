@@ -122,6 +122,7 @@ def run_highs(h: highspy.Highs, threads: int, is_mip: bool) -> dict:
     iterations = max(0, int(info.simplex_iteration_count))
     nodes = max(0, int(info.mip_node_count)) if is_mip else 0
     out["work"] = nodes / HIGHS_NODES_PER_SECOND + iterations / HIGHS_LP_ITERATIONS_PER_SECOND
+    out["nodes"] = nodes if is_mip else None   # branch-and-bound nodes (benchmark tables)
     out["cut_short"] = model_status in (_MS.kTimeLimit, _MS.kInterrupt,
                                         getattr(_MS, "kHighsInterrupt", _MS.kInterrupt))
     if out["cut_short"]:

@@ -120,6 +120,8 @@ def _read(solver: pywraplp.Solver, xs: list, code: int, solver_id: str, hint_use
     status = _STATUS.get(code, SolveStatus.ERROR)
     out: dict = {"status": status, "hint_used": hint_used,
                  "message": f"{solver_id} (pywraplp): {_CODE_NAMES.get(code, code)}"}
+    if is_mip:
+        out["nodes"] = int(solver.nodes())   # branch-and-bound nodes (benchmark tables)
     if status.has_solution:
         out["objective"] = solver.Objective().Value()
         out["values"] = [x.solution_value() for x in xs]

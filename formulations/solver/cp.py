@@ -190,6 +190,7 @@ def run_cp_sat(model: cp_model.CpModel, time_limit: float, seed: int, workers: i
     out: dict = {"status": status, "message": f"CP-SAT: {solver.status_name(code)}"}
     used = float(solver.response_proto.deterministic_time)
     out["work"] = used / CP_SAT_WORK_PER_SECOND
+    out["nodes"] = int(solver.response_proto.num_branches)   # search branches (benchmark tables)
     out["cut_short"] = _cut_short(status, used, settings, solver.wall_time)
     if out["cut_short"]:
         out["message"] += " (cut short by the wall clock)"
@@ -301,10 +302,12 @@ def export_cp_model(model: cp_model.CpModel, path: str) -> None:
 
 
 def load_cp_model(path: str) -> cp_model.CpModel:
-    """Read a model written by :func:`export_cp_model` (protobuf text)."""
+    """Read a model written by :func:`export_cp_model` (protobuf text); ValueError when the
+    file is not CP-SAT protobuf text."""
     model = cp_model.CpModel()
     with open(path, encoding="utf-8") as fh:
-        model.proto.parse_text_format(fh.read())
+        if not model.proto.parse_text_format(fh.read()):
+            raise ValueError(f"{path}: not CP-SAT protobuf text (CpModelProto)")
     return model
 
 
