@@ -167,14 +167,18 @@ def write_report(rows: Sequence[Row], settings: Settings, disagreeing: Sequence[
                                                       if r["status"] == "unreadable"})
     write_text_atomic(out_dir / "results.csv", csv_text(RESULT_COLUMNS, table))
     write_text_atomic(out_dir / "summary.csv", csv_text(SUMMARY_COLUMNS, summary))
-    pictures = plot_profile(table, settings.backends, readable, out_dir, settings.title)
+    profiled = readable or models   # no model every backend reads: all, unreadable = unsolved
+    pictures = plot_profile(table, settings.backends, profiled, out_dir, settings.title)
     body = [f"# Solver backends on {settings.title}", "", machine_line(), "",
             *_settings_lines(settings, len(models)), "", "## Summary", "",
             markdown_table(SUMMARY_COLUMNS, summary), "", *_legend(), "", "## Agreement", "",
             *_disagreement_lines(disagreeing), ""]
     if pictures:
-        body += ["## Performance profile", "", f"Over the {len(readable)} models every backend "
-                 "could read.", "", "![performance profile](profile.svg)", ""]
+        scope = (f"Over the {len(readable)} models every backend could read." if readable else
+                 f"Over all {len(models)} models (no model is read by every backend; a model "
+                 "a backend cannot read counts as never solved by it).")
+        body += ["## Performance profile", "", scope, "", "![performance profile](profile.svg)",
+                 ""]
     body += ["## Every model and backend", "", markdown_table(RESULT_COLUMNS, table)]
     write_text_atomic(out_dir / "results.md", "\n".join(body) + "\n")
     return ["results.csv", "summary.csv", "results.md", *pictures]
