@@ -68,6 +68,8 @@ class Settings:
     mip_gap: float
     cap: float
     source: str
+    #: Solves run at the same time (local Dask workers; 0: a scheduler's workers).
+    workers: int = 1
 
 
 def complete_rows(rows: Sequence[Row], disagreeing: Sequence[Disagreement]) -> list[Row]:
@@ -145,7 +147,9 @@ def _settings_lines(settings: Settings, n_models: int) -> list[str]:
             f"{', '.join(settings.backends)}.",
             f"Every solve: time limit {settings.time_limit:g} s, {settings.threads} thread(s), "
             f"seed {settings.seed}, relative MIP gap {settings.mip_gap:g}, own process killed "
-            f"at {settings.cap:g} s."]
+            f"at {settings.cap:g} s; "
+            + (f"{settings.workers} solve(s) at a time." if settings.workers else
+               "solves spread over a Dask scheduler's workers.")]
 
 
 def _disagreement_lines(disagreeing: Sequence[Disagreement]) -> list[str]:

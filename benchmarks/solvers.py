@@ -270,7 +270,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     source = args.target if args.keep_models is None else f"{args.target} -> {args.keep_models}"
     settings = Settings(name, tuple(backends), args.time_limit, args.threads, args.seed,
-                        args.mip_gap, wall_cap_of(args.time_limit), source)
+                        args.mip_gap, wall_cap_of(args.time_limit), source,
+                        args.workers if args.scheduler is None else 0)
     found = disagreements(rows, args.mip_gap)
     written = write_report(rows, settings, found, out)
     for d in found:

@@ -251,3 +251,25 @@ def test_bad_input_exits_2_with_a_message(tmp_path, capsys, argv, words):
 def test_default_backends_are_the_installed_ones():
     assert solvers.parse_backends(None) == available_backends()
     assert solvers.parse_backends("scip,highs,scip") == ["scip", "highs"]
+
+
+def test_two_workers_give_the_same_answers_as_one(tmp_path):
+    folder = tmp_path / "models"
+    folder.mkdir()
+    for k, cap in enumerate((7, 9)):
+        m = LinearModel(f"knap{k}")
+        xs = [m.add_binary(f"x{i}") for i in range(4)]
+        m.add(sum(w * x for w, x in zip([5, 4, 3, 2], xs)) <= cap)
+        m.maximize(sum(v * x for v, x in zip([10, 7, 5, 3], xs)))
+        write_model_file(m, folder / f"knap{k}.mps")
+    results = []
+    for workers in ("1", "2"):
+        out = tmp_path / f"out{workers}"
+        assert solvers.main([str(folder), "--backends", "highs,scip", "--workers", workers,
+                             "--out", str(out), "--quiet"]) == 0
+        with open(out / "results.csv", encoding="utf-8") as f:
+            results.append([(r["model"], r["backend"], r["status"], float(r["objective"]))
+                            for r in csv.DictReader(f)])
+        assert f"{workers} solve(s) at a time" in (out / "results.md").read_text()
+    assert results[0] == results[1]
+    assert [r[3] for r in results[0]] == [13.0, 13.0, 17.0, 17.0]   # 5+2 <= 7, 5+4 <= 9
