@@ -23,7 +23,7 @@ from typing import Callable
 from formulations.solver import SolveSettings
 
 __all__ = ["Budget", "CUT_SHARE", "BUFFER_SHARE", "ROUTING_SHARE", "MIN_SOLVE_SECONDS",
-           "MAPPING_SHARE", "OVERRUN_SHARE", "placement_cap"]
+           "MAPPING_SHARE", "OVERRUN_SHARE", "FINISH_SHARE", "placement_cap"]
 
 #: Share of the planned time for the section cut (it stops early at a proven optimum).
 CUT_SHARE = 0.25
@@ -39,6 +39,9 @@ MAPPING_SHARE = 0.9
 #: How far past ``--time-limit`` the mapping passes may go finishing sections by the fast
 #: path before the run stops (a run ends within its time limit + 10 %, outputs included).
 OVERRUN_SHARE = 0.05
+#: Then, what the last sections may still take when the measured time of the others says
+#: they fit: a run is not failed for a section of a tenth of a second.
+FINISH_SHARE = 0.03
 
 
 def placement_cap(nodes: int) -> float:
@@ -69,6 +72,7 @@ class Budget:
     total: float
     clock: Callable[[], float] = time.monotonic
     grace: float = 0.0          # seconds past the deadline before :meth:`overdue`
+    slack: float = 0.0          # then seconds the last sections may take (:meth:`can_finish`)
     started: float = field(init=False)
     unplanned: float = field(init=False)
 
@@ -84,11 +88,12 @@ class Budget:
         deadline at :data:`MAPPING_SHARE` of it, overdue :data:`OVERRUN_SHARE` past it.
 
         >>> b = Budget.of_run(60.0)
-        >>> b.total, round(b.grace, 6)
-        (54.0, 9.0)
+        >>> b.total, round(b.grace, 6), round(b.slack, 6)
+        (54.0, 9.0, 1.8)
         """
         return cls(time_limit * MAPPING_SHARE,
-                   grace=time_limit * (1 + OVERRUN_SHARE - MAPPING_SHARE))
+                   grace=time_limit * (1 + OVERRUN_SHARE - MAPPING_SHARE),
+                   slack=time_limit * FINISH_SHARE)
 
     @property
     def deadline(self) -> float:
@@ -106,8 +111,13 @@ class Budget:
         return self.left() <= 0.0
 
     def overdue(self) -> bool:
-        """Past the deadline by more than :attr:`grace`: the run must stop."""
+        """Past the deadline by more than :attr:`grace`: no further section is begun."""
         return self.clock() > self.deadline + self.grace
+
+    def can_finish(self, seconds: float) -> bool:
+        """Whether work of ``seconds`` more still ends within :attr:`slack` of the
+        overdue point (the last cheap sections of an overdue run)."""
+        return self.clock() + seconds <= self.deadline + self.grace + self.slack
 
     def _take(self, seconds: float) -> float:
         """Plan ``seconds`` (at least the minimum) out of what is unplanned."""

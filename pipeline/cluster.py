@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import logging
 import os
-from contextlib import contextmanager
+import threading
+from contextlib import ExitStack, contextmanager
 from typing import Any, Callable, Iterator, Sequence
 
 from hardware import InputError
 
-__all__ = ["dask_client", "default_workers", "run_tasks", "CONNECT_SECONDS"]
+__all__ = ["dask_client", "default_workers", "run_tasks", "Workers", "CONNECT_SECONDS"]
 
 #: How long to wait for a scheduler named by ``--scheduler``.
 CONNECT_SECONDS = 10.0
@@ -54,20 +55,28 @@ def dask_client(workers: int = 1, scheduler: str | None = None) -> Iterator[Any]
     from distributed import Client, LocalCluster   # only a parallel run pays for the import
     if scheduler is not None:
         try:
-            client = Client(scheduler, timeout=CONNECT_SECONDS)
+            client = Client(scheduler, timeout=CONNECT_SECONDS, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as exc:
             raise InputError("--scheduler", scheduler,
                              f"cannot reach a Dask scheduler ({type(exc).__name__})",
                              "start one with `dask scheduler` and workers with `dask worker "
                              f"{scheduler}`, check the address (tcp://HOST:8786), or drop "
                              "--scheduler to use local workers") from None
-        with client:
+        try:           # closed, not used as a context: it may be opened in another thread
             yield client
+        finally:
+            client.close()
         return
+    # no dashboard; the scheduler's own HTTP routes on a free port (8787 may be taken)
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
-            Client(cluster) as client:
-        yield client
+                      dashboard_address=None, silence_logs=logging.ERROR,
+                      scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"}
+                      ) as cluster:
+        client = Client(cluster, set_as_default=False)
+        try:
+            yield client
+        finally:
+            client.close()
 
 
 def run_tasks(client: Any, function: Callable, tasks: Sequence[tuple],
@@ -90,9 +99,69 @@ def run_tasks(client: Any, function: Callable, tasks: Sequence[tuple],
     futures = [client.submit(function, *task, pure=False) for task in tasks]
     position = {future.key: k for k, future in enumerate(futures)}
     results: list = [None] * len(tasks)
-    for future in as_completed(futures):
+    for future in as_completed(futures, loop=client.loop):
         k = position[future.key]
         results[k] = future.result()
         if done:
             done(k, results[k])
     return results
+
+
+class Workers:
+    """A run's workers: ``workers`` local processes or a ``scheduler``'s, started on
+    first need (:meth:`client`) and stopped with the run (a context manager).
+
+    >>> with Workers() as w:
+    ...     w.client() is None          # one worker, no scheduler: this process
+    True
+    """
+
+    def __init__(self, workers: int = 1, scheduler: str | None = None):
+        self.workers, self.scheduler = workers, scheduler
+        self._stack = ExitStack()
+        self._client: Any = None
+        self._lock = threading.Lock()
+        self._starting: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    @property
+    def parallel(self) -> bool:
+        """Whether there is anywhere to run but this process."""
+        return self.scheduler is not None or self.workers > 1
+
+    def start_soon(self) -> None:
+        """Start the workers in the background (they take seconds to boot), so that
+        they are up when the first tasks come."""
+        if self.parallel and self._client is None and self._starting is None:
+            self._starting = threading.Thread(target=self._start, name="workers", daemon=True)
+            self._starting.start()
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._client is None:
+                try:
+                    self._client = self._stack.enter_context(
+                        dask_client(self.workers, self.scheduler))
+                except BaseException as exc:      # said by client(), in the caller's thread
+                    self._error = exc
+
+    def client(self) -> Any:
+        """The ``distributed.Client`` to submit to, or None to run here."""
+        if not self.parallel:
+            return None
+        if self._starting is not None:
+            self._starting.join()
+        else:
+            self._start()
+        if self._error is not None:
+            raise self._error
+        return self._client
+
+    def __enter__(self) -> "Workers":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._starting is not None:
+            self._starting.join()
+        self._stack.close()
+        self._client = None

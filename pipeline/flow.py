@@ -10,6 +10,7 @@ on failure with the diagnosis and the trace of every feedback round.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Callable
 
@@ -18,11 +19,12 @@ from formulations.sections import Capacity, estimate_units
 from hardware import build_fabric
 from model.graph import Graph
 from model.mapping import Mapping
-from pipeline.budget import Budget
+from pipeline.budget import BUFFER_SHARE, CUT_SHARE, MAPPING_SHARE, Budget
+from pipeline.cluster import Workers
 from pipeline.buffers_pass import balance_section
 from pipeline.cgra import map_cgra
 from pipeline.feedback import MappingFailed, Unresolvable, run_levels
-from pipeline.levels import CompileState, SectionWork, default_levels
+from pipeline.levels import PARALLEL_MIN_SECONDS, CompileState, SectionWork, default_levels
 from pipeline.options import RunOptions
 from pipeline.streaming import map_streaming
 from sim.check import CheckReport
@@ -62,10 +64,17 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
     state = CompileState(estimate_units(graph, spec, options.tile_pmus), spec, fabric, options,
                          say, cap=Capacity.of_fabric(fabric),
                          budget=Budget.of_run(options.time_limit),
-                         advance=advance or (lambda: None))
+                         advance=advance or (lambda: None),
+                         workers=Workers(options.workers, options.scheduler))
     levels = levels if levels is not None else default_levels(balance_section)
     try:
-        run_levels(state, levels, max_iterations=options.max_iterations)
+        with state.workers:
+            if options.scheduler is not None:   # an unreachable cluster is said before any work
+                state.workers.client()
+            elif _sections_at_least(state.graph, state.cap) > 1 and \
+                    _place_route_seconds(options.time_limit) >= PARALLEL_MIN_SECONDS:
+                state.workers.start_soon()      # they boot while the sections are cut
+            run_levels(state, levels, max_iterations=options.max_iterations)
     except Unresolvable as exc:
         _record_state(mapping, state)
         _fail(mapping, f"{exc.data.message} ({exc.reason})")
@@ -105,6 +114,19 @@ def _record_performance(mapping: Mapping, graph: Graph, spec, budget: Budget,
     mapping.metrics |= report.metrics()
     for section, row in zip(mapping.sections, report.section_rows()):
         section["perf"] = row
+
+
+def _place_route_seconds(time_limit: float) -> float:
+    """About what a run of ``time_limit`` seconds plans for placement and routing."""
+    return time_limit * MAPPING_SHARE * (1 - CUT_SHARE) * (1 - BUFFER_SHARE)
+
+
+def _sections_at_least(graph: Graph, cap: Capacity) -> int:
+    """A lower bound on the sections: the units every node needs over one section's
+    sites, and one section per category (sections never mix them)."""
+    units = sum((n.pcu or 0) + (n.pmu or 0) for n in graph.nodes)
+    categories = len({n.category for n in graph.nodes})
+    return max(math.ceil(units / max(cap.total, 1)), categories)
 
 
 def _fail(mapping: Mapping, diagnosis: str) -> Mapping:

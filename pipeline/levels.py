@@ -35,12 +35,15 @@ from model.graph import Edge, Graph, Node
 from pipeline.budget import MAPPING_SHARE, Budget
 from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, MappingError,
                                SectionUsage)
-from pipeline.section_pass import SectionOutcome, congestion_penalty, map_section, stage_record
-from sim.check import CheckReport, check_section
+from pipeline.cluster import Workers, run_tasks
+from pipeline.section_pass import SectionOutcome, congestion_penalty, stage_record
+from pipeline.section_task import (FAST_PATH_SECONDS, PAST_DEADLINE, SectionResult, SectionTask,
+                                   compile_section, section_seed)
+from sim.check import CheckReport
 
 __all__ = ["CompileState", "SectionWork", "CutLevel", "BufferLevel", "PlaceRouteLevel",
            "default_levels", "fast_path_reason", "SCALE_STEP", "REPLACE_ROUNDS", "LOCAL_RETRIES",
-           "FAST_PATH_SECONDS", "PAST_DEADLINE"]
+           "FAST_PATH_SECONDS", "PAST_DEADLINE", "PARALLEL_MIN_SECONDS"]
 
 #: A raised scale factor grows by at least this much per feedback round.
 SCALE_STEP = 1.25
@@ -48,12 +51,9 @@ SCALE_STEP = 1.25
 REPLACE_ROUNDS = 2
 #: Then place-and-route retries with a new seed, before a resource error.
 LOCAL_RETRIES = 1
-#: A section planned less than this for placement and routing together takes the fast
-#: path (greedy placement, PathFinder routing): the models' own set-up costs more
-#: (measured: about 0.1 s a section for the model's build, warm anneal and chunks).
-FAST_PATH_SECONDS = 0.15
-#: The fast path's reason when the run's deadline has passed (the wall clock cut it short).
-PAST_DEADLINE = "past the run's deadline"
+#: Planned seconds of a level's sections together below which they are compiled in this
+#: process even when workers are at hand: starting a local cluster costs about 3 s.
+PARALLEL_MIN_SECONDS = 8.0
 
 
 @dataclass
@@ -106,6 +106,7 @@ class CompileState:
     plan: object = None
     budget: Budget = field(default_factory=lambda: Budget(60.0))
     advance: Callable[[], None] = lambda: None    # one section compiled (progress bars)
+    workers: Workers = field(default_factory=Workers)   # where sections compile
 
     def nodes_left(self) -> int:
         """Nodes of the sections not compiled yet (buffer units included where known).
@@ -379,32 +380,41 @@ class PlaceRouteLevel:
     name = "place-route"
 
     def run(self, state: CompileState) -> None:
+        """Plan every section not compiled yet (in order: the plan is deterministic),
+        compile them all (on workers when at hand), then apply the results in order:
+        the first failure goes to the feedback loop, the sections that succeeded are
+        kept for the next round whatever the number of workers."""
         left = state.nodes_left()    # kept up to date below: linear in the sections
-        started, compiled = time.perf_counter(), 0
+        todo: list[tuple[SectionWork, SectionTask]] = []
         for w in state.work:
             pending, before = w.outcome is None, w.size
             if w.graph is None:      # no buffer level ran: the section as cut
                 BufferLevel(balancer=None)._balance(state, w)
             left += (w.size - before) if pending else 0
-            key = self._key(w)
-            done = state.compiled.get(key)
+            done = state.compiled.get(self._key(w))
             if done is not None:     # compiled in an earlier iteration: reuse, never redo
                 w.outcome, w.check, w.reused = done.outcome, done.check, True
                 state.reused += 1
             else:
-                if state.budget.overdue():
-                    raise _out_of_time(state, w, compiled, time.perf_counter() - started)
-                self._compile(state, w, left)
-                state.compiled[key] = w
-                compiled += 1
+                todo.append((w, self._task(state, w, left)))
             left -= w.size if pending else 0
+        started = time.perf_counter()
+        results = self._finish(state, todo, self._compile_all(state, todo))
+        failed = [(w, r) for (w, _), r in zip(todo, results) if not self._keep(state, w, r)]
+        if failed:
+            w, result = failed[0]
+            if result.outcome is None:
+                raise _out_of_time(state, w, len(todo) - len(failed),
+                                   time.perf_counter() - started)
+            self._raise(state, w, result.outcome)
 
     @staticmethod
     def _key(w: SectionWork) -> tuple:
         return (w.key, tuple(n.id for n in w.graph.nodes))
 
-    def _compile(self, state: CompileState, w: SectionWork, nodes_left: int) -> None:
-        options = state.options
+    def _task(self, state: CompileState, w: SectionWork, nodes_left: int) -> SectionTask:
+        """Section ``w``'s task: its seed, its share of the plan, its fast-path reason."""
+        options = replace(state.options, seed=section_seed(state.options.seed, w.section.nodes))
         reseeds = state.retries.get(w.key, 0) - _replace_rounds(options)
         if reseeds > 0:   # another seed and a more patient router
             config = options.router_config
@@ -412,28 +422,61 @@ class PlaceRouteLevel:
                               router_config=replace(
                                   config, max_iterations=config.max_iterations * (1 + reseeds)))
         place, route = state.budget.place_route_seconds(len(w.graph.nodes), nodes_left)
-        fast = fast_path_reason(state.budget, options, place + route)
-        if fast:   # the fastest legal answer, said so in the stages
-            options = replace(options, placer="greedy", router="negotiated")
         settings = (state.budget.settings(options, "placement", place),
                     state.budget.settings(options, "routing", route))
-        outcome = map_section(w.graph, state.fabric, w.section.id, options, state.say,
-                              settings, state.penalties.get(w.key))
-        if fast:
-            late = {"cut_short": True} if fast == PAST_DEADLINE else {}
-            for stage in outcome.stages[1:]:
-                stage |= {"note": f"{fast}: greedy placement and PathFinder routing"} | late
-        state.stages.extend(outcome.stages)
-        if outcome.failure is not None:
-            self._raise(state, w, outcome)
-        report = check_section(w.graph, state.fabric, outcome.placement, outcome.paths)
-        if not report.ok:
-            raise CheckerRejected(w.section.id, report.violations)
-        w.outcome, w.check = outcome, report
-        state.say(f"section {w.section.id + 1}/{len(state.work)} placed, routed and checked: "
-                  f"wirelength {report.wirelength}; budget used {state.budget.used():.1f} of "
-                  f"{state.budget.total:g} s")
-        state.advance()
+        to_epoch = time.time() - state.budget.clock()     # workers may be other machines
+        return SectionTask(w.graph, state.spec, w.section.id, options, settings,
+                           state.penalties.get(w.key),
+                           fast_path_reason(options, place + route),
+                           state.budget.deadline + to_epoch,
+                           state.budget.deadline + state.budget.grace + to_epoch)
+
+    def _compile_all(self, state: CompileState, todo: list) -> list[SectionResult]:
+        """Every task's result, in order: on the run's workers when the plan is worth
+        them, else here (the answers are the same either way)."""
+        def landed(k: int, result: SectionResult) -> None:
+            w = todo[k][0]
+            if result.check is not None:
+                state.say(f"section {w.section.id + 1}/{len(state.work)} placed, routed and "
+                          f"checked: wirelength {result.check.wirelength}; budget used "
+                          f"{state.budget.used():.1f} of {state.budget.total:g} s")
+            state.advance()
+        planned = sum(s.time_limit for _, task in todo for s in task.settings)
+        client = state.workers.client() if len(todo) > 1 and \
+            planned >= PARALLEL_MIN_SECONDS else None
+        if client is None:
+            results = []
+            for k, (_, task) in enumerate(todo):
+                results.append(compile_section(task, state.say))
+                landed(k, results[-1])
+            return results
+        return run_tasks(client, compile_section, [(task,) for _, task in todo], landed)
+
+    @staticmethod
+    def _finish(state: CompileState, todo: list, results: list[SectionResult]
+                ) -> list[SectionResult]:
+        """Sections not begun because the run was overdue: compiled here after all
+        (by the fast path) when the others' measured time says they still fit."""
+        late = [k for k, r in enumerate(results) if r.outcome is None]
+        done = [r.seconds for r in results if r.outcome is not None]
+        per_section = sum(done) / len(done) if done else FAST_PATH_SECONDS
+        if late and state.budget.can_finish(len(late) * per_section):
+            for k in late:
+                results[k] = compile_section(replace(todo[k][1], overdue=math.inf), state.say)
+        return results
+
+    def _keep(self, state: CompileState, w: SectionWork, result: SectionResult) -> bool:
+        """Keep a section that was compiled and checked; False for one to send back."""
+        if result.outcome is None:
+            return False
+        state.stages.extend(result.outcome.stages)
+        if result.outcome.failure is not None:
+            return False
+        if not result.check.ok:
+            raise CheckerRejected(w.section.id, result.check.violations)
+        w.outcome, w.check = result.outcome, result.check
+        state.compiled[self._key(w)] = w
+        return True
 
     def _raise(self, state: CompileState, w: SectionWork, outcome: SectionOutcome) -> None:
         failure = outcome.failure
@@ -463,7 +506,7 @@ class PlaceRouteLevel:
                                                         state.penalties.get(w.key))
             return (f"section {w.section.id}: placed again with a congestion penalty near "
                     f"{len(failure.overused)} over-used links")
-        seed = _retry_seed(state.options.seed, retries + 1 - rounds)
+        seed = _retry_seed(section_seed(state.options.seed, w.section.nodes), retries + 1 - rounds)
         return f"section {w.section.id}: placed and routed again with seed {seed}"
 
 
@@ -482,13 +525,12 @@ def _out_of_time(state: CompileState, w: SectionWork, compiled: int,
         [], w.section.id, [x.section.id for x in state.work if x.outcome is not None]))
 
 
-def fast_path_reason(budget: Budget, options, planned: float) -> str | None:
-    """Why a section takes the fast path (greedy + PathFinder), or None: the run is past
-    its deadline, or the plan leaves the section less than the models' own set-up."""
+def fast_path_reason(options, planned: float) -> str | None:
+    """Why the plan sends a section down the fast path (greedy + PathFinder), or None:
+    it leaves the section less than the models' own set-up. (A section begun past the
+    run's deadline takes it too: :func:`pipeline.section_task.compile_section`.)"""
     if options.placer == "greedy":
         return None
-    if budget.expired():
-        return PAST_DEADLINE
     if planned < FAST_PATH_SECONDS:
         return f"{planned:.3f} s planned, below {FAST_PATH_SECONDS} s"
     return None

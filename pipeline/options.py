@@ -23,7 +23,8 @@ from hardware import InputError
 from pipeline.cost_model import CANDIDATES, COST_MODELS, learned_available
 
 __all__ = ["DECISIONS", "DEFAULT_BACKENDS", "BACKEND_REASONS", "OptionError", "RunOptions",
-           "parse_backends", "BUFFER_MODES", "MAX_TIME_LIMIT", "parse_dims", "MAX_DIM"]
+           "parse_backends", "BUFFER_MODES", "MAX_TIME_LIMIT", "parse_dims", "MAX_DIM",
+           "MAX_WORKERS"]
 
 #: The decisions that solve a model, in pipeline order.
 DECISIONS = ("sections", "buffers", "placement", "routing", "streaming")
@@ -96,6 +97,10 @@ def parse_dims(values: list[str] | tuple[str, ...]) -> dict[str, int]:
     return dims
 
 
+#: The most local worker processes a run starts (a cluster goes through --scheduler).
+MAX_WORKERS = 256
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """Everything a run is told; validated when made (see :class:`OptionError`).
@@ -132,6 +137,8 @@ class RunOptions:
     cost_model: str = "wirelength"           # ranks placement candidates (pipeline.cost_model)
     cost_model_file: str | None = None        # learned: the model file (default: shipped)
     candidates: int = CANDIDATES              # placements ranked per section
+    workers: int = 1                          # processes compiling sections (the CLI: cores)
+    scheduler: str | None = None              # a Dask scheduler's address, over workers
 
     def __post_init__(self):
         t = self.time_limit
@@ -156,6 +163,13 @@ class RunOptions:
                                   "give a whole number >= 1")
         if self.max_iterations < 1:
             raise OptionError("max_iterations", "must be at least 1", "give a whole number >= 1")
+        if isinstance(self.workers, bool) or not isinstance(self.workers, int) or \
+                not 1 <= self.workers <= MAX_WORKERS:
+            raise OptionError("--workers", f"{self.workers!r} is not a whole number from 1 to "
+                              f"{MAX_WORKERS}", "give the processes to use, e.g. --workers 2")
+        if self.scheduler is not None and not self.scheduler.strip():
+            raise OptionError("--scheduler", "the address is empty",
+                              "give a Dask scheduler's address, e.g. tcp://10.0.0.5:8786")
         for option, size in [("--batch", self.batch), *(
                 (f"--dim {name}", value) for name, value in self.dims.items())]:
             if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_DIM:

@@ -21,6 +21,7 @@ from hardware import DEFAULT_PRESET, InputError, build_fabric, load_hardware, pr
 from model.importers import FORMATS, load_graph
 from model.mapping import Mapping, write_mapping
 from pipeline.cost_model import COST_MODELS
+from pipeline.cluster import default_workers
 from pipeline.feedback import CheckerRejected, MappingFailed
 from pipeline.flow import map_graph
 from pipeline.options import (BACKEND_REASONS, DEFAULT_BACKENDS, RunOptions, parse_backends,
@@ -69,6 +70,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--time-limit", type=float, default=RunOptions.time_limit,
                         help="seconds for the whole run (wall clock)")
     parser.add_argument("--seed", type=int, default=0, help="random seed of every solve")
+    parser.add_argument("--workers", type=int, default=default_workers(),
+                        help="processes compiling sections in parallel (default: this "
+                             "machine's cores, %(default)s); a local Dask cluster is started "
+                             "only for work worth it, and the mapping is the same for any number")
+    parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                        help="compile sections on a running Dask scheduler instead "
+                             "(e.g. tcp://10.0.0.5:8786; its workers need this project)")
     parser.add_argument("--export-models", metavar="DIR", default=None,
                         help="write every model built as .mps/.lp or CP-SAT proto text into DIR")
     parser.add_argument("--depth-per-pmu", type=int, default=None,
@@ -154,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{time.perf_counter() - started:.2f} s: the solve was stopped; nothing written "
               f"(no complete checked mapping yet)", file=sys.stderr)
         return 128 + exc.signum
+    except InputError as exc:        # e.g. a --scheduler that cannot be reached
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     seconds = time.perf_counter() - started
     with deferred_signals():     # outputs are written whole: an interrupt waits for them
         written = _write_outputs(mapping, spec, out, args, seconds, deadline)
@@ -191,7 +202,8 @@ def _options(args) -> RunOptions:
                       export_dir=args.export_models, depth_per_pmu=args.depth_per_pmu,
                       tile_pmus=args.tile_pmus, af_latency=args.af_latency,
                       batch=args.batch, dims=parse_dims(args.dim),
-                      cost_model=args.cost_model, cost_model_file=args.cost_model_file)
+                      cost_model=args.cost_model, cost_model_file=args.cost_model_file,
+                      workers=args.workers, scheduler=args.scheduler)
 
 
 def _write_outputs(mapping: Mapping, spec, out: Path, args, seconds: float,

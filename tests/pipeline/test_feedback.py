@@ -6,6 +6,7 @@ three double buffers the cutter could not see (%9, %13, %17); exactly one
 feedback round (a raised scale factor, a re-cut) fixes it.
 """
 
+import time
 from dataclasses import dataclass, field
 
 import pytest
@@ -20,7 +21,8 @@ from pipeline.flow import map_graph
 from pipeline.options import RunOptions
 from pipeline.levels import (LOCAL_RETRIES, REPLACE_ROUNDS, BufferLevel, CutLevel,
                              PlaceRouteLevel)
-from pipeline.section_pass import SectionFailure
+from pipeline.section_pass import SectionFailure, SectionOutcome
+from pipeline.section_task import SectionResult
 
 TINY = load_hardware("tiny")          # 8 PCU, 8 PMU, 4 AGCU
 OPTIONS = RunOptions(time_limit=10, seed=0)
@@ -204,15 +206,14 @@ class FlakyRouter(PlaceRouteLevel):
     def __init__(self):
         self.failures = 0
 
-    def _compile(self, state, w, nodes_left):
+    def _compile_all(self, state, todo):
+        results = super()._compile_all(state, todo)
         if self.failures == 0:
             self.failures += 1
-            from pipeline.section_pass import SectionOutcome
-            outcome = SectionOutcome(order=[], failure=SectionFailure(
+            results[0] = SectionResult(SectionOutcome(order=[], failure=SectionFailure(
                 "routing", "link S0_0->S0_1 over capacity",
-                overused=[Overuse("S0_0->S0_1", "vector", 3, 2, ("a", "b", "c"))]))
-            self._raise(state, w, outcome)
-        super()._compile(state, w, nodes_left)
+                overused=[Overuse("S0_0->S0_1", "vector", 3, 2, ("a", "b", "c"))])))
+        return results
 
 
 def test_routing_failure_is_first_fixed_locally():
@@ -226,9 +227,9 @@ def test_routing_failure_is_first_fixed_locally():
 def test_local_fixes_go_penalty_then_seed_then_to_the_cut():
     """Every local attempt is a round of the trace: REPLACE_ROUNDS penalties, then a new seed."""
     class AlwaysOverused(FlakyRouter):
-        def _compile(self, state, w, nodes_left):
+        def _compile_all(self, state, todo):
             self.failures = 0
-            super()._compile(state, w, nodes_left)
+            return super()._compile_all(state, todo)
 
     options = RunOptions(time_limit=5, max_iterations=REPLACE_ROUNDS + LOCAL_RETRIES + 1)
     with pytest.raises(MappingFailed) as info:
@@ -286,19 +287,19 @@ def test_iteration_cap_stops_the_loop():
     assert len(info.value.mapping.trace) == 3
 
 
-def test_an_overdue_run_stops_and_says_what_it_would_take():
+def test_an_overdue_run_stops_and_says_what_it_would_take(monkeypatch):
     """Past the deadline and its grace, no further section is compiled: the run fails with
     the sections done, the time the rest would take and the --time-limit to ask for."""
-    now = [0.0]
-
     class OverdueAfterOne(PlaceRouteLevel):
         def run(self, state):
-            state.budget = Budget(1.0, clock=lambda: now[0])
+            state.budget = Budget(1.0, clock=lambda: time.time())   # moved on below
             super().run(state)
 
-        def _compile(self, state, w, nodes_left):
-            super()._compile(state, w, nodes_left)
-            now[0] = 10.0          # the first section used up the budget and its grace
+        def _compile_all(self, state, todo):
+            results = super()._compile_all(state, todo[:1])     # the first section in time,
+            later = time.time() + 100.0                         # then the run is overdue
+            monkeypatch.setattr(time, "time", lambda: later)
+            return results + super()._compile_all(state, todo[1:])
 
     with pytest.raises(MappingFailed) as info:
         run(fig7c_graph(), [CutLevel(), BufferLevel(fig7c_templates), OverdueAfterOne()])
@@ -306,3 +307,23 @@ def test_an_overdue_run_stops_and_says_what_it_would_take():
     assert mapping.trace[-1]["code"] == ErrorCode.TIME_LIMIT.value
     assert "the time limit ran out with 1 of 2 sections compiled" in mapping.diagnosis
     assert "rerun with --time-limit" in mapping.diagnosis
+
+
+def test_an_overdue_run_still_finishes_sections_that_fit_its_slack(monkeypatch):
+    """Not begun because the run was overdue, but the others' measured time says the last
+    section fits what is left: it is compiled after all, and the run maps."""
+    class OverdueAfterOne(PlaceRouteLevel):
+        def run(self, state):
+            state.budget = Budget(1.0, clock=lambda: time.time(), slack=1000.0)
+            super().run(state)
+
+        def _compile_all(self, state, todo):
+            results = super()._compile_all(state, todo[:1])
+            later = time.time() + 100.0
+            monkeypatch.setattr(time, "time", lambda: later)
+            return results + super()._compile_all(state, todo[1:])
+
+    mapping = run(fig7c_graph(), [CutLevel(), BufferLevel(fig7c_templates), OverdueAfterOne()])
+    assert mapping.status == "mapped" and mapping.metrics["sections"] == 2
+    late = [s for s in mapping.stages if s["stage"] == "placement" and s["section"] == 1]
+    assert late and "deadline" in late[0]["note"]

@@ -18,7 +18,7 @@ from pipeline.budget import MIN_SOLVE_SECONDS, Budget, placement_cap
 from hardware import load_hardware
 from model.importers import load_graph
 from pipeline.flow import map_graph
-from pipeline.levels import FAST_PATH_SECONDS, PAST_DEADLINE, fast_path_reason
+from pipeline.levels import FAST_PATH_SECONDS, fast_path_reason
 from pipeline.options import RunOptions
 from pipeline.run import main
 
@@ -134,21 +134,17 @@ def test_a_budget_far_too_small_still_maps_by_the_fast_path():
                               for s in placements)
 
 
-def test_the_fast_path_is_chosen_from_the_plan_then_from_the_deadline():
+def test_the_fast_path_is_chosen_from_the_plan():
     """Planned below FAST_PATH_SECONDS: the fast path by the plan, so the same seed still
-    repeats; past the deadline: by the clock, said so; the greedy placer needs neither."""
-    now = [0.0]
-    budget = Budget(10.0, clock=lambda: now[0])
-    assert fast_path_reason(budget, RunOptions(), FAST_PATH_SECONDS / 2).endswith(
+    repeats; the greedy placer needs none."""
+    assert fast_path_reason(RunOptions(), FAST_PATH_SECONDS / 2).endswith(
         f"below {FAST_PATH_SECONDS} s")
-    assert fast_path_reason(budget, RunOptions(), 2 * FAST_PATH_SECONDS) is None
-    now[0] = 11.0
-    assert fast_path_reason(budget, RunOptions(), 2 * FAST_PATH_SECONDS) == PAST_DEADLINE
-    assert fast_path_reason(budget, RunOptions(placer="greedy"), 0.0) is None
+    assert fast_path_reason(RunOptions(), 2 * FAST_PATH_SECONDS) is None
+    assert fast_path_reason(RunOptions(placer="greedy"), 0.0) is None
 
 
 def test_past_the_deadline_a_section_gets_the_fastest_legal_answer(monkeypatch):
-    monkeypatch.setattr(Budget, "expired", lambda self: True)
+    monkeypatch.setattr(Budget, "deadline", property(lambda self: self.started))
     graph = load_graph(str(ROOT / "examples" / "fig9.json"))
     mapping = map_graph(graph, load_hardware("plasticine"), RunOptions(time_limit=60))
     assert mapping.status == "mapped" and mapping.run["cut_short"] >= 1

@@ -1,0 +1,99 @@
+"""One section's ordering, placement, routing and check as a task that runs anywhere.
+
+After the section cut, sections never read one another until the feedback loop
+needs them again. :class:`SectionTask` holds everything one section's compile
+reads: its graph (buffer units included), the hardware, the options with the
+section's own seed, the planned seconds and the run's deadline as wall-clock
+epoch seconds (a worker may be another machine, whose monotonic clock differs).
+:func:`compile_section` is a pure function of it, so the same task gives the
+same :class:`SectionResult` in this process, on a local worker or on a cluster
+(``pipeline.cluster``); the feedback loop stays with the driver
+(``pipeline.levels.PlaceRouteLevel``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+from formulations.solver import SolveSettings
+from hardware import build_fabric
+from model.graph import Graph
+from pipeline.section_pass import SectionOutcome, map_section
+from sim.check import CheckReport, check_section
+
+__all__ = ["SectionTask", "SectionResult", "compile_section", "section_seed", "PAST_DEADLINE",
+           "FAST_PATH_SECONDS"]
+
+#: A section planned less than this for placement and routing together takes the fast
+#: path (greedy + PathFinder): the models' own set-up costs about this much.
+FAST_PATH_SECONDS = 0.15
+#: Why a section begun after the run's deadline takes the fast path.
+PAST_DEADLINE = "past the run's deadline"
+
+
+def section_seed(seed: int, node_ids: list[str]) -> int:
+    """The seed of a section: from the run's seed and the section's content, so a
+    section gets the same seed wherever it runs and whatever its neighbours.
+
+    >>> section_seed(0, ["a", "b"]) == section_seed(0, ["a", "b"]) != section_seed(1, ["a", "b"])
+    True
+    """
+    digest = hashlib.sha256(f"{seed}\0".encode() + "\0".join(node_ids).encode()).digest()
+    return int.from_bytes(digest[:4], "big") >> 1       # 31 bits: every solver takes it
+
+
+@dataclass(frozen=True, eq=False)
+class SectionTask:
+    """Everything one section's compile reads (see the module docstring)."""
+
+    graph: Graph
+    spec: Any
+    section: int
+    options: Any                     # pipeline.options.RunOptions, seed the section's own
+    settings: tuple[SolveSettings, SolveSettings]   # placement, routing: planned seconds
+    penalty: dict[str, float] | None
+    fast: str | None                 # the plan's fast-path reason, or None
+    deadline: float                  # the run's deadline, epoch seconds (time.time())
+    overdue: float                   # past this (epoch seconds) the section is not begun
+
+
+@dataclass
+class SectionResult:
+    """The outcome and the checker's report; ``outcome`` None: not begun (overdue)."""
+
+    outcome: SectionOutcome | None
+    check: CheckReport | None = None
+    seconds: float = 0.0
+
+
+def compile_section(task: SectionTask, say: Callable[[str], None] | None = None
+                    ) -> SectionResult:
+    """Order, place, route and check one section (``say``: the router's progress lines)."""
+    started = time.perf_counter()
+    if time.time() > task.overdue:
+        return SectionResult(None)
+    fabric = build_fabric(task.spec)          # cached per process
+    local_deadline = time.monotonic() + (task.deadline - time.time())
+    settings = tuple(replace(s, deadline=local_deadline) for s in task.settings)
+    options, fast = task.options, task.fast
+    if fast is None and options.placer != "greedy" and time.time() >= task.deadline:
+        fast = PAST_DEADLINE
+    if fast:   # the fastest legal answer, said so in the stages
+        options = replace(options, placer="greedy", router="negotiated")
+    outcome = map_section(task.graph, fabric, task.section, options, say or _silent, settings,
+                          task.penalty)
+    if fast:
+        late = {"cut_short": True} if fast == PAST_DEADLINE else {}
+        for stage in outcome.stages[1:]:
+            stage |= {"note": f"{fast}: greedy placement and PathFinder routing"} | late
+    check = None
+    if outcome.failure is None:
+        check = check_section(task.graph, fabric, outcome.placement, outcome.paths)
+    return SectionResult(outcome, check, time.perf_counter() - started)
+
+
+def _silent(line: str) -> None:
+    """Progress lines of a worker stay there: the driver reports each section as it lands."""

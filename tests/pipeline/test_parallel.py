@@ -1,0 +1,98 @@
+"""Section-parallel compile: the same mapping on one worker, two workers and a cluster;
+a dead worker costs its task, not the answer; an unreachable scheduler is named."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+
+import pytest
+from distributed import LocalCluster
+
+import pipeline.cluster as cluster
+import pipeline.flow as flow
+import pipeline.levels as levels
+from benchmarks.generators import random_dag
+from hardware import load_hardware
+from pipeline.cluster import Workers, dask_client, run_tasks
+from pipeline.flow import map_graph
+from pipeline.options import RunOptions
+from pipeline.run import main
+from pipeline.section_task import section_seed
+
+
+def _without_timing(data):
+    if isinstance(data, dict):
+        return {k: _without_timing(v) for k, v in data.items()
+                if not k.startswith(("seconds", "time")) and not k.endswith("_time")}
+    if isinstance(data, list):
+        return [_without_timing(v) for v in data]
+    return data
+
+
+@pytest.fixture
+def always_parallel(monkeypatch):
+    """Hand even a small plan to the workers (the tests' graphs are small)."""
+    monkeypatch.setattr(levels, "PARALLEL_MIN_SECONDS", 0.0)
+    monkeypatch.setattr(flow, "PARALLEL_MIN_SECONDS", 0.0)
+
+
+def _mapping(workers: int = 1, scheduler: str | None = None) -> dict:
+    graph = random_dag(48, 80, seed=2)
+    options = RunOptions(time_limit=120, section_time_limit=0.5, placer="annealing",
+                         router="negotiated", workers=workers, scheduler=scheduler)
+    mapping = map_graph(graph, load_hardware("tiny"), options)
+    assert mapping.status == "mapped" and mapping.metrics["sections"] > 2
+    if mapping.run["cut_short"]:    # the promise holds for searches the wall clock left alone
+        pytest.skip("this machine is so loaded that the wall clock cut a search short")
+    return _without_timing(mapping.to_dict())
+
+
+def test_one_worker_two_workers_and_a_cluster_give_the_same_mapping(always_parallel):
+    alone = _mapping(workers=1)
+    assert _mapping(workers=2) == alone
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None, silence_logs=logging.ERROR,
+                      scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"}) as remote:
+        assert _mapping(scheduler=remote.scheduler_address) == alone
+
+
+def test_a_sections_seed_comes_from_its_content_not_its_place():
+    assert section_seed(7, ["a", "b"]) == section_seed(7, ["a", "b"])
+    assert len({section_seed(7, ["a", "b"]), section_seed(7, ["b", "a"]),
+                section_seed(8, ["a", "b"])}) == 3
+
+
+def _dies_once(marker: str, x: int) -> int:
+    """The first call on any worker kills that worker's process."""
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(1)
+    return x * x
+
+
+def test_a_worker_that_dies_costs_only_its_task(tmp_path):
+    marker = str(tmp_path / "died")
+    with dask_client(workers=2) as client:
+        squares = run_tasks(client, _dies_once, [(marker, k) for k in range(6)])
+    assert os.path.exists(marker) and squares == [k * k for k in range(6)]
+
+
+def test_workers_are_only_started_when_asked_and_stopped_with_the_run():
+    with Workers(workers=1) as alone:
+        assert not alone.parallel and alone.client() is None
+
+
+def test_an_unreachable_scheduler_is_bad_input_named_with_the_fix(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(cluster, "CONNECT_SECONDS", 1.0)
+    code = main(["examples/fig9.json", "--scheduler", "tcp://127.0.0.1:9", "--quiet",
+                 "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and "tcp://127.0.0.1:9" in err and "dask scheduler" in err
+    assert not (tmp_path / "out" / "mapping.json").exists()
+
+
+def test_the_worker_count_is_checked():
+    with pytest.raises(Exception, match="--workers"):
+        RunOptions(workers=0)
