@@ -41,6 +41,7 @@ SUITE_MODULES = (
     "benchmarks.suites.onnx",
     "benchmarks.suites.perf",
     "benchmarks.suites.cost_model",
+    "benchmarks.suites.parallel",
 )
 
 

@@ -25,6 +25,8 @@ from typing import Any, Callable, TextIO
 
 from benchmarks.registry import Entry, Suite, get_suite, suites
 from benchmarks.tables import write_tables
+from hardware import InputError
+from pipeline.cluster import dask_client, run_tasks
 
 __all__ = ["REPO_ROOT", "DEFAULT_OUT", "run_isolated", "run_suite", "main"]
 
@@ -90,7 +92,8 @@ def _notes(suite: Suite, rows: list[dict[str, Any]], entries: list[Entry], quick
 
 def run_suite(suite: Suite, *, quick: bool = False, out_dir: str | os.PathLike = DEFAULT_OUT,
               entries: list[Entry] | None = None, log: Log | None = _stderr_log,
-              stream: TextIO | None = None) -> tuple[list[dict[str, Any]], Path, Path]:
+              stream: TextIO | None = None, client: Any = None
+              ) -> tuple[list[dict[str, Any]], Path, Path]:
     """Run every entry of ``suite`` and write its tables.
 
     Parameters
@@ -101,6 +104,8 @@ def run_suite(suite: Suite, *, quick: bool = False, out_dir: str | os.PathLike =
     entries : run these instead of the suite's own (tests use reduced sizes).
     log : receives progress lines (default: stderr); None silences them.
     stream : where the markdown table is printed (default: none).
+    client : a ``distributed.Client`` (``pipeline.cluster``) to spread the entries over its
+        workers, each still in a fresh subprocess there; None: one after another here.
 
     Returns
     -------
@@ -108,14 +113,14 @@ def run_suite(suite: Suite, *, quick: bool = False, out_dir: str | os.PathLike =
     """
     say = log or (lambda line: None)
     entries = suite.entries(quick) if entries is None else entries
-    rows = []
-    for k, entry in enumerate(entries, 1):
-        say(f"[{suite.name} {k}/{len(entries)}] {entry.name} ...")
-        started = time.perf_counter()
-        row = run_isolated(entry)
-        rows.append(row)
-        say(f"[{suite.name} {k}/{len(entries)}] {entry.name}: {row.get('status', 'done')} "
-            f"({time.perf_counter() - started:.1f} s)")
+    started = time.perf_counter()
+
+    def landed(k: int, row: dict[str, Any]) -> None:
+        say(f"[{suite.name} {k + 1}/{len(entries)}] {entries[k].name}: "
+            f"{row.get('status', 'done')} ({time.perf_counter() - started:.1f} s into the suite)")
+    say(f"[{suite.name}] {len(entries)} entries"
+        + (" on the cluster's workers" if client is not None else ""))
+    rows = run_tasks(client, run_isolated, [(entry,) for entry in entries], landed)
     stem = f"{suite.name}-quick" if quick else suite.name
     csv_path, md_path, markdown = write_tables(out_dir, stem, suite.title, suite.columns, rows,
                                                _notes(suite, rows, entries, quick))
@@ -141,6 +146,12 @@ def _parser() -> argparse.ArgumentParser:
                         help="directory of the result tables (default: benchmarks/results)")
     parser.add_argument("--list", action="store_true", help="list the suites and exit")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="run entries on N local worker processes (default 1: one after "
+                             "another; timings are comparable only when entries do not share "
+                             "cores)")
+    parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                        help="run entries on a running Dask scheduler's workers instead")
     return parser
 
 
@@ -158,10 +169,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc.args[0]}", file=sys.stderr)
         return 2
     crashed = False
-    for suite in chosen:
-        rows, _, _ = run_suite(suite, quick=args.quick, out_dir=args.out,
-                               log=None if args.quiet else _stderr_log, stream=sys.stdout)
-        crashed |= any(row.get("status") == "error" for row in rows)
+    try:
+        with dask_client(max(1, args.workers), args.scheduler) as client:
+            for suite in chosen:
+                rows, _, _ = run_suite(suite, quick=args.quick, out_dir=args.out,
+                                       log=None if args.quiet else _stderr_log,
+                                       stream=sys.stdout, client=client)
+                crashed |= any(row.get("status") == "error" for row in rows)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return 1 if crashed else 0
 
 

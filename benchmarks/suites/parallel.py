@@ -1,0 +1,107 @@
+"""Suite ``parallel``: section-parallel compile, 1 worker against 2 (issue 22).
+
+Each row maps one real graph twice with the real CLI in fresh processes, with
+``--workers 1`` and ``--workers 2`` and the same seed and budget, and reports the
+wall times, their ratio and whether the two mapping.json files are identical once
+the timing keys are removed (``time*``, ``seconds*``, ``*_time``). On this
+2-core machine the two workers share the cores with the driver, so the ratio is
+bounded by the part of the run that is per section (placement, routing, check);
+the section cut and the balancing run in the driver.
+
+The README's cluster estimate uses the measured per-section time of the 1-worker
+run (``place-route s / sections``).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from benchmarks.registry import Column, Entry, Suite
+from benchmarks.suites.common import graphs_root
+from benchmarks.suites.reliability import QUIET, run_cli, strip_timing
+
+__all__ = ["SUITE", "GRAPHS", "compare_workers"]
+
+#: (row name, graph under the shared graphs folder) of the issue's scaling table.
+GRAPHS = (("bert_L-12 training", "msr-dnn/OperatorGraphs/bert_L-12_training.json"),
+          ("resnet50 training", "msr-dnn/OperatorGraphs/resnet50_training.json"),
+          ("bert_l-12 inference", "msr-dnn/OperatorGraphs/bert_l-12_inference.json"))
+HARDWARE = ("plasticine", "sn10")
+#: The budget of every run: long enough that the plan, not the deadline, ends the searches.
+BUDGET = 300.0
+
+COLUMNS = (
+    Column("graph", "graph"),
+    Column("hardware", "hardware"),
+    Column("budget", "budget (s)", "{:g}"),
+    Column("sections", "sections"),
+    Column("wall_1", "1 worker (s)", "{:.1f}"),
+    Column("wall_2", "2 workers (s)", "{:.1f}"),
+    Column("speedup", "speed-up", "{:.2f}"),
+    Column("identical", "same mapping.json"),
+    Column("place_route_s", "place-route s (1 worker)", "{:.1f}"),
+    Column("per_section_s", "per section (s)", "{:.2f}"),
+    Column("cut_short", "cut short (1 / 2)"),
+    Column("exit", "exit (1 / 2)"),
+)
+
+
+def _run(graph: Path, hardware: str, workers: int, budget: float, out: Path
+         ) -> tuple[int | None, float, dict]:
+    args = [str(graph), "--hardware", hardware, "--time-limit", f"{budget:g}", "--out",
+            str(out), "--seed", "0", "--workers", str(workers), *QUIET]
+    code, _, wall = run_cli(args, 3 * budget + 600)
+    path = out / "mapping.json"
+    return code, wall, json.loads(path.read_text()) if path.exists() else {}
+
+
+def compare_workers(graph: str, hardware: str, budget: float = BUDGET) -> dict[str, Any]:
+    """Map ``graph`` with 1 and 2 workers; times, ratio, identical mapping, per-section time."""
+    path = graphs_root() / graph
+    with tempfile.TemporaryDirectory(prefix="par-") as tmp:
+        one = _run(path, hardware, 1, budget, Path(tmp) / "w1")
+        two = _run(path, hardware, 2, budget, Path(tmp) / "w2")
+    (code1, wall1, map1), (code2, wall2, map2) = one, two
+    stages = map1.get("stages", [])
+    place_route = sum(s.get("time") or 0 for s in stages
+                      if s.get("stage") in ("order", "placement", "routing", "ranking"))
+    sections = len(map1.get("sections", []))
+    return {"budget": budget, "sections": sections, "wall_1": wall1, "wall_2": wall2,
+            "speedup": wall1 / wall2 if wall2 else None,
+            "identical": "yes" if map1 and strip_timing(map1, ("_time",)) ==
+            strip_timing(map2, ("_time",)) else "no",
+            "place_route_s": place_route,
+            "per_section_s": place_route / sections if sections else None,
+            "cut_short": f"{map1.get('run', {}).get('cut_short')} / "
+                         f"{map2.get('run', {}).get('cut_short')}",
+            "exit": f"{code1} / {code2}"}
+
+
+def _entries(quick: bool) -> list[Entry]:
+    root = graphs_root()
+    rows = GRAPHS[:1] if quick else GRAPHS
+    budget = 60.0 if quick else BUDGET
+    return [Entry(f"{name} on {hw}", "benchmarks.suites.parallel:compare_workers",
+                  {"graph": graph, "hardware": hw, "budget": budget},
+                  timeout=2 * (3 * budget + 600),
+                  fixed={"graph": name, "hardware": hw},
+                  skip=None if (root / graph).exists() else
+                  f"real graphs not available ({root / graph} is absent)")
+            for name, graph in rows for hw in (HARDWARE[:1] if quick else HARDWARE)]
+
+
+SUITE = Suite(
+    name="parallel",
+    title="Section-parallel compile: 1 worker against 2, same seed and budget",
+    columns=COLUMNS,
+    entries=_entries,
+    notes=("Each row: `python -m pipeline.run GRAPH --hardware H --time-limit B --seed 0 "
+           "--workers N --no-pictures --quiet` for N = 1 then 2, in fresh processes; wall = the "
+           "whole process. Same mapping.json = identical once timing keys are removed. "
+           "Speed-up = 1-worker wall / 2-worker wall; only placement, routing and the check "
+           "run on the workers (the cut and balancing run in the driver). Target: >= 1.8x at "
+           "an identical mapping."),
+)
