@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import highspy
 import numpy as np
@@ -45,17 +45,22 @@ from formulations.solver.backends import solve_options
 from formulations.solver.cp import run_cp_sat
 
 __all__ = ["MODEL_KINDS", "REPO_ROOT", "model_kind", "model_name", "decision_of", "read_arrays",
-           "arrays_size", "proto_size", "unreadable_row", "solve_file", "wall_cap_of",
+           "arrays_size", "proto_size", "unreadable_row", "solve_file", "wall_cap_of", "READ_CAP",
            "run_capped", "main"]
 
 #: File suffixes this benchmark reads (longest first).
 MODEL_KINDS = (".pb.txt", ".mps", ".lp")
 #: The repository root: the child imports ``benchmarks`` and ``formulations`` from here.
 REPO_ROOT = Path(__file__).resolve().parents[1]
-#: Seconds a child may run past its time limit (imports, reading the file, writing the row) ...
+#: Seconds a solve may run past its time limit (translating the model for the backend, a
+#: loaded machine; counted from the solver's start, after the file is read) ...
 CAP_MARGIN = 20.0
 #: ... plus this fraction of the time limit, before it is killed.
 CAP_SLACK = 0.5
+#: Seconds a child may spend starting and reading its model before its solve starts.
+READ_CAP = 600.0
+#: How often the parent looks at its child.
+POLL_SECONDS = 0.1
 
 Row = dict[str, Any]
 
@@ -140,16 +145,17 @@ def unreadable_row(path: str, backend: str, why: str) -> Row:
             "status": "unreadable", "note": why}
 
 
-def solve_file(task: Row) -> Row:
+def solve_file(task: Row, on_start: Callable[[], None] | None = None) -> Row:
     """Solve ``task["file"]`` on ``task["backend"]`` with the task's ``time_limit``,
     ``threads``, ``seed`` and ``mip_gap``; always returns a row (never raises for a bad file).
+    ``on_start`` is called when the model is read, just before the solver starts.
     """
     path, backend = str(task["file"]), str(task["backend"])
     kind = model_kind(path)
     if kind == ".pb.txt":
         if backend != "cp-sat":
             return unreadable_row(path, backend, "CP-SAT proto text: only cp-sat reads it")
-        return _solve_proto(task)
+        return _solve_proto(task, on_start)
     if kind is None:
         return unreadable_row(path, backend, "not a model file (.mps, .lp, .pb.txt)")
     try:
@@ -165,6 +171,8 @@ def solve_file(task: Row) -> Row:
                                "CP-SAT takes all-integer models only"}
     opts = solve_options(task["time_limit"], task["seed"], task["threads"], task.get("mip_gap"),
                          False)
+    if on_start is not None:
+        on_start()
     start = time.perf_counter()
     try:
         raw = get_backend(backend).solve(arrays, opts)
@@ -173,7 +181,7 @@ def solve_file(task: Row) -> Row:
     return base | _raw_fields(raw, time.perf_counter() - start)
 
 
-def _solve_proto(task: Row) -> Row:
+def _solve_proto(task: Row, on_start: Callable[[], None] | None) -> Row:
     path = str(task["file"])
     try:
         proto = load_cp_model(path)
@@ -182,6 +190,8 @@ def _solve_proto(task: Row) -> Row:
     sense = "max" if proto.proto.objective.scaling_factor < 0 else "min"
     base = {"model": model_name(path), "file": path, "backend": "cp-sat",
             "sense": sense} | proto_size(proto.proto)
+    if on_start is not None:
+        on_start()
     start = time.perf_counter()
     try:
         raw = run_cp_sat(proto, task["time_limit"], task["seed"], task["threads"],
@@ -217,7 +227,7 @@ def _finite(x: Any) -> float | None:
 # the parent side
 # ---------------------------------------------------------------------------------------------
 def wall_cap_of(time_limit: float) -> float:
-    """Wall-clock seconds a child solving with ``time_limit`` may live before it is killed.
+    """Wall-clock seconds a solve with ``time_limit`` may run before its process is killed.
 
     >>> wall_cap_of(10.0)
     35.0
@@ -233,38 +243,63 @@ def _child_env() -> dict[str, str]:
 
 def run_capped(task: Row, command: list[str] | None = None) -> Row:
     """Run one task (``file``, ``backend``, ``time_limit``, ``threads``, ``seed``,
-    ``mip_gap``, optional ``cap`` seconds) in a fresh process and return its row.
+    ``mip_gap``; optional ``cap`` and ``read_cap`` seconds) in a fresh process; its row.
 
-    The child is killed (its whole process group) when it outlives ``task["cap"]``
-    (default :func:`wall_cap_of` the time limit); its row then says ``killed``.
+    The child writes ``OUT.started`` when its solver starts (after reading the file). The
+    child and everything it started are killed when the solve outlives ``task["cap"]``
+    (default :func:`wall_cap_of` the time limit), or when reading the model outlives
+    ``task["read_cap"]`` (default :data:`READ_CAP`); the row then says ``killed``.
     ``command`` replaces the child's command line (tests use it to stand in a solver that
-    ignores its limit); the row file path is appended to it.
+    ignores its limit); the row file path ``OUT`` is appended to it.
     """
-    cap = float(task.get("cap") or wall_cap_of(task["time_limit"]))
+    caps = (float(task.get("cap") or wall_cap_of(task["time_limit"])),
+            float(task.get("read_cap") or READ_CAP))
     base = {"model": model_name(task["file"]), "file": str(task["file"]),
             "backend": task["backend"]}
     with tempfile.TemporaryDirectory(prefix="solver-bench-") as tmp:
-        out = Path(tmp) / "row.json"
+        out, err_path = Path(tmp) / "row.json", Path(tmp) / "stderr.txt"
         argv = (list(command) if command is not None else
                 [sys.executable, "-m", "benchmarks.solver_runs", json.dumps(task)]) + [str(out)]
-        start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                stdin=subprocess.DEVNULL, start_new_session=True,
-                                env=_child_env(), cwd=str(REPO_ROOT), text=True)
-        try:
-            _, err = proc.communicate(timeout=cap)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            return base | {"status": "killed", "time": None, "wall": round(cap, 3),
-                           "note": f"killed at the {cap:g} s wall-clock cap "
-                                   f"(time limit {task['time_limit']:g} s)"}
-        wall = round(time.perf_counter() - start, 3)
+        with open(err_path, "w", encoding="utf-8") as err:
+            proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err,
+                                    stdin=subprocess.DEVNULL, start_new_session=True,
+                                    env=_child_env(), cwd=str(REPO_ROOT))
+            killed, wall = _watch(proc, out.with_name(out.name + ".started"), caps, task)
+        if killed:
+            return base | {"status": "killed", "time": None, "wall": wall, "note": killed}
         if out.is_file():
             return json.loads(out.read_text(encoding="utf-8")) | {"wall": wall}
-        last = [line for line in (err or "").strip().splitlines() if line.strip()]
+        last = [line for line in err_path.read_text(errors="replace").splitlines()
+                if line.strip()]
         return base | {"status": "error", "time": None, "wall": wall,
                        "note": f"the solver process died (exit {proc.returncode}): "
                                f"{last[-1][:200] if last else 'no output'}"}
+
+
+def _watch(proc: subprocess.Popen, started: Path, caps: tuple[float, float], task: Row
+           ) -> tuple[str | None, float]:
+    """Wait for ``proc``; kill it past a cap. Returns (why it was killed or None, wall s)."""
+    cap, read_cap = caps
+    begin = time.perf_counter()
+    solving_since = None
+    while True:
+        try:
+            proc.wait(timeout=POLL_SECONDS)
+            return None, round(time.perf_counter() - begin, 3)
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.perf_counter()
+        if solving_since is None and started.exists():
+            solving_since = now
+        if solving_since is not None and now - solving_since > cap:
+            why = (f"killed: the solve outlived its {cap:g} s wall-clock cap "
+                   f"(time limit {task['time_limit']:g} s)")
+        elif solving_since is None and now - begin > read_cap:
+            why = f"killed: reading the model outlived its {read_cap:g} s cap"
+        else:
+            continue
+        _kill_group(proc)
+        return why, round(now - begin, 3)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -273,13 +308,14 @@ def _kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    proc.communicate()
+    proc.wait()
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m benchmarks.solver_runs TASK_JSON OUT``: solve, write the row to OUT."""
     task_text, out_path = (argv if argv is not None else sys.argv[1:])[:2]
-    row = solve_file(json.loads(task_text))
+    row = solve_file(json.loads(task_text),
+                     lambda: Path(f"{out_path}.started").write_text("", encoding="utf-8"))
     tmp = f"{out_path}.tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(row, f)

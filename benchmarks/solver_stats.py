@@ -157,7 +157,9 @@ def summarize(rows: Sequence[Row], backends: Sequence[str], time_limit: float) -
 
     The shifted geometric mean and the wins are over the models every backend of
     ``backends`` could read (``common`` models), so the numbers compare like with like;
-    ``unreadable`` counts the models a backend could not take.
+    ``unreadable`` counts the models a backend could not take. A backend that reads none of
+    ``rows``' models (CP-SAT on LP models) is left out of that comparison (common 0), so
+    that the others are still compared.
 
     Examples
     --------
@@ -171,14 +173,15 @@ def summarize(rows: Sequence[Row], backends: Sequence[str], time_limit: float) -
     """
     models = sorted({r["model"] for r in rows})
     mine = {b: [r for r in rows if r["backend"] == b] for b in backends}
+    active = [b for b in backends if any(r["status"] != "unreadable" for r in mine[b])]
     unreadable = {r["model"] for r in rows if r["status"] == "unreadable"
-                  and r["backend"] in backends}
+                  and r["backend"] in active}
     common = [m for m in models if m not in unreadable]
-    times = time_matrix(rows, common, backends)
-    won = wins(times, len(backends))
+    times = time_matrix(rows, common, active)
+    won = dict(zip(active, wins(times, len(active))))
     common_set = set(common)
     out = []
-    for s, backend in enumerate(backends):
+    for backend in backends:
         taken = [r for r in mine[backend] if r["status"] != "unreadable"]
         on_common = [r for r in taken if r["model"] in common_set]
         charged = [charged_time(r, time_limit) for r in on_common]
@@ -191,7 +194,7 @@ def summarize(rows: Sequence[Row], backends: Sequence[str], time_limit: float) -
                                   ("timeout_no_solution", "error", "killed")),
                     "common": len(on_common),
                     "sgm_time": _round(shifted_geomean(charged)),
-                    "wins": won[s]})
+                    "wins": won.get(backend, 0)})
     return out
 
 

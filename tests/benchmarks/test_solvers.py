@@ -117,13 +117,23 @@ def test_files_a_backend_cannot_read_are_rows_not_crashes(tmp_path, capsys):
 def test_a_solver_that_outlives_its_cap_is_killed_and_recorded(tmp_path):
     task = {"file": str(tmp_path / "m.mps"), "backend": "highs", "time_limit": 0.5,
             "threads": 1, "seed": 0, "mip_gap": 1e-4, "cap": 1.0}
-    sleeper = [sys.executable, "-c", "import time; time.sleep(120)"]
+    # a "solver" that starts (writes the marker the real child writes) and never stops
+    sleeper = [sys.executable, "-c",
+               "import sys, time; open(sys.argv[1] + '.started', 'w').close(); time.sleep(120)"]
     row = run_capped(task, command=sleeper)
     assert row["status"] == "killed"
     assert row["model"] == "m.mps" and row["backend"] == "highs"
-    assert "cap" in row["note"]
+    assert "the solve outlived its 1 s wall-clock cap" in row["note"]
+    assert 1.0 <= row["wall"] < 60
     summary = summarize([row | {"time": None}], ["highs"], 0.5)[0]
     assert summary["failed"] == 1 and summary["sgm_time"] == 0.5
+
+
+def test_a_child_stuck_before_its_solve_is_killed_at_the_read_cap(tmp_path):
+    task = {"file": str(tmp_path / "m.mps"), "backend": "scip", "time_limit": 0.5,
+            "threads": 1, "seed": 0, "mip_gap": 1e-4, "cap": 0.5, "read_cap": 1.0}
+    row = run_capped(task, command=[sys.executable, "-c", "import time; time.sleep(120)"])
+    assert row["status"] == "killed" and "reading the model" in row["note"]
 
 
 def test_a_solver_process_that_dies_is_an_error_row(tmp_path):
@@ -273,3 +283,13 @@ def test_two_workers_give_the_same_answers_as_one(tmp_path):
         assert f"{workers} solve(s) at a time" in (out / "results.md").read_text()
     assert results[0] == results[1]
     assert [r[3] for r in results[0]] == [13.0, 13.0, 17.0, 17.0]   # 5+2 <= 7, 5+4 <= 9
+
+
+def test_a_backend_that_reads_none_of_the_models_leaves_the_others_compared():
+    rows = [{"model": "lp", "backend": "cp-sat", "status": "unreadable", "time": None},
+            {"model": "lp", "backend": "highs", "status": "optimal", "time": 1.0},
+            {"model": "lp", "backend": "scip", "status": "optimal", "time": 3.0}]
+    cp, highs, scip = summarize(rows, ["cp-sat", "highs", "scip"], 10.0)
+    assert (cp["common"], cp["sgm_time"], cp["wins"], cp["unreadable"]) == (0, None, 0, 1)
+    assert (highs["common"], highs["wins"], scip["wins"]) == (1, 1, 0)
+    assert scip["sgm_time"] == 3.0
