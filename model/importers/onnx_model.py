@@ -177,7 +177,8 @@ def _stat(file: str) -> None:
 
 def _read(file: str) -> onnx.ModelProto:
     try:
-        return onnx.load(file, load_external_data=False)
+        # format="protobuf": never guessed from the suffix (a .json file is not read as JSON)
+        return onnx.load(file, format="protobuf", load_external_data=False)
     except (DecodeError, RuntimeError, ValueError) as exc:
         raise InputError(file, "", f"not a readable ONNX model (protobuf: {_first_line(exc)})",
                          "check that the file is a complete .onnx file (a download or copy "

@@ -50,6 +50,8 @@ def test_unknown_format_has_a_fix(tmp_path):
 
 def test_forced_unknown_format(tmp_path):
     with pytest.raises(InputError, match="unknown format"):
+        load_graph(write(tmp_path, MSR), format="tflite")
+    with pytest.raises(InputError, match="not a readable ONNX model"):
         load_graph(write(tmp_path, MSR), format="onnx")
 
 
