@@ -55,7 +55,8 @@ from model.files import write_bytes_atomic
 from sim.perf import simulate_section
 
 __all__ = ["METHODS", "PER_BLOCK", "random_placement", "label_sample", "generate",
-           "sample_block", "decision_of", "save_samples", "load_samples", "load_meta", "main"]
+           "sample_block", "decision_of", "save_samples", "load_samples", "load_meta", "refeature",
+           "main"]
 
 #: Placements drawn per block.
 PER_BLOCK = 8
@@ -174,7 +175,7 @@ def generate(samples: int, seed: int = 0, hardware: str = "plasticine", workers:
     found: list = []
     start = 0
     chunk = 16 * PER_BLOCK
-    context = get_context("fork")
+    context = get_context("spawn")      # fork is unsafe once JAX has started threads
     pool = context.Pool(workers) if workers > 1 else None
     try:
         while len(found) < samples:
@@ -263,6 +264,22 @@ def load_meta(path: str | Path) -> dict:
         return json.loads(str(data["__meta__"]))
 
 
+def refeature(path: str | Path) -> int:
+    """Recompute the features of a data set file from its stored decisions (after a change
+    of :mod:`formulations.placement.cost_models.features`; the labels stay); returns the
+    number of samples."""
+    features, columns = load_samples(path)
+    meta = load_meta(path)
+    fabric = _fabric(meta["hardware"])
+    sections = []
+    for k in range(len(features)):
+        graph, placement, routes = decision_of(features, columns, k, fabric, meta["seed"])
+        sections.append(section_features(graph, fabric, placement, routes))
+    fresh = pack(sections)
+    save_samples(path, fresh, columns, meta)
+    return len(fresh)
+
+
 def main(argv: list[str] | None = None) -> int:
     """The command line (``python -m benchmarks.cost_model_data --help``)."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.cost_model_data",
@@ -272,8 +289,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hardware", default="plasticine")
     parser.add_argument("--workers", type=int, default=1, help="processes (1-2 here)")
     parser.add_argument("--out", default="data/cost_model/samples.npz")
+    parser.add_argument("--refeature", action="store_true",
+                        help="recompute the features of --out from its stored decisions")
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    if args.refeature:
+        print(f"recomputed {refeature(args.out)} samples' features", file=sys.stderr)
+        return 0
 
     def say(done, total):
         print(f"\r{done}/{total} samples, {time.perf_counter() - started:.0f} s", end="",

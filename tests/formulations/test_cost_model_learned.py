@@ -20,9 +20,9 @@ def _chain(length: int, hops: list[int]) -> SectionFeatures:
     """A PMU -> PCU ... -> PMU chain whose routes have the given lengths."""
     n = length
     unit = np.array([1] + [0] * (n - 2) + [1], dtype=np.int32)
-    node_x = np.zeros((n, 5), np.float32)
+    node_x = np.zeros((n, 6), np.float32)
     node_x[1:-1, 0] = 1.0
-    edge_x = np.zeros((n - 1, 6), np.float32)
+    edge_x = np.zeros((n - 1, 7), np.float32)
     edge_x[:, 0] = hops
     edge_x[:, 2] = np.log1p(np.array(hops) / 4.0)
     return SectionFeatures(unit, np.full(n, 2, np.int32), np.arange(n, dtype=np.int32), node_x,
@@ -86,8 +86,8 @@ def test_prediction_ignores_node_numbering_and_takes_a_lone_unit():
     g = SectionFeatures(f.unit[perm], f.op[perm], f.stage[perm], f.node_x[perm],
                         inv[f.src].astype(np.int32), inv[f.dst].astype(np.int32), f.edge_x)
     lone = SectionFeatures(np.array([0], np.int32), np.array([2], np.int32),
-                           np.array([0], np.int32), np.zeros((1, 5), np.float32),
-                           np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros((0, 6), np.float32))
+                           np.array([0], np.int32), np.zeros((1, 6), np.float32),
+                           np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros((0, 7), np.float32))
     p = model.predict([f, g, lone])
     assert p[0] == pytest.approx(p[1], abs=1e-6) and 0 <= p[2] <= 1
 

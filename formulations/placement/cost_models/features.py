@@ -24,15 +24,27 @@ Decisions where the paper leaves a gap (spec digest §9)
   relative to the slowest one of the section (FLOPs over the PCU rate, or its traffic at
   one word per lane without FLOPs: the label's own normaliser, so the model sees *which*
   unit is the bottleneck), its PMU port time on the same scale, whether it is that
-  bottleneck, and in/out degree.
+  bottleneck, in/out degree, and its *own bound*: the slowest compute time over the
+  node's own stage time (compute, PMU ports, or the time its outputs occupy their busiest
+  link) -- what the node alone allows of the normalised throughput. These are the
+  "performance annotations" the paper says it can do without; with our simulator's labels
+  the cross-validation measured them worth keeping (benchmarks/results/cost_model.md).
 * **Edge features (gap 9).** Route length in links (the paper's feature), plus
   (:data:`EDGE_NUMERIC`): the edge's transfer time at one channel's rate relative to the
   bottleneck compute time, the heaviest link's total load (bytes of every net on it over
   its channels) relative to the bottleneck -- the time-sharing the paper's §II-B example
   is about -- the most nets sharing one of its links, and whether it rides the scalar
-  network, and 1 / the edge's stage-buffer depth (a shallow buffer exposes the route's
-  latency, a deep one hides it). Times are log1p-compressed: they span orders of
+  network, 1 / the edge's stage-buffer depth (a shallow buffer exposes the route's
+  latency, a deep one hides it), and the edge's own bound (the slowest compute over its
+  time on its busiest link, shared as the simulator shares it). Times are log1p-compressed: they span orders of
   magnitude.
+* **Section features (a deviation, measured).** The analytic model's prediction
+  (:func:`~formulations.placement.cost_models.analytic.predict_normalised`) is one fixed
+  input of the regressor, so the network learns a correction to the heuristic rather than
+  the whole rule: on our simulator's labels the GNN alone was worse than the analytic
+  model on GEMM blocks (fold-0 RE 0.087 against 0.061; Spearman better everywhere), see
+  benchmarks/results/cost_model.md. The paper's model is ``use_analytic=False``
+  (:class:`~formulations.placement.cost_models.learned.CostModelConfig`).
 * **Direction (gap 5).** Stored directed; the model aggregates over both directions.
 
 Everything here is numpy: the core install computes features without JAX.
@@ -54,13 +66,14 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from formulations.placement.cost_models.analytic import predict_normalised
 from model.graph import Graph
 
-__all__ = ["UNIT_TYPES", "OP_CLASSES", "MAX_STAGE", "NODE_NUMERIC", "EDGE_NUMERIC",
+__all__ = ["UNIT_TYPES", "OP_CLASSES", "MAX_STAGE", "NODE_NUMERIC", "EDGE_NUMERIC", "GRAPH_NUMERIC",
            "SectionFeatures", "FeatureSet", "section_features", "op_class", "stages", "pack"]
 
 #: Site unit types of the one-hot ``x_{v,F}`` (the fabric's kinds).
@@ -83,11 +96,15 @@ _KEYWORDS = (
 #: Stage indices at or above this share the last embedding row.
 MAX_STAGE = 32
 #: Fixed numeric node features: compute time / the slowest's, log1p(PMU port time / the
-#: slowest compute), is the slowest, in/out degree / 4.
-NODE_NUMERIC = 5
+#: slowest compute), is the slowest, in/out degree / 4, the node's own bound (the slowest
+#: compute over its own stage time: compute, PMU ports or output drain, at least a cycle).
+NODE_NUMERIC = 6
 #: Fixed edge features: route links, log1p(transfer / bottleneck), log1p(heaviest link load
-#: / bottleneck), most nets on one of its links / 4, scalar network, 1 / buffer depth.
-EDGE_NUMERIC = 6
+#: / bottleneck), most nets on one of its links / 4, scalar network, 1 / buffer depth, the
+#: edge's own bound (the slowest compute over its time on its busiest link, at most 1).
+EDGE_NUMERIC = 7
+#: Fixed section features: the analytic model's prediction (see the module docstring).
+GRAPH_NUMERIC = 1
 
 
 @dataclass(frozen=True)
@@ -101,6 +118,7 @@ class SectionFeatures:
     src: np.ndarray      # (e,) producer node index
     dst: np.ndarray      # (e,) consumer node index
     edge_x: np.ndarray   # (e, EDGE_NUMERIC)
+    graph_x: np.ndarray = field(default_factory=lambda: np.zeros(GRAPH_NUMERIC, np.float32))
 
     @property
     def nodes(self) -> int:
@@ -125,6 +143,7 @@ class FeatureSet:
     edge_x: np.ndarray
     node_ptr: np.ndarray
     edge_ptr: np.ndarray
+    graph_x: np.ndarray          # (sections, GRAPH_NUMERIC)
 
     def __len__(self) -> int:
         return len(self.node_ptr) - 1
@@ -134,7 +153,7 @@ class FeatureSet:
         a, b = int(self.node_ptr[k]), int(self.node_ptr[k + 1])
         c, d = int(self.edge_ptr[k]), int(self.edge_ptr[k + 1])
         return SectionFeatures(self.unit[a:b], self.op[a:b], self.stage[a:b], self.node_x[a:b],
-                               self.src[c:d], self.dst[c:d], self.edge_x[c:d])
+                               self.src[c:d], self.dst[c:d], self.edge_x[c:d], self.graph_x[k])
 
     def subset(self, index) -> "FeatureSet":
         """The sections ``index`` (in that order)."""
@@ -147,10 +166,14 @@ class FeatureSet:
     @classmethod
     def from_arrays(cls, data) -> "FeatureSet":
         """Inverse of :meth:`arrays` (a dict or an ``np.load`` result)."""
-        return cls(**{k: np.asarray(data[k]) for k in _FIELDS})
+        got = {k: np.asarray(data[k]) for k in _FIELDS if k in data}
+        got.setdefault("graph_x", np.zeros((len(got["node_ptr"]) - 1, GRAPH_NUMERIC),
+                                           np.float32))
+        return cls(**got)
 
 
-_FIELDS = ("unit", "op", "stage", "node_x", "src", "dst", "edge_x", "node_ptr", "edge_ptr")
+_FIELDS = ("unit", "op", "stage", "node_x", "src", "dst", "edge_x", "node_ptr", "edge_ptr",
+           "graph_x")
 
 
 def op_class(op: str, node_id: str = "") -> int:
@@ -259,22 +282,30 @@ def section_features(graph: Graph, fabric, placement: dict[str, str],
     keep = [i for i, e in enumerate(graph.edges) if e.src != e.dst]
     src = np.array([index[graph.edges[i].src] for i in keep], dtype=np.int32)
     dst = np.array([index[graph.edges[i].dst] for i in keep], dtype=np.int32)
+    load, nets = _link_loads(graph, spec, routes)
+    edge_x = np.zeros((len(keep), EDGE_NUMERIC))
+    drain = np.zeros(len(index))
+    for row, i in enumerate(keep):
+        e, path = graph.edges[i], routes.get(i, [])
+        transfer = _edge_bytes(e, spec) / _rate(spec, e.network)
+        heaviest = max((load[link] for link in path), default=0.0)
+        occupancy = max(transfer, heaviest) if path else 0.0
+        drain[src[row]] = max(drain[src[row]], occupancy)
+        edge_x[row] = (len(path), np.log1p(transfer / bottleneck),
+                       np.log1p(heaviest / bottleneck),
+                       max((nets[link] for link in path), default=0) / 4.0,
+                       float(e.network == "scalar"), 1.0 / max(1, e.depth or 1),
+                       min(1.0, bottleneck / max(occupancy, 1e-9)))
     deg_in = np.bincount(dst, minlength=len(index)) / 4.0
     deg_out = np.bincount(src, minlength=len(index)) / 4.0
     rel = compute / bottleneck
+    own_bound = np.minimum(1.0, bottleneck / np.maximum.reduce([compute, ports, drain,
+                                                                np.ones(len(index))]))
     node_x = np.stack([rel, np.log1p(ports / bottleneck), (rel >= 1.0 - 1e-9).astype(float),
-                       deg_in, deg_out], axis=1)
-    load, nets = _link_loads(graph, spec, routes)
-    edge_x = np.zeros((len(keep), EDGE_NUMERIC))
-    for row, i in enumerate(keep):
-        e, path = graph.edges[i], routes.get(i, [])
-        transfer = _edge_bytes(e, spec) / _rate(spec, e.network) / bottleneck
-        heaviest = max((load[link] for link in path), default=0.0) / bottleneck
-        edge_x[row] = (len(path), np.log1p(transfer), np.log1p(heaviest),
-                       max((nets[link] for link in path), default=0) / 4.0,
-                       float(e.network == "scalar"), 1.0 / max(1, e.depth or 1))
+                       deg_in, deg_out, own_bound], axis=1)
+    analytic = predict_normalised(graph, spec, placement, routes, fabric=fabric)
     return SectionFeatures(unit, op, stage, node_x.astype(np.float32), src, dst,
-                           edge_x.astype(np.float32))
+                           edge_x.astype(np.float32), np.array([analytic], dtype=np.float32))
 
 
 def pack(sections: list[SectionFeatures]) -> FeatureSet:
@@ -288,6 +319,8 @@ def pack(sections: list[SectionFeatures]) -> FeatureSet:
             return np.zeros((0,) if width is None else (0, width), dtype=dtype)
         return np.concatenate(parts).astype(dtype)
 
+    graph_x = np.array([s.graph_x for s in sections], dtype=np.float32).reshape(
+        len(sections), GRAPH_NUMERIC)
     return FeatureSet(cat("unit"), cat("op"), cat("stage"),
                       cat("node_x", NODE_NUMERIC, np.float32), cat("src"), cat("dst"),
-                      cat("edge_x", EDGE_NUMERIC, np.float32), node_ptr, edge_ptr)
+                      cat("edge_x", EDGE_NUMERIC, np.float32), node_ptr, edge_ptr, graph_x)

@@ -28,7 +28,9 @@ The network (the paper's Algorithm 1, with its gaps resolved)
    when ``readout="avg+max"`` (the default: a throughput is set by its slowest unit, which
    an average dilutes; ``"avg"`` is the paper's form and stays selectable).
 4. **Regressor (gap 6).** A 3-layer ReLU MLP (``hidden`` wide) and a sigmoid, so predictions
-   lie in [0, 1] like the labels.
+   lie in [0, 1] like the labels. With ``use_analytic`` (the default) the analytic model's
+   prediction joins ``h_G`` at the regressor's input: a hybrid that learns the heuristic's
+   correction (a deviation from the paper, measured: see the features module).
 5. **Loss (gap 6).** ``mean(|y_hat - y| / max(y, 0.05))`` -- the relative error the paper
    reports, floored so near-zero labels do not dominate -- plus ``rank_weight`` times a
    logistic pairwise ranking loss over the pairs of a batch (the placer uses the model to
@@ -59,7 +61,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from formulations.placement.cost_models.features import (EDGE_NUMERIC, MAX_STAGE, NODE_NUMERIC,
+from formulations.placement.cost_models.features import (EDGE_NUMERIC, GRAPH_NUMERIC, MAX_STAGE,
+                                                         NODE_NUMERIC,
                                                          OP_CLASSES, UNIT_TYPES, FeatureSet,
                                                          SectionFeatures,
                                                          section_features)
@@ -102,9 +105,10 @@ class CostModelConfig:
     hidden: int = 64
     readout: str = "avg+max"    # "avg" (Algorithm 1) or "avg+max"
     learning_rate: float = 2e-3
-    epochs: int = 60
+    epochs: int = 40
     batch: int = 64
     rank_weight: float = 0.2
+    use_analytic: bool = True   # the analytic prediction as a regressor input
     seed: int = 0
 
 
@@ -133,7 +137,8 @@ def init_params(config: CostModelConfig) -> dict[str, np.ndarray]:
     layers = {"node_in": _dense(rng, node_in, m), "edge_in": _dense(rng, EDGE_NUMERIC, m)}
     for k in range(config.layers):
         layers[f"gnn{k}"] = _dense(rng, 3 * m, m)
-    pooled = 2 * m if config.readout == "avg+max" else m
+    pooled = (2 * m if config.readout == "avg+max" else m) + (
+        GRAPH_NUMERIC if config.use_analytic else 0)
     layers["mlp0"] = _dense(rng, pooled, config.hidden)
     layers["mlp1"] = _dense(rng, config.hidden, config.hidden)
     layers["mlp2"] = _dense(rng, config.hidden, 1)
@@ -173,6 +178,8 @@ def _graph_forward(params, g, config: CostModelConfig, jax, jnp):
     if config.readout == "avg+max":
         pooled = jnp.concatenate([pooled, jnp.where(nmask > 0, h, -jnp.inf).max(axis=0)])
         pooled = jnp.where(jnp.isfinite(pooled), pooled, 0.0)
+    if config.use_analytic:
+        pooled = jnp.concatenate([pooled, g["graph_x"]])
     z = jax.nn.relu(dense("mlp0", pooled))
     z = jax.nn.relu(dense("mlp1", z))
     return jax.nn.sigmoid(dense("mlp2", z)[0])
@@ -193,7 +200,8 @@ def _padded(sections: list[SectionFeatures]) -> dict[str, np.ndarray]:
            "node_mask": np.zeros((b, n), np.float32), "src": np.zeros((b, e), np.int32),
            "dst": np.zeros((b, e), np.int32),
            "edge_x": np.zeros((b, e, EDGE_NUMERIC), np.float32),
-           "edge_mask": np.zeros((b, e), np.float32)}
+           "edge_mask": np.zeros((b, e), np.float32),
+           "graph_x": np.zeros((b, GRAPH_NUMERIC), np.float32)}
     for k, s in enumerate(sections):
         out["unit"][k, :s.nodes], out["op"][k, :s.nodes] = s.unit, s.op
         out["stage"][k, :s.nodes], out["node_x"][k, :s.nodes] = s.stage, s.node_x
@@ -204,6 +212,7 @@ def _padded(sections: list[SectionFeatures]) -> dict[str, np.ndarray]:
             ex[:, 0] /= ROUTE_SCALE
         out["edge_x"][k, :s.edges] = ex
         out["edge_mask"][k, :s.edges] = 1.0
+        out["graph_x"][k] = s.graph_x
     return out
 
 
