@@ -334,17 +334,22 @@ def materialize_buffers(sub: Graph, added: dict[int, int]) -> tuple[Graph, dict[
     """Insert ``added[e]`` PMU buffer units in series on edge ``e`` of ``sub``.
 
     Edges of one multi-sink net share their buffer chain (the patent's buffer
-    shared by several consumers): the chain hangs off the driver once and
-    feeds every sink of the net that asked for it. Returns the new graph and,
-    per original local edge, the local edges from its source to its sink.
+    shared by several consumers): the chain hangs off the driver once, as long
+    as the deepest sink asks, and every sink taps it after its own number of
+    units, so each path gets exactly the depth its balancing chose. What leaves
+    one unit (the next unit and the sinks tapping there) is one net. Returns the
+    new graph and, per original local edge, the local edges from its source to
+    its sink.
 
     Examples
     --------
     >>> g = Graph("g", [Node("a"), Node("b"), Node("c")],
     ...           [Edge("a", "b", net="n"), Edge("a", "c", net="n")])
-    >>> new, chains = materialize_buffers(g, {0: 2, 1: 2})
+    >>> new, chains = materialize_buffers(g, {0: 2, 1: 1})
     >>> [n.id for n in new.nodes][3:], chains
-    (['buf[a->n].0', 'buf[a->n].1'], {0: [0, 1, 2], 1: [0, 1, 3]})
+    (['buf[a->n].0', 'buf[a->n].1'], {0: [0, 1, 2], 1: [0, 3]})
+    >>> [(e.src, e.dst, e.net) for e in new.edges]
+    [('a', 'buf[a->n].0', 'n:buf1'), ('buf[a->n].0', 'buf[a->n].1', 'n:buf2'), ('buf[a->n].1', 'b', 'n:buf3'), ('buf[a->n].0', 'c', 'n:buf2')]
     """
     nodes = list(sub.nodes)
     edges: list[Edge] = []
@@ -366,10 +371,10 @@ def materialize_buffers(sub: Graph, added: dict[int, int]) -> tuple[Graph, dict[
         for a, b in zip([net.driver] + names, names):
             trunk.append(len(edges))
             edges.append(replace(first, src=a, dst=b, net=f"{label}:buf{len(trunk)}"))
-        for i in wanted:
-            chains[i] = trunk + [len(edges)]
-            edges.append(replace(sub.edges[i], src=names[-1],
-                                 net=f"{label}:out" if len(wanted) > 1 else None))
+        for i in wanted:             # each sink taps the chain after its own depth
+            depth = added[i]
+            chains[i] = trunk[:depth] + [len(edges)]
+            edges.append(replace(sub.edges[i], src=names[depth - 1], net=f"{label}:buf{depth + 1}"))
     return Graph(sub.name, nodes, edges, dict(sub.attrs)), {i: chains[i] for i in sorted(chains)}
 
 
