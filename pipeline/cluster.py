@@ -17,6 +17,7 @@ names the address and the fix.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import threading
@@ -29,6 +30,8 @@ __all__ = ["dask_client", "default_workers", "run_tasks", "Workers", "CONNECT_SE
 
 #: How long to wait for a scheduler named by ``--scheduler``.
 CONNECT_SECONDS = 10.0
+#: How long a local cluster is given to shut down before its processes are killed.
+CLOSE_SECONDS = 2.0
 
 
 def default_workers() -> int:
@@ -68,15 +71,29 @@ def dask_client(workers: int = 1, scheduler: str | None = None) -> Iterator[Any]
             client.close()
         return
     # no dashboard; the scheduler's own HTTP routes on a free port (8787 may be taken)
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=logging.ERROR,
-                      scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"}
-                      ) as cluster:
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                           dashboard_address=None, silence_logs=logging.ERROR,
+                           scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"})
+    try:
         client = Client(cluster, set_as_default=False)
         try:
             yield client
         finally:
-            client.close()
+            client.close(timeout=CLOSE_SECONDS)
+    finally:
+        _close(cluster)
+
+
+def _close(cluster: Any) -> None:
+    """Stop a local cluster within :data:`CLOSE_SECONDS`: workers still solving (a run
+    stopped by Ctrl-C or a failure) are killed rather than waited for."""
+    try:
+        cluster.close(timeout=CLOSE_SECONDS)
+    except (TimeoutError, asyncio.TimeoutError, asyncio.CancelledError):
+        for nanny in list(getattr(cluster, "workers", {}).values()):
+            process = getattr(getattr(nanny, "process", None), "process", None)
+            if process is not None and process.is_alive():
+                process.kill()
 
 
 def run_tasks(client: Any, function: Callable, tasks: Sequence[tuple],
