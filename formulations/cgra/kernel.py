@@ -41,7 +41,7 @@ __all__ = ["PLACERS", "BASELINE_SHARE", "CgraResult", "map_kernel"]
 #: baseline alone (``list``).
 PLACERS = ("model", "list")
 #: Share of the time limit the baseline may use before the sweep.
-BASELINE_SHARE = 0.3
+BASELINE_SHARE = 0.5
 
 
 @dataclass

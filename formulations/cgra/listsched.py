@@ -37,13 +37,19 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+import networkx as nx
+
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, Step,
                                        lower_bounds, precheck, time_windows)
 
-__all__ = ["list_schedule", "schedule_at_ii", "Router", "NEGOTIATION_ROUNDS", "CANDIDATES"]
+__all__ = ["list_schedule", "schedule_at_ii", "route_fixed", "Router", "NEGOTIATION_ROUNDS", "CANDIDATES"]
 
 #: PathFinder rounds of rip-up and re-route per II.
 NEGOTIATION_ROUNDS = 40
+#: PathFinder gives up after this many rounds without less over-use.
+STALL_ROUNDS = 10
+#: Cost of one register or link slot over capacity when an operation is placed.
+OVERUSE_PENALTY = 40.0
 #: Placements whose routes are costed per operation (earliest first).
 CANDIDATES = 12
 _BIG = 10**9
@@ -160,6 +166,19 @@ class Router:
                 self.link_hist[key] += 0.5 * (n - 1)
 
 
+def _sccs(problem: CgraProblem) -> list[int]:
+    """Recurrence index per operation (-1 outside every loop-carried cycle)."""
+    g = nx.DiGraph()
+    g.add_nodes_from(range(problem.n))
+    g.add_edges_from((u, v) for u, v, _ in problem.edges if u != v)
+    out = [-1] * problem.n
+    for k, comp in enumerate(sorted((sorted(c) for c in nx.strongly_connected_components(g)
+                                     if len(c) > 1), key=lambda c: c[0])):
+        for v in comp:
+            out[v] = k
+    return out
+
+
 def _heights(problem: CgraProblem) -> list[int]:
     height = list(problem.latency)
     for _ in range(problem.n):
@@ -180,6 +199,30 @@ class _Attempt:
     pe: dict[int, int] = field(default_factory=dict)
     t: dict[int, int] = field(default_factory=dict)
     busy: set = field(default_factory=set)
+    scc: list[int] = field(default_factory=list)
+
+    def closing(self, v: int) -> list[tuple[int, int]]:
+        """Placed members ``w`` of ``v``'s recurrence and the latest issue of ``v`` that a
+        path ``v -> ... -> w`` allows (latencies and distances, no hops)."""
+        p, ii = self.problem, self.ii
+        if not self.scc or self.scc[v] < 0:
+            return []
+        mates = [w for w in self.pe if self.scc[w] == self.scc[v]]
+        out = []
+        for w in mates:
+            latest = {w: self.t[w]}
+            for _ in range(len(mates) + 2):
+                changed = False
+                for a, b, d in p.edges:
+                    if b in latest and self.scc[a] == self.scc[v] and (a not in self.pe or a == w):
+                        cap = latest[b] + d * ii - p.latency[a]
+                        if a != w and cap < latest.get(a, _BIG):
+                            latest[a], changed = cap, True
+                if not changed:
+                    break
+            if v in latest:
+                out.append((w, latest[v]))
+        return out
 
     def window(self, v: int, pe: int) -> tuple[int, int]:
         """Issue cycles of ``v`` on ``pe`` the placed neighbours allow (hops included)."""
@@ -197,8 +240,11 @@ class _Attempt:
                 if (w == v and (u in self.pe or u == v)) or (u == v and w in self.pe)]
 
     def route_cost(self, v: int, pe: int, t: int) -> tuple[float, dict]:
+        """Cost of ``v``'s routes at ``(pe, t)``, each committed while the next is costed (so
+        its operands see each other), plus :data:`OVERUSE_PENALTY` per slot over capacity."""
         self.pe[v], self.t[v] = pe, t
         total, paths = 0.0, {}
+        before = self.router.overused()
         try:
             for u, w, d in self.edges_of(v):
                 cost, path = self.router.route(u, self._src(u), self._dst(w, d))
@@ -206,8 +252,11 @@ class _Attempt:
                     return float("inf"), {}
                 total += cost
                 paths[(u, w, d)] = path
-            return total, paths
+                self.router.add(u, (u, w, d), path)
+            return total + OVERUSE_PENALTY * (self.router.overused() - before), paths
         finally:
+            for key in paths:
+                self.router.remove(key[0], key)
             del self.pe[v], self.t[v]
 
     def _src(self, u: int) -> Step:
@@ -222,8 +271,11 @@ class _Attempt:
         candidates = []
         pes = list(p.allowed[v])
         rng.shuffle(pes)
+        closing = self.closing(v)
         for pe in pes:
             lo, hi = self.window(v, pe)
+            for w, latest in closing:
+                hi = min(hi, latest - p.dist[pe][self.pe[w]])
             lo = max(lo, earliest)
             for t in range(lo, min(hi, lo + self.ii - 1) + 1):
                 if (pe, t % self.ii) not in self.busy:
@@ -255,19 +307,46 @@ class _Attempt:
     def negotiate(self, rounds: int, deadline: float) -> bool:
         """PathFinder: rip up and re-route every edge until nothing is over-used."""
         router = self.router
+        best, since = router.overused(), 0
         for r in range(rounds):
-            if router.overused() == 0:
+            over = router.overused()
+            if over == 0:
                 return True
-            if time.perf_counter() > deadline:
+            best, since = (over, 0) if over < best else (best, since + 1)
+            if time.perf_counter() > deadline or since > STALL_ROUNDS:
                 return False
             router.age()
             router.present = 0.5 * (1.6 ** r)
+            nets: dict[int, list] = defaultdict(list)
             for key in sorted(router.paths):
-                u, w, d = key
-                router.remove(u, key)
-                _, path = router.route(u, self._src(u), self._dst(w, d))
-                router.add(u, key, path)
+                nets[key[0]].append(key)
+            for u, keys in sorted(nets.items()):   # rip up the whole value, then re-route it
+                for key in keys:
+                    router.remove(u, key)
+                for key in sorted(keys, key=lambda k: self._dst(k[1], k[2])[1]):
+                    _, path = router.route(u, self._src(u), self._dst(key[1], key[2]))
+                    router.add(u, key, path)
         return router.overused() == 0
+
+
+def route_fixed(problem: CgraProblem, ii: int, pe: list[int], t: list[int],
+                deadline: float, method: str = "relaxation + PathFinder"
+                ) -> CgraSchedule | None:
+    """Route a placement and timing fixed elsewhere (e.g. the relaxation's, whose slots and
+    hop distances are already legal) with PathFinder; None when congestion remains."""
+    attempt = _Attempt(problem, ii, Router(problem, ii))
+    for v in range(problem.n):
+        attempt.pe[v], attempt.t[v] = pe[v], t[v]
+    for u, w, d in sorted(problem.edges, key=lambda e: (e[0], t[e[1]] + e[2] * ii)):
+        _, path = attempt.router.route(u, attempt._src(u), attempt._dst(w, d))
+        if path is None:
+            return None
+        attempt.router.add(u, (u, w, d), path)
+    if not attempt.negotiate(NEGOTIATION_ROUNDS, deadline):
+        return None
+    sched = _decode(problem, ii, attempt)
+    sched.method = method
+    return sched
 
 
 def schedule_at_ii(problem: CgraProblem, ii: int, seed: int = 0,
@@ -280,13 +359,15 @@ def schedule_at_ii(problem: CgraProblem, ii: int, seed: int = 0,
         return None
     early = windows[0]
     height = _heights(problem)
-    order = sorted(range(problem.n), key=lambda v: (early[v], -height[v], v))
-    attempt = _Attempt(problem, ii, Router(problem, ii))
     rng = random.Random(seed * 7919 + ii)
+    jitter = [rng.random() * (seed % 3) for _ in range(problem.n)]
+    order = sorted(range(problem.n), key=lambda v: (early[v] + jitter[v], -height[v], v))
+    plain = seed % 2 == 1   # every other try: no recurrence look-ahead, earliest issue 0
+    attempt = _Attempt(problem, ii, Router(problem, ii), scc=[] if plain else _sccs(problem))
     for v in order:
         if time.perf_counter() > deadline:
             return None
-        if not attempt.place(v, 0, rng):
+        if not attempt.place(v, 0 if plain else early[v], rng):
             return None
     if not attempt.negotiate(NEGOTIATION_ROUNDS, deadline):
         return None
@@ -314,13 +395,34 @@ def list_schedule(problem: CgraProblem, seed: int = 0, time_limit: float = 10.0,
         raise CgraInfeasible(reasons)
     started = time.perf_counter()
     deadline = started + time_limit
-    for ii in range(lower_bounds(problem)["ii"], problem.max_ii + 1):
-        for k in range(tries):
-            if time.perf_counter() > deadline:
-                raise CgraInfeasible([f"T0 time limit: list scheduling found no mapping up to "
-                                      f"II {ii} within {time_limit:g} s"])
-            sched = schedule_at_ii(problem, ii, seed + k, deadline)
-            if sched is not None:
-                sched.seconds = time.perf_counter() - started
-                return sched
-    raise CgraInfeasible([f"list scheduling found no mapping at any II <= {problem.max_ii}"])
+    low, step, failed, best = lower_bounds(problem)["ii"], 1, 0, None
+    ii = low
+    while ii <= problem.max_ii and best is None:   # up: one II at a time, then faster
+        best = _try_ii(problem, ii, seed, tries, deadline)
+        if best is None:
+            failed, low = failed + 1, ii + 1
+            step = step * 2 if failed >= 3 else 1
+            ii = min(problem.max_ii, ii + step) if ii < problem.max_ii else ii + 1
+    if best is None:
+        raise CgraInfeasible([f"list scheduling found no mapping at any II <= "
+                              f"{problem.max_ii}" if time.perf_counter() < deadline else
+                              f"T0 time limit: list scheduling found no mapping within "
+                              f"{time_limit:g} s"])
+    for ii in range(low, best.ii):                 # back down over the IIs jumped
+        found = _try_ii(problem, ii, seed, tries, deadline)
+        if found is not None:
+            best = found
+            break
+    best.seconds = time.perf_counter() - started
+    return best
+
+
+def _try_ii(problem: CgraProblem, ii: int, seed: int, tries: int, deadline: float
+            ) -> CgraSchedule | None:
+    for k in range(tries):
+        if time.perf_counter() > deadline:
+            return None
+        sched = schedule_at_ii(problem, ii, seed + k, deadline)
+        if sched is not None:
+            return sched
+    return None

@@ -100,6 +100,9 @@ class CgraProblem:
     unsupported: list[int] = field(default_factory=list)
     operations: tuple[str, ...] = ()
     name: str = "kernel"
+    rows: int = 1
+    cols: int = 1
+    neighbours: str = "mesh"
 
     @property
     def n(self) -> int:
@@ -156,7 +159,8 @@ def problem_from_graph(graph: Graph, spec: CgraSpec) -> CgraProblem:
                        nets={u: sorted(c) for u, c in sorted(nets.items())}, allowed=allowed,
                        pes=pes, links=links, dist=_hops(links), registers=spec.registers,
                        max_ii=spec.max_ii, memory=memory, unsupported=unsupported,
-                       operations=spec.operations, name=graph.name)
+                       operations=spec.operations, name=graph.name, rows=spec.rows,
+                       cols=spec.cols, neighbours=spec.neighbours)
 
 
 def _hops(links: list[list[int]]) -> list[list[int]]:

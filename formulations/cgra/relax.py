@@ -67,8 +67,11 @@ def safe_horizon(problem: CgraProblem, ii: int) -> int:
     return ii + ii * problem.n * step + max(problem.latency, default=1)
 
 
-def build_relaxation(problem: CgraProblem, ii: int) -> tuple[cp_model.CpModel, RelaxVars]:
-    """The relaxation at ``ii`` (objective: length of one iteration)."""
+def build_relaxation(problem: CgraProblem, ii: int, slack: int = 0, objective: bool = True
+                     ) -> tuple[cp_model.CpModel, RelaxVars]:
+    """The relaxation at ``ii`` (objective: length of one iteration). ``slack`` > 0 asks
+    every edge between PEs for that many spare cycles (no longer a relaxation: a placement
+    that leaves the router room, see :mod:`formulations.cgra.sweep`)."""
     model = cp_model.CpModel()
     model.name = f"{problem.name}_relax_ii{ii}".replace(" ", "_")
     horizon = safe_horizon(problem, ii)
@@ -86,27 +89,37 @@ def build_relaxation(problem: CgraProblem, ii: int) -> tuple[cp_model.CpModel, R
         k = model.new_int_var(0, hi[v] // ii + 1, f"k{v}")
         model.add(t[v] == slot[v] + ii * k)
     model.add_all_different([pe[v] * ii + slot[v] for v in range(n)]).with_name("C1_slot")
-    flat = [problem.dist[p][q] for p in range(P) for q in range(P)]
+    on = _on(model, problem, pe)
+    row = [sum(problem.pes[q][0] * b for q, b in on[v].items()) for v in range(n)]
+    col = [sum(problem.pes[q][1] * b for q, b in on[v].items()) for v in range(n)]
     hops_of: dict[int, list] = {}
     for e, (u, v, d) in enumerate(problem.edges):
         if u == v:
             continue
-        idx = model.new_int_var(0, P * P - 1, f"idx{e}")
-        model.add(idx == pe[u] * P + pe[v])
-        hops = model.new_int_var(0, problem.diameter, f"hops{e}")
-        model.add_element(idx, flat, hops)
-        model.add(t[v] + d * ii - t[u] - problem.latency[u] >= hops).with_name(f"C4_route_{e}")
+        hops = _hops(model, problem, row[u] - row[v], col[u] - col[v], e)
+        _route_rule(model, t[v] + d * ii - t[u] - problem.latency[u], hops, slack, e)
         hops_of.setdefault(u, []).append(hops)
     _aggregates(model, problem, ii, hops_of)
-    _per_pe(model, problem, ii, pe)
+    _per_pe(model, problem, ii, on)
     if n:
         first = model.new_int_var(0, ii - 1, "first")
         model.add_min_equality(first, t)
     length = model.new_int_var(0, horizon + max(problem.latency, default=1), "length")
     for v in range(n):
         model.add(length >= t[v] + problem.latency[v])
-    model.minimize(length)
+    if objective:      # without it: a feasibility question (the II proof), often far faster
+        model.minimize(length)
     return model, RelaxVars(pe, t, length)
+
+
+def _route_rule(model: cp_model.CpModel, gap: Any, hops: Any, slack: int, e: int) -> None:
+    """``gap >= hops`` (plus ``slack`` when the value changes PE)."""
+    model.add(gap >= hops).with_name(f"C4_route_{e}")
+    if slack:
+        moved = model.new_bool_var(f"moved{e}")
+        model.add(hops >= 1).only_enforce_if(moved)
+        model.add(hops == 0).only_enforce_if(moved.Not())
+        model.add(gap >= hops + slack).only_enforce_if(moved)
 
 
 def _aggregates(model: cp_model.CpModel, problem: CgraProblem, ii: int,
@@ -125,19 +138,55 @@ def _aggregates(model: cp_model.CpModel, problem: CgraProblem, ii: int,
               ).with_name("C5_registers_total")
 
 
-def _per_pe(model: cp_model.CpModel, problem: CgraProblem, ii: int, pe: list) -> None:
-    """Per PE ``q``: values read on ``q`` but born elsewhere enter over ``q``'s in-links (one
-    value per link per slot), values born on ``q`` and read elsewhere leave over its
-    out-links, and every value born on or read on ``q`` sits in its registers at least one
-    cycle: ``in <= in-links x II``, ``out <= out-links x II``, ``born + in <= registers x
-    II``."""
-    P = problem.pe_count
+def _on(model: cp_model.CpModel, problem: CgraProblem, pe: list) -> list[dict]:
+    """``on[v][q]``: operation ``v`` on PE ``q`` (channelled to ``pe[v]``)."""
     on = []
     for v in range(problem.n):
         row = {q: model.new_bool_var(f"on{v}_{q}") for q in problem.allowed[v]}
         model.add_exactly_one(row.values())
         model.add(pe[v] == sum(q * b for q, b in row.items()))
         on.append(row)
+    return on
+
+
+def _axis(model: cp_model.CpModel, delta: Any, size: int, kind: str, name: str) -> Any:
+    """Hops along one axis for a difference ``delta`` of coordinates."""
+    span = model.new_int_var(0, size, f"abs{name}")
+    model.add_abs_equality(span, delta)
+    if kind == "torus":
+        short = model.new_int_var(0, size, f"wrap{name}")
+        model.add_min_equality(short, [span, size - span])
+        return short
+    if kind == "one-hop":
+        half = model.new_int_var(0, size, f"half{name}")
+        model.add(2 * half >= span)
+        model.add(2 * half <= span + 1)
+        return half
+    return span
+
+
+def _hops(model: cp_model.CpModel, problem: CgraProblem, dr: Any, dc: Any, e: int) -> Any:
+    """The hop distance of the neighbour pattern from the row and column differences:
+    mesh ``|dr| + |dc|``, torus with wrap-around, diagonal ``max(|dr|, |dc|)``, one-hop
+    ``ceil(|dr| / 2) + ceil(|dc| / 2)`` (each exact for its pattern)."""
+    kind = problem.neighbours
+    a = _axis(model, dr, problem.rows, kind, f"r{e}")
+    b = _axis(model, dc, problem.cols, kind, f"c{e}")
+    hops = model.new_int_var(0, problem.diameter, f"hops{e}")
+    if kind == "diagonal":
+        model.add_max_equality(hops, [a, b])
+    else:
+        model.add(hops == a + b)
+    return hops
+
+
+def _per_pe(model: cp_model.CpModel, problem: CgraProblem, ii: int, on: list) -> None:
+    """Per PE ``q``: values read on ``q`` but born elsewhere enter over ``q``'s in-links (one
+    value per link per slot), values born on ``q`` and read elsewhere leave over its
+    out-links, and every value born on or read on ``q`` sits in its registers at least one
+    cycle: ``in <= in-links x II``, ``out <= out-links x II``, ``born + in <= registers x
+    II``."""
+    P = problem.pe_count
     indeg = [0] * P
     for p in range(P):
         for q in problem.links[p]:
@@ -172,9 +221,10 @@ def _per_pe(model: cp_model.CpModel, problem: CgraProblem, ii: int, pe: list) ->
 
 
 def solve_relaxation(problem: CgraProblem, ii: int, time_limit: float, seed: int = 0,
-                     hint: dict | None = None) -> tuple[SolveResult, RelaxVars]:
+                     hint: dict | None = None, slack: int = 0, objective: bool = True
+                     ) -> tuple[SolveResult, RelaxVars]:
     """Solve :func:`build_relaxation` at ``ii``; the result and the variables."""
-    model, rv = build_relaxation(problem, ii)
+    model, rv = build_relaxation(problem, ii, slack, objective)
     variables = {v.name: v for v in rv.pe + rv.t}
     result = solve_cp_model(model, time_limit=time_limit, seed=seed, workers=1,
                             hint=hint or None, variables=variables, params=CP_PARAMS)

@@ -43,6 +43,7 @@ from typing import Callable
 from formulations.cgra.model import build_full_model, model_size, solve_full
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, lower_bounds,
                                        precheck)
+from formulations.cgra.listsched import route_fixed
 from formulations.cgra.relax import solve_relaxation
 from formulations.solver import SolveResult, SolveSettings, SolveStatus
 from formulations.solver.cp import export_cp_model
@@ -53,6 +54,8 @@ __all__ = ["sweep_ii", "length_ladder", "MAX_ROUTING_VARIABLES", "RELAX_SHARE", 
 MAX_ROUTING_VARIABLES = 250_000
 #: Share of an II's time for the relaxation.
 RELAX_SHARE = 0.3
+#: Spare cycles per hop-crossing edge of the second relaxation placement tried.
+ROUTE_SLACK = 1
 #: Horizons tried above the relaxation's bound when no warm start has the II.
 LADDER_SLACK = 8
 
@@ -87,15 +90,37 @@ def length_ladder(problem: CgraProblem, ii: int, low: int, high: int, deadline: 
 
 
 def _relax(problem: CgraProblem, ii: int, seconds: float, seed: int,
-           results: list[SolveResult]) -> tuple[str, int]:
-    """The relaxation at ``ii``: ``("refuted" | "bound" | "open", length bound)``."""
-    result, _ = solve_relaxation(problem, ii, seconds, seed)
+           results: list[SolveResult], slack: int = 0
+           ) -> tuple[str, int, tuple[list[int], list[int]] | None]:
+    """The relaxation at ``ii``: ``("refuted" | "bound" | "open", length bound, its PEs and
+    cycles or None)``. With ``slack`` it is a placement heuristic, not a bound."""
+    result, rv = solve_relaxation(problem, ii, seconds, seed, slack=slack, objective=False)
     results.append(result)
     if result.status is SolveStatus.INFEASIBLE:
-        return "refuted", 0
-    if result.has_solution:
-        return "bound", math.ceil((result.bound or 0) - 1e-6)
-    return "open", 0
+        return "refuted", 0, None
+    if not result.has_solution:
+        return "open", 0, None
+    pe = [int(result.values[v.name]) for v in rv.pe]
+    t = [int(result.values[v.name]) for v in rv.t]
+    length = max(t[v] + problem.latency[v] for v in range(problem.n)) if problem.n else 0
+    return "feasible", 0, (pe, t) if length >= 0 else None
+
+
+def _routed(problem: CgraProblem, ii: int, layout: tuple[list[int], list[int]] | None,
+            deadline: float, seed: int, results: list[SolveResult], say: Progress
+            ) -> CgraSchedule | None:
+    """The relaxation's PEs and cycles routed by PathFinder; if congestion remains, once more
+    with one spare cycle per hop-crossing edge (:data:`ROUTE_SLACK`)."""
+    for slack in (0, ROUTE_SLACK):
+        if layout is None or _left(deadline) < 0.2:
+            return None
+        sched = route_fixed(problem, ii, *layout, deadline)
+        say(f"II {ii}: relaxation placement (slack {slack}) routed: "
+            f"{'yes, length ' + str(sched.length) if sched else 'no'}")
+        if sched is not None:
+            return sched
+        _, _, layout = _relax(problem, ii, _left(deadline) * 0.3, seed, results, slack + 1)
+    return None
 
 
 def _export(problem: CgraProblem, ii: int, horizon: int, export_dir: str | None) -> None:
@@ -121,33 +146,50 @@ def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule |
         if _left(deadline) < 0.2:
             break
         at_warm = warm if warm is not None and warm.ii == ii else None
-        share = 1.0 if at_warm is not None else 0.5
-        ii_deadline = time.perf_counter() + _left(deadline) * share
-        verdict, low = _relax(problem, ii, _left(ii_deadline) * RELAX_SHARE, settings.seed,
-                              results)
+        ii_deadline = time.perf_counter() + _left(deadline) * (1.0 if at_warm else 0.5)
+        verdict, low, layout = _relax(problem, ii, _left(ii_deadline) * RELAX_SHARE,
+                                      settings.seed, results)
         say(f"II {ii}: relaxation {verdict}" + (f", length >= {low}" if low else ""))
         if verdict == "refuted":
             ii_bound += proven
             continue
         low = max(low, bounds["critical_path"])
-        high = at_warm.length - 1 if at_warm is not None else low + LADDER_SLACK + ii
-        sched, bound = None, low
-        if model_size(problem, ii, high) <= MAX_ROUTING_VARIABLES:
-            _export(problem, ii, high, settings.export_dir)
-            sched, bound = length_ladder(problem, ii, low, high, ii_deadline, settings.seed,
-                                         results, at_warm)
-        else:
-            say(f"II {ii}: routing graph too large for the full model; kept the warm start")
-        if sched is None and at_warm is not None:
-            sched, bound = at_warm, min(bound, at_warm.length)
+        start = _shorter(at_warm, _routed(problem, ii, layout, ii_deadline, settings.seed,
+                                          results, say))
+        sched, bound = _ladder(problem, ii, low, start, ii_deadline, settings, results, say)
         if sched is not None:
-            return _finish(sched, proven, ii_bound if proven else ii_bound, bound, results,
-                           started)
+            return _finish(sched, proven, ii_bound, bound, results, started)
         proven = False
     if warm is not None:
         return _finish(warm, False, ii_bound, None, results, started)
     raise CgraInfeasible([f"T0 time limit: no mapping found within {settings.time_limit:g} s "
                           f"(IIs below {ii_bound} proven impossible)"])
+
+
+def _shorter(a: CgraSchedule | None, b: CgraSchedule | None) -> CgraSchedule | None:
+    found = [s for s in (a, b) if s is not None]
+    return min(found, key=lambda s: s.length) if found else None
+
+
+def _ladder(problem: CgraProblem, ii: int, low: int, start: CgraSchedule | None,
+            deadline: float, settings: SolveSettings, results: list[SolveResult],
+            say: Progress) -> tuple[CgraSchedule | None, int]:
+    """Destructive lower bounding from ``low`` below ``start`` (a mapping at ``ii``, or
+    None); ``start`` is kept when nothing shorter is found."""
+    high = start.length - 1 if start is not None else \
+        low + LADDER_SLACK + ii + problem.n // 2 + 2 * problem.diameter
+    while high > low and model_size(problem, ii, high) > MAX_ROUTING_VARIABLES:
+        high = low + (high - low) // 2
+    sched, bound = None, low
+    if model_size(problem, ii, high) <= MAX_ROUTING_VARIABLES:
+        _export(problem, ii, high, settings.export_dir)
+        sched, bound = length_ladder(problem, ii, low, high, deadline, settings.seed, results,
+                                     start)
+    else:
+        say(f"II {ii}: routing graph too large for the full model")
+    if sched is None and start is not None:
+        sched, bound = start, min(bound, start.length)
+    return sched, bound
 
 
 def _finish(sched: CgraSchedule, proven: bool, ii_bound: int, bound: int | None,
