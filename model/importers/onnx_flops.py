@@ -20,6 +20,8 @@ MatMul, MatMulInteger, QLinearMatMul      ``2 * out * K`` (K the shared axis; ba
                                           ``P V``, count every batch)
 Einsum                                    ``2 * prod(size of every index)`` when an index is
                                           summed, else ``out``
+Attention (opset 23)                      ``rows * S_kv * (2 * d_qk + 5 + 2 * d_v)``, rows =
+                                          ``B * heads * S_q``: ``Q K^T``, softmax, ``P V``
 Add, Sub, Mul, Div, Pow, Max, Min, Sum,   ``(inputs - 1) * out`` (one operation per pair)
 Mod, PRelu, comparisons, logic, bitwise
 Mean                                      ``inputs * out`` (the adds and one divide)
@@ -127,6 +129,17 @@ def _einsum(op: OpShapes) -> float:
     return (2.0 if summed else 1.0) * math.prod(sizes.values())
 
 
+def _attention(op: OpShapes) -> float:
+    """Opset 23 Attention: ``rows = B * heads * S_q`` query rows, each against ``S_kv`` keys."""
+    q, k, v = (op.inputs[i] or (1,) for i in range(3))
+    q_heads = int(op.attrs.get("q_num_heads") or 1) if len(q) == 3 else 1
+    kv_heads = int(op.attrs.get("kv_num_heads") or 1) if len(v) == 3 else 1
+    d, dv = q[-1] // q_heads, v[-1] // kv_heads
+    keys = k[-2] if len(k) == 4 else k[1] if len(k) == 3 else 1
+    rows = op.out // max(dv, 1)
+    return float(rows * keys * (2 * d + 5 + 2 * dv))
+
+
 def _pool(op: OpShapes) -> float:
     return float(op.out * math.prod(op.attrs.get("kernel_shape") or (1,)))
 
@@ -175,6 +188,7 @@ FLOP_RULES: dict[str, tuple[str, Callable[[OpShapes], float]]] = {
     "MatMulInteger": ("2*out*K", _matmul),
     "QLinearMatMul": ("2*out*K", _matmul),
     "Einsum": ("2*prod(index sizes) when an index is summed, else out", _einsum),
+    "Attention": ("rows*S_kv*(2*d_qk + 5 + 2*d_v), rows = B*heads*S_q", _attention),
     "Mean": ("inputs*out", _mean),
     "MaxPool": ("out*prod(kernel_shape)", _pool),
     "AveragePool": ("out*prod(kernel_shape)", _pool),

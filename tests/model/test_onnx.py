@@ -266,6 +266,10 @@ def test_large_initialiser_data_is_not_needed(tmp_path):
     ("Mean", [(4,), (4,), (4,)], [(4,)], {}, 12),
     ("ReduceL2", [(4, 5)], [(4, 1)], {}, 40),
     ("Transpose", [(4, 5)], [(5, 4)], {}, 0),
+    ("Attention", [(2, 12, 128, 64), (2, 12, 256, 64), (2, 12, 256, 64)], [(2, 12, 128, 64)],
+     {}, 2 * 12 * 128 * 256 * (2 * 64 + 5 + 2 * 64)),
+    ("Attention", [(2, 128, 768), (2, 256, 768), (2, 256, 768)], [(2, 128, 768)],
+     {"q_num_heads": 12, "kv_num_heads": 12}, 2 * 12 * 128 * 256 * (2 * 64 + 5 + 2 * 64)),
 ])
 def test_one_rule_per_operator_type(op, inputs, outputs, attrs, flops):
     got, rule = count_flops(op, "", OpShapes(tuple(inputs), tuple(outputs), attrs))
