@@ -57,7 +57,8 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
                               "RDU grids, the Streaming Engine and CGRAs map end to end; "
                               "choose a preset such as --hardware plasticine or --hardware se16")
     if options.placer not in PLACERS:
-        return _fail(mapping, f"--placer {options.placer} is a CGRA placer; an RDU run takes "
+        kind = "the Streaming Engine's" if options.placer == "rl" else "a CGRA"
+        return _fail(mapping, f"--placer {options.placer} is {kind} placer; an RDU run takes "
                               f"one of {', '.join(PLACERS)}")
     fabric = build_fabric(spec)
     started = time.perf_counter()

@@ -19,6 +19,7 @@ from formulations.routing import ROUTERS, RouterConfig
 from formulations.cgra.kernel import PLACERS as CGRA_PLACERS
 from formulations.placement import PLACERS
 from formulations.solver import available_backends
+from formulations.streaming.rl import rl_available
 from hardware import InputError
 from pipeline.cost_model import CANDIDATES, COST_MODELS, learned_available
 
@@ -139,6 +140,7 @@ class RunOptions:
     candidates: int = CANDIDATES              # placements ranked per section
     workers: int = 1                          # processes compiling sections (the CLI: cores)
     scheduler: str | None = None              # a Dask scheduler's address, over workers
+    policy_file: str | None = None            # --placer rl (SE): the policy (default: shipped)
 
     def __post_init__(self):
         t = self.time_limit
@@ -152,7 +154,8 @@ class RunOptions:
                               "proven optimum anyway")
         self._check_backends()
         _choice("--placer", self.placer, tuple(PLACERS) + tuple(
-            p for p in CGRA_PLACERS if p not in PLACERS))
+            p for p in CGRA_PLACERS if p not in PLACERS) + ("rl",))
+        self._check_rl()
         _choice("--router", self.router, ROUTERS)
         _choice("buffer_mode", self.buffer_mode, BUFFER_MODES)
         self._check_cost_model()
@@ -199,6 +202,15 @@ class RunOptions:
                 or not 1 <= self.candidates <= 1000:
             raise OptionError("--candidates", f"{self.candidates!r} is not 1..1000",
                               "give a whole number of placements to rank, e.g. 8")
+
+    def _check_rl(self) -> None:
+        if self.placer == "rl" and not rl_available():
+            raise OptionError("--placer", "rl (the PPO policy of source 004) needs JAX, which is "
+                              "not installed", 'pip install -e ".[learn]", or use --placer model')
+        if self.policy_file is not None and not Path(self.policy_file).is_file():
+            raise OptionError("--policy-file", f"{self.policy_file}: no such file",
+                              "give a policy written by python -m benchmarks.suites.rl train, or "
+                              "leave it out for the shipped one")
 
     def backend_for(self, decision: str) -> str:
         """The backend ``decision`` solves on."""

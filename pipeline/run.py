@@ -8,6 +8,7 @@ mapping.json), 4 internal error (a bug: please report it).
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import time
@@ -55,8 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
                              "--backend routing=scip); defaults: " + ", ".join(
                                  f"{d}={b} ({BACKEND_REASONS[d]})"
                                  for d, b in DEFAULT_BACKENDS.items()))
-    parser.add_argument("--placer", choices=sorted(PLACERS), default=RunOptions.placer,
-                        help="placement method")
+    parser.add_argument("--placer", choices=sorted(PLACERS) + ["rl"], default=RunOptions.placer,
+                        help="placement method (rl: the PPO policy of source 004, Streaming "
+                             "Engine only, needs the extra learn)")
+    parser.add_argument("--policy-file", metavar="FILE", default=None,
+                        help="--placer rl: a policy written by python -m benchmarks.suites.rl "
+                             "train (default: the one shipped)")
     parser.add_argument("--router", choices=sorted(ROUTERS), default=RunOptions.router,
                         help="routing method")
     parser.add_argument("--cost-model", choices=COST_MODELS, default=RunOptions.cost_model,
@@ -161,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"interrupted by {signal.Signals(exc.signum).name} after "
               f"{time.perf_counter() - started:.2f} s: the solve was stopped; nothing written "
               f"(no complete checked mapping yet)", file=sys.stderr)
+        if argv is None:      # the command line: nothing is left to write, so exit now
+            _exit_now(128 + exc.signum)   # rather than wait seconds for Dask's teardown
         return 128 + exc.signum
     except InputError as exc:        # e.g. a --scheduler that cannot be reached
         print(f"error: {exc}", file=sys.stderr)
@@ -177,6 +184,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"could not map {graph.name}: {mapping.diagnosis}", file=sys.stderr)
     console.say(f"outputs in {out.resolve()}/ ({', '.join(written)})")
     return code
+
+
+def _exit_now(code: int) -> None:
+    """End the process at once with ``code`` (streams flushed, exit handlers skipped)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _map(graph, spec, options: RunOptions, console: _Console) -> tuple[Mapping, int]:
@@ -203,7 +217,8 @@ def _options(args) -> RunOptions:
                       tile_pmus=args.tile_pmus, af_latency=args.af_latency,
                       batch=args.batch, dims=parse_dims(args.dim),
                       cost_model=args.cost_model, cost_model_file=args.cost_model_file,
-                      workers=args.workers, scheduler=args.scheduler)
+                      workers=args.workers, scheduler=args.scheduler,
+                      policy_file=args.policy_file)
 
 
 def _write_outputs(mapping: Mapping, spec, out: Path, args, seconds: float,

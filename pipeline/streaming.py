@@ -34,6 +34,7 @@ from formulations.streaming.kernel import (KernelPlan, SdfAnswer, SdfUnmapped, f
                                            next_split, part_key, plan_kernel, schedule_part,
                                            schedule_sdf, split_failure, split_proof)
 from formulations.streaming.problem import StreamingInfeasible, StreamingSchedule
+from formulations.streaming.rl import DEFAULT_POLICY, RLPolicy, rl_schedule
 from formulations.streaming.split import SplitSchedule, repair_of
 from hardware import StreamingEngineSpec
 from model.graph import Graph
@@ -68,6 +69,8 @@ class StreamingState:
     reasons: list[str] = field(default_factory=list)   # the diagnosis of a failed run
     stages: list[dict] = field(default_factory=list)
     trace: list[dict] = field(default_factory=list)
+    placer: str = "model"                 # "rl": the PPO policy places one-SDF kernels
+    policy_file: str | None = None
 
 
 def _error(state: StreamingState, code: ErrorCode, level: str, reasons: list[str],
@@ -150,6 +153,9 @@ class ScheduleLevel:
                          None) from None
 
     def _one_sdf(self, state: StreamingState, plan: KernelPlan) -> None:
+        if state.placer == "rl":
+            _rl_sdf(state, plan)
+            return
         try:
             answer = schedule_sdf(plan.work, plan.work_problem, state.spec, state.settings,
                                   state.say)
@@ -200,6 +206,29 @@ class StreamingCheckLevel:
 
     def fix(self, state: StreamingState, data: ErrorHandlingData) -> str | None:
         return None
+
+
+def _rl_sdf(state: StreamingState, plan: KernelPlan) -> None:
+    """``--placer rl``: the trained policy maps the one SDF (greedy decoding + 7 samples per
+    II); a dead end at every II is UNRESOLVABLE for this placer (``--placer model`` proves)."""
+    path = state.policy_file or DEFAULT_POLICY
+    try:
+        policy = RLPolicy.load(path)
+    except ValueError as exc:
+        raise _error(state, ErrorCode.UNRESOLVABLE, "schedule", [str(exc)], 0) from None
+    started = time.perf_counter()
+    try:
+        sched = rl_schedule(plan.work, state.spec, policy, samples=8, seed=state.settings.seed)
+    except StreamingInfeasible as exc:
+        state.stages.append(stage_record("modulo placement", 0, "rl policy", state.started,
+                                         status="FAILED"))
+        raise _error(state, ErrorCode.UNRESOLVABLE, "schedule",
+                     exc.reasons + ["--placer rl found no mapping; --placer model searches "
+                                    "exactly"], 0) from None
+    state.say(f"rl policy: II {sched.ii}, {sched.cycles} cycles")
+    state.stages.append(stage_record("modulo placement", 0, f"rl policy ({path})", state.started,
+                                     objective=sched.cycles, extra=dict(ii=sched.ii)))
+    state.answers = [SdfAnswer(sched, [], time.perf_counter() - started)]
 
 
 def streaming_levels() -> list:
@@ -257,7 +286,8 @@ def map_streaming(graph: Graph, spec: StreamingEngineSpec, options: RunOptions |
     af = af_latency or options.af_latency or spec.af_latency
     budget = Budget.of_run(options.time_limit)
     settings = budget.settings(options, "streaming", budget.total)
-    state = StreamingState(graph, spec, settings, af, progress or (lambda line: None), started)
+    state = StreamingState(graph, spec, settings, af, progress or (lambda line: None), started,
+                           placer=options.placer, policy_file=options.policy_file)
     mapping = Mapping(graph=graph.name, hardware=spec.name)
     mapping.order = graph.topological_order() if _acyclic(graph) else graph.node_ids
     state.stages.append(stage_record("order", 0, "topological order", started))
