@@ -42,6 +42,7 @@ SUITE_MODULES = (
     "benchmarks.suites.perf",
     "benchmarks.suites.cost_model",
     "benchmarks.suites.parallel",
+    "benchmarks.suites.rl",
 )
 
 
