@@ -39,9 +39,11 @@ SUITE_MODULES = (
     "benchmarks.suites.reliability",
     "benchmarks.suites.frontend",
     "benchmarks.suites.onnx",
+    "benchmarks.suites.onnx_par",
     "benchmarks.suites.perf",
     "benchmarks.suites.cost_model",
     "benchmarks.suites.parallel",
+    "benchmarks.suites.cgra",
     "benchmarks.suites.rl",
 )
 

@@ -221,11 +221,15 @@ def _per_pe(model: cp_model.CpModel, problem: CgraProblem, ii: int, on: list) ->
 
 
 def solve_relaxation(problem: CgraProblem, ii: int, time_limit: float, seed: int = 0,
-                     hint: dict | None = None, slack: int = 0, objective: bool = True
-                     ) -> tuple[SolveResult, RelaxVars]:
-    """Solve :func:`build_relaxation` at ``ii``; the result and the variables."""
+                     hint: dict | None = None, slack: int = 0, objective: bool = True,
+                     stall: float | None = None) -> tuple[SolveResult, RelaxVars]:
+    """Solve :func:`build_relaxation` at ``ii``; the result and the variables. ``hint`` maps
+    variable names (``pe<v>``, ``t<v>``) to values; ``stall`` stops the search after that
+    many seconds without a shorter solution."""
     model, rv = build_relaxation(problem, ii, slack, objective)
     variables = {v.name: v for v in rv.pe + rv.t}
+    hinted = {variables[k]: val for k, val in (hint or {}).items() if k in variables}
     result = solve_cp_model(model, time_limit=time_limit, seed=seed, workers=1,
-                            hint=hint or None, variables=variables, params=CP_PARAMS)
+                            hint=hinted or None, variables=variables, params=CP_PARAMS,
+                            stall=stall)
     return result, rv

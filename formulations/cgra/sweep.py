@@ -54,6 +54,8 @@ __all__ = ["sweep_ii", "length_ladder", "MAX_ROUTING_VARIABLES", "RELAX_SHARE", 
 MAX_ROUTING_VARIABLES = 250_000
 #: Share of an II's time for the relaxation.
 RELAX_SHARE = 0.3
+#: The compact layout's search stops after this many seconds without a shorter one.
+COMPACT_STALL = 0.3
 #: Spare cycles per hop-crossing edge of the second relaxation placement tried.
 ROUTE_SLACK = 1
 #: Horizons tried above the relaxation's bound when no warm start has the II.
@@ -100,10 +102,13 @@ def _relax(problem: CgraProblem, ii: int, seconds: float, seed: int,
         return "refuted", 0, None
     if not result.has_solution:
         return "open", 0, None
-    pe = [int(result.values[v.name]) for v in rv.pe]
-    t = [int(result.values[v.name]) for v in rv.t]
-    length = max(t[v] + problem.latency[v] for v in range(problem.n)) if problem.n else 0
-    return "feasible", 0, (pe, t) if length >= 0 else None
+    short, _ = solve_relaxation(problem, ii, max(0.2, seconds * 0.5), seed, slack=slack,
+                                stall=COMPACT_STALL, hint=dict(result.values))
+    results.append(short)             # the same question, shorter: a compact layout to route
+    best = short if short.has_solution else result
+    pe = [int(best.values[v.name]) for v in rv.pe]
+    t = [int(best.values[v.name]) for v in rv.t]
+    return "feasible", 0, (pe, t)
 
 
 def _routed(problem: CgraProblem, ii: int, layout: tuple[list[int], list[int]] | None,
@@ -156,6 +161,8 @@ def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule |
         low = max(low, bounds["critical_path"])
         start = _shorter(at_warm, _routed(problem, ii, layout, ii_deadline, settings.seed,
                                           results, say))
+        if start is not None:        # a mapping at this II: the rest of the time is its own
+            ii_deadline = deadline
         sched, bound = _ladder(problem, ii, low, start, ii_deadline, settings, results, say)
         if sched is not None:
             return _finish(sched, proven, ii_bound, bound, results, started)
