@@ -3,10 +3,13 @@ backend, the agreement check and the Dolan--Moré performance profile (PNG and S
 
 Every file is written whole or not at all (temporary file, then rename:
 :func:`model.files.write_text_atomic`, :func:`pipeline.outputs.save_figure`).
+``python -m benchmarks.solver_report DIR`` writes them again from ``DIR/results.csv`` and
+``DIR/settings.json`` (after a change of the tables, without solving again).
 
 Files in the output folder
 --------------------------
 ``results.csv``    one row per model and backend (raw values)
+``settings.json``  what every solve shared (time limit, threads, seed, gap, backends, ...)
 ``summary.csv``    one row per backend (all models), then one per decision and backend
 ``results.md``     settings, summary, disagreements, the profile and the full table
 ``profile.png``, ``profile.svg``   the performance profile
@@ -14,7 +17,11 @@ Files in the output folder
 
 from __future__ import annotations
 
+import csv
+import dataclasses
+import json
 import math
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -26,14 +33,15 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from benchmarks.registry import Column  # noqa: E402
 from benchmarks.solver_runs import decision_of  # noqa: E402
-from benchmarks.solver_stats import (Disagreement, performance_profile,  # noqa: E402
-                                     performance_ratios, summarize, time_matrix)
+from benchmarks.solver_stats import (Disagreement, disagreements,  # noqa: E402
+                                     performance_profile, performance_ratios, summarize,
+                                     time_matrix)
 from benchmarks.tables import csv_text, machine_line, markdown_table  # noqa: E402
 from model.files import write_text_atomic  # noqa: E402
 from pipeline.outputs import save_figure  # noqa: E402
 
 __all__ = ["RESULT_COLUMNS", "SUMMARY_COLUMNS", "Settings", "complete_rows", "profile_taus",
-           "plot_profile", "write_report"]
+           "plot_profile", "write_report", "read_results", "rewrite_report", "main"]
 
 Row = dict[str, Any]
 
@@ -45,7 +53,7 @@ RESULT_COLUMNS = (
     Column("time", "time (s)", "{:.3f}"), Column("nodes", "nodes"),
     Column("vars", "vars"), Column("int_vars", "int vars"), Column("cons", "cons"),
     Column("nonzeros", "nonzeros"), Column("wall", "process (s)", "{:.2f}"),
-    Column("agree", "agrees"), Column("note", "note"))
+    Column("agree", "agrees"), Column("sense", "sense"), Column("note", "note"))
 
 #: Columns of ``summary.csv`` / the summary tables.
 SUMMARY_COLUMNS = (
@@ -53,7 +61,8 @@ SUMMARY_COLUMNS = (
     Column("unreadable", "unreadable"), Column("solved", "solved"),
     Column("optimal", "optimal"), Column("feasible", "feasible only"),
     Column("failed", "no solution"), Column("common", "compared"),
-    Column("sgm_time", "sgm time (s, shift 10)", "{:.3f}"), Column("wins", "wins"))
+    Column("sgm_time", "sgm time (s, shift 10)", "{:.3f}"), Column("wins", "wins"),
+    Column("best", "best solution"))
 
 
 @dataclass(frozen=True)
@@ -170,6 +179,8 @@ def write_report(rows: Sequence[Row], settings: Settings, disagreeing: Sequence[
     readable = sorted({r["model"] for r in table} - {r["model"] for r in table
                                                       if r["status"] == "unreadable"})
     write_text_atomic(out_dir / "results.csv", csv_text(RESULT_COLUMNS, table))
+    write_text_atomic(out_dir / "settings.json",
+                      json.dumps(dataclasses.asdict(settings), indent=1) + "\n")
     write_text_atomic(out_dir / "summary.csv", csv_text(SUMMARY_COLUMNS, summary))
     profiled = readable or models   # no model every backend reads: all, unreadable = unsolved
     pictures = plot_profile(table, settings.backends, profiled, out_dir, settings.title)
@@ -185,7 +196,7 @@ def write_report(rows: Sequence[Row], settings: Settings, disagreeing: Sequence[
                  ""]
     body += ["## Every model and backend", "", markdown_table(RESULT_COLUMNS, table)]
     write_text_atomic(out_dir / "results.md", "\n".join(body) + "\n")
-    return ["results.csv", "summary.csv", "results.md", *pictures]
+    return ["results.csv", "settings.json", "summary.csv", "results.md", *pictures]
 
 
 def _legend() -> list[str]:
@@ -196,6 +207,52 @@ def _legend() -> list[str]:
         "*feasible only*: a solution without proof at the limit; *no solution*: none found, "
         "an error, or killed at the wall-clock cap.",
         "- *compared*: models every listed backend could read; *sgm time* (shifted geometric "
-        "mean, shift 10 s) and *wins* (fastest solve, ties within 5 % or 10 ms) are over "
-        "those, every unsolved model counted at the time limit.",
+        "mean, shift 10 s), *wins* (fastest solve, ties within 5 % or 10 ms) and *best "
+        "solution* (the best objective any backend found, within 0.01 %, proved or not) "
+        "are over those, every unsolved model counted at the time limit.",
     ]
+
+
+_NUMBERS = {"objective": float, "bound": float, "gap": float, "time": float, "wall": float,
+            "nodes": int, "vars": int, "int_vars": int, "cons": int, "nonzeros": int}
+
+
+def read_results(path: Path) -> list[Row]:
+    """The rows of a ``results.csv`` (numbers typed, empty cells dropped)."""
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    out = []
+    for row in rows:
+        typed = {k: _NUMBERS[k](float(v)) if k in _NUMBERS else v
+                 for k, v in row.items() if v not in ("", None)}
+        typed.pop("agree", None)
+        out.append(typed)
+    return out
+
+
+def rewrite_report(out_dir: Path) -> list[Disagreement]:
+    """Write every file of ``out_dir`` again from its ``results.csv`` and ``settings.json``."""
+    data = json.loads((out_dir / "settings.json").read_text(encoding="utf-8"))
+    settings = Settings(**(data | {"backends": tuple(data["backends"])}))
+    rows = read_results(out_dir / "results.csv")
+    for row in rows:   # tables written before the sense column: every mapper model minimises
+        if "objective" in row:
+            row.setdefault("sense", "min")
+    found = disagreements(rows, settings.mip_gap)
+    write_report(rows, settings, found, out_dir)
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.solver_report DIR...``: rewrite the files of earlier runs."""
+    code = 0
+    for name in (argv if argv is not None else sys.argv[1:]):
+        found = rewrite_report(Path(name))
+        for d in found:
+            print(f"DISAGREEMENT (a backend or the model is wrong): {d.line()}", file=sys.stderr)
+        code = max(code, 1 if found else 0)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

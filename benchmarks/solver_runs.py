@@ -81,7 +81,8 @@ def decision_of(name: str) -> str:
     """The decision a model exported by ``pipeline.run --export-models`` belongs to: the
     file name up to the first ``_`` (``sections``, ``buffers``, ``placement``, ``routing``,
     ``streaming``, ``cgra``; anything for other files)."""
-    return name.split("_", 1)[0]
+    kind = model_kind(name)
+    return (name[: -len(kind)] if kind else name).split("_", 1)[0]
 
 
 def read_arrays(path: str | os.PathLike) -> ModelArrays:

@@ -32,8 +32,8 @@ from typing import Any, Iterable, Sequence
 
 __all__ = ["SOLVED", "SHIFT", "TIE_RELATIVE", "TIE_SECONDS", "TIME_FLOOR", "solved",
            "shifted_geomean", "charged_time", "time_matrix", "performance_ratios",
-           "performance_profile", "wins", "summarize", "Disagreement", "disagreements",
-           "agreement_tolerance"]
+           "performance_profile", "wins", "best_solutions", "summarize", "BEST_RELATIVE",
+           "Disagreement", "disagreements", "agreement_tolerance"]
 
 #: Statuses that end a solve with a proof.
 SOLVED = ("optimal", "infeasible", "unbounded")
@@ -45,6 +45,8 @@ TIE_RELATIVE = 0.05
 TIE_SECONDS = 0.01
 #: Times below this count as this in performance ratios (a 1 ms and a 3 ms solve tie).
 TIME_FLOOR = 0.01
+#: Objectives within this fraction of the best one found count as best too.
+BEST_RELATIVE = 1e-4
 
 Row = dict[str, Any]
 
@@ -179,6 +181,7 @@ def summarize(rows: Sequence[Row], backends: Sequence[str], time_limit: float) -
     common = [m for m in models if m not in unreadable]
     times = time_matrix(rows, common, active)
     won = dict(zip(active, wins(times, len(active))))
+    best = dict(zip(active, best_solutions(rows, common, active)))
     common_set = set(common)
     out = []
     for backend in backends:
@@ -194,8 +197,42 @@ def summarize(rows: Sequence[Row], backends: Sequence[str], time_limit: float) -
                                   ("timeout_no_solution", "error", "killed")),
                     "common": len(on_common),
                     "sgm_time": _round(shifted_geomean(charged)),
-                    "wins": won.get(backend, 0)})
+                    "wins": won.get(backend, 0),
+                    "best": best.get(backend, 0)})
     return out
+
+
+def best_solutions(rows: Sequence[Row], models: Sequence[str], backends: Sequence[str]
+                   ) -> list[int]:
+    """Per backend: models on which its solution is the best any backend found (within
+    :data:`BEST_RELATIVE`, at least 1e-6 absolute; solved or not, by the model's sense):
+    the quality count for models nobody proves.
+
+    >>> rows = [{"model": "p", "backend": "a", "status": "feasible", "objective": 10.0},
+    ...         {"model": "p", "backend": "b", "status": "feasible", "objective": 12.0},
+    ...         {"model": "q", "backend": "a", "status": "optimal", "objective": 3.0,
+    ...          "sense": "max"},
+    ...         {"model": "q", "backend": "b", "status": "optimal", "objective": 3.0,
+    ...          "sense": "max"}]
+    >>> best_solutions(rows, ["p", "q"], ["a", "b"])
+    [2, 1]
+    """
+    counts = dict.fromkeys(backends, 0)
+    wanted = set(models)
+    by_model: dict[str, list[Row]] = {}
+    for row in rows:
+        if row["model"] in wanted and row["backend"] in counts \
+                and row.get("status") in ("optimal", "feasible") \
+                and row.get("objective") is not None:
+            by_model.setdefault(row["model"], []).append(row)
+    for group in by_model.values():
+        sign = -1.0 if (group[0].get("sense") or "min") == "max" else 1.0
+        top = min(sign * float(r["objective"]) for r in group)
+        margin = max(1e-6, BEST_RELATIVE * abs(top))
+        for row in group:
+            if sign * float(row["objective"]) <= top + margin:
+                counts[row["backend"]] += 1
+    return [counts[b] for b in backends]
 
 
 def _round(x: float | None) -> float | None:

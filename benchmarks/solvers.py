@@ -203,8 +203,9 @@ class _Progress:
         self.count += 1
         text = (f"[{self.count}/{self.total}] {row['model']} on {row['backend']}: "
                 f"{row['status']}" + (f" in {row['time']:.2f} s" if row.get("time") else ""))
-        if self.bar is not None:
-            self.bar.update(self.task, advance=1, description=text)
+        if self.bar is not None:   # the line scrolls above the bar
+            self.bar.console.print(text, markup=False, highlight=False)
+            self.bar.update(self.task, advance=1)
         elif not self.quiet:
             print(text, file=sys.stderr, flush=True)
 

@@ -293,3 +293,32 @@ def test_a_backend_that_reads_none_of_the_models_leaves_the_others_compared():
     assert (cp["common"], cp["sgm_time"], cp["wins"], cp["unreadable"]) == (0, None, 0, 1)
     assert (highs["common"], highs["wins"], scip["wins"]) == (1, 1, 0)
     assert scip["sgm_time"] == 3.0
+
+
+def test_best_solution_counts_the_best_objective_found_proved_or_not():
+    from benchmarks.solver_stats import best_solutions
+    rows = [{"model": "p", "backend": "a", "status": "feasible", "objective": 100.0},
+            {"model": "p", "backend": "b", "status": "feasible", "objective": 100.005},
+            {"model": "p", "backend": "c", "status": "feasible", "objective": 101.0},
+            {"model": "q", "backend": "a", "status": "timeout_no_solution"},
+            {"model": "q", "backend": "c", "status": "optimal", "objective": 4.0,
+             "sense": "max"},
+            {"model": "q", "backend": "b", "status": "feasible", "objective": 3.0,
+             "sense": "max"}]
+    assert best_solutions(rows, ["p", "q"], ["a", "b", "c"]) == [1, 1, 1]
+    assert best_solutions(rows, ["q"], ["a", "b", "c"]) == [0, 0, 1]
+
+
+def test_the_report_is_written_again_from_its_csv(tmp_path):
+    from benchmarks.solver_report import Settings, rewrite_report, write_report
+    rows = [{"model": "m.mps", "backend": "highs", "status": "optimal", "objective": 2.0,
+             "bound": 2.0, "time": 0.5, "vars": 3, "sense": "max"},
+            {"model": "m.mps", "backend": "scip", "status": "killed", "time": None}]
+    settings = Settings("t", ("highs", "scip"), 10.0, 1, 0, 1e-4, 35.0, "m.mps")
+    write_report(rows, settings, [], tmp_path)
+    first = (tmp_path / "results.csv").read_text()
+    (tmp_path / "results.md").unlink()
+    assert rewrite_report(tmp_path) == []
+    assert (tmp_path / "results.csv").read_text() == first
+    text = (tmp_path / "results.md").read_text()
+    assert "| m.mps | m | scip | killed |" in text and "| 3 |" in text
