@@ -102,15 +102,15 @@ def complete_rows(rows: Sequence[Row], disagreeing: Sequence[Disagreement]) -> l
 
 
 def profile_taus(ratios: Sequence[Sequence[float]], points: int = 200) -> list[float]:
-    """Ratios from 1 to a bit past the largest finite one, evenly on a log2 scale, plus every
-    ratio that occurs (so the steps fall where they belong).
+    """Ratios from 1 to half again past the largest finite one (at least 2), evenly on a
+    log2 scale, plus every ratio that occurs (so the steps fall where they belong).
 
     >>> profile_taus([[1.0, 4.0]], points=3)
-    [1.0, 2.0, 4.0, 4.4]
+    [1.0, 2.449489742783, 4.0, 6.0]
     """
     finite = sorted({r for line in ratios for r in line if math.isfinite(r)})
-    top = max(finite[-1] if finite else 1.0, 2.0 if not finite else finite[-1]) * 1.1
-    grid = [2 ** (math.log2(top / 1.1) * k / (points - 1)) for k in range(points)] + [top]
+    top = max(2.0, 1.5 * finite[-1]) if finite else 2.0
+    grid = [top ** (k / (points - 1)) for k in range(points)]
     return sorted({round(t, 12) for t in grid + finite})
 
 
