@@ -321,6 +321,8 @@ class _Attempt:
             for key in sorted(router.paths):
                 nets[key[0]].append(key)
             for u, keys in sorted(nets.items()):   # rip up the whole value, then re-route it
+                if time.perf_counter() > deadline:
+                    return False
                 for key in keys:
                     router.remove(u, key)
                 for key in sorted(keys, key=lambda k: self._dst(k[1], k[2])[1]):

@@ -14,6 +14,7 @@ from hardware.fields import parse_json
 from model.errors import InputError
 from model.graph import Graph
 from model.graphjson import parse_graph, parse_graph_quick, quick_json, read_file_bytes
+from model.importers.dot import looks_like_dot, parse_dot
 from model.importers.morpher import looks_like_morpher, parse_morpher
 from model.importers.msr_dnn import looks_like_msr_dnn, parse_msr_dnn
 from model.importers.onnx_model import load_onnx, looks_like_onnx
@@ -28,10 +29,12 @@ FORMATS: dict[str, tuple[Callable[[Any], bool], Callable[[Any, str, str], Graph]
     "morpher": (looks_like_morpher, parse_morpher),
     # binary: recognised from the file's first byte in load_graph, never from JSON
     "onnx": (lambda d: False, lambda d, file, name: load_onnx(file, name)),
+    # text: a Graphviz digraph (CGRA-ME / SAT-MapIt data-flow graphs), recognised in load_graph
+    "dot": (lambda d: False, parse_dot),
 }
 
 #: Formats read as text rather than JSON (recognised by their content).
-TEXT_FORMATS = ("morpher",)
+TEXT_FORMATS = ("morpher", "dot")
 
 
 def detect_format(data: Any) -> str | None:
@@ -49,6 +52,15 @@ def _text_if_markup(raw: bytes) -> str | None:
     except UnicodeDecodeError:
         return None  # parse_json reports it with its usual message
     return text if text.lstrip().startswith("<") else None
+
+
+def _dot_text(raw: bytes) -> str | None:
+    """The file's text when it is a Graphviz digraph; None otherwise."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+    return text if looks_like_dot(text) else None
 
 
 def load_graph(path: str | os.PathLike, format: str | None = None, *, batch: int = 1,
@@ -74,6 +86,14 @@ def load_graph(path: str | os.PathLike, format: str | None = None, *, batch: int
     if format == "onnx" or (format is None and looks_like_onnx(path)):
         return load_onnx(path, Path(path).stem, batch, dims)
     raw = read_file_bytes(path)
+    if format in (None, "dot"):
+        dot = _dot_text(raw)
+        if dot is not None or format == "dot":
+            if dot is None:
+                raise InputError(file, "line 1", "not a DOT file (it does not start with "
+                                 "'digraph')", "check the file, or drop --format to "
+                                 "recognise it by content")
+            return parse_dot(dot, file, Path(path).stem)
     text = _text_if_markup(raw) if format in (None, *TEXT_FORMATS) else None
     if text is not None or format in TEXT_FORMATS:
         if text is None:
