@@ -31,7 +31,7 @@ __all__ = ["dask_client", "default_workers", "run_tasks", "Workers", "CONNECT_SE
 #: How long to wait for a scheduler named by ``--scheduler``.
 CONNECT_SECONDS = 10.0
 #: How long a local cluster is given to shut down before its processes are killed.
-CLOSE_SECONDS = 2.0
+CLOSE_SECONDS = 10.0
 
 
 def default_workers() -> int:
@@ -74,26 +74,33 @@ def dask_client(workers: int = 1, scheduler: str | None = None) -> Iterator[Any]
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                            dashboard_address=None, silence_logs=logging.ERROR,
                            scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"})
+    client = Client(cluster, set_as_default=False)
     try:
-        client = Client(cluster, set_as_default=False)
-        try:
-            yield client
-        finally:
-            client.close(timeout=CLOSE_SECONDS)
-    finally:
-        _close(cluster)
+        yield client
+    except BaseException:     # Ctrl-C or a failure: running solves are killed, not waited for
+        _kill_workers(cluster)
+        closing = threading.Thread(target=_close, args=(client, cluster, 1.0), daemon=True)
+        closing.start()
+        closing.join(1.0)     # Dask's own close may wait on the killed processes for longer
+        raise
+    _close(client, cluster, CLOSE_SECONDS)
 
 
-def _close(cluster: Any) -> None:
-    """Stop a local cluster within :data:`CLOSE_SECONDS`: workers still solving (a run
-    stopped by Ctrl-C or a failure) are killed rather than waited for."""
+def _kill_workers(cluster: Any) -> None:
+    """Kill a local cluster's worker processes (their solves are not waited for)."""
+    for nanny in list(getattr(cluster, "workers", {}).values()):
+        process = getattr(getattr(nanny, "process", None), "process", None)
+        if process is not None and process.is_alive():
+            process.kill()
+
+
+def _close(client: Any, cluster: Any, seconds: float) -> None:
+    """Close the client and the local cluster, killing what does not stop in ``seconds``."""
     try:
-        cluster.close(timeout=CLOSE_SECONDS)
+        client.close(timeout=seconds)
+        cluster.close(timeout=seconds)
     except (TimeoutError, asyncio.TimeoutError, asyncio.CancelledError):
-        for nanny in list(getattr(cluster, "workers", {}).values()):
-            process = getattr(getattr(nanny, "process", None), "process", None)
-            if process is not None and process.is_alive():
-                process.kill()
+        _kill_workers(cluster)
 
 
 def run_tasks(client: Any, function: Callable, tasks: Sequence[tuple],
