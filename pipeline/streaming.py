@@ -223,8 +223,7 @@ def _rl_sdf(state: StreamingState, plan: KernelPlan) -> None:
         state.stages.append(stage_record("modulo placement", 0, "rl policy", state.started,
                                          status="FAILED"))
         raise _error(state, ErrorCode.UNRESOLVABLE, "schedule",
-                     exc.reasons + ["--placer rl found no mapping; --placer model searches "
-                                    "exactly"], 0) from None
+                     exc.reasons, 0) from None
     state.say(f"rl policy: II {sched.ii}, {sched.cycles} cycles")
     state.stages.append(stage_record("modulo placement", 0, f"rl policy ({path})", state.started,
                                      objective=sched.cycles, extra=dict(ii=sched.ii)))
@@ -324,8 +323,11 @@ def _base_metrics(graph: Graph, plan: KernelPlan | None) -> dict:
 def _fail(mapping: Mapping, state: StreamingState, reasons: list[str]) -> None:
     mapping.status = "failed"
     proof = sorted({r.split(":")[0] for r in reasons
-                    if repair_of(r) is None and not r.startswith("split:")})
-    if proof:
+                    if repair_of(r) is None and not r.startswith(("split:", "rl:"))})
+    if not proof and any(r.startswith("rl:") for r in reasons):
+        tail = (" -- not mapped by --placer rl, a learned heuristic: nothing is proven; "
+                "--placer model searches exactly")
+    elif proof:
         tail = (f" -- not mappable: neither pass instructions nor splitting into several SDFs "
                 f"over the asynchronous fabric can fix {', '.join(proof)} (a recurrence only "
                 f"gets slower over the AF; a 4-operand instruction would need its operation "
