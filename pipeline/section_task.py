@@ -76,11 +76,13 @@ def compile_section(task: SectionTask, say: Callable[[str], None] | None = None
     if time.time() > task.overdue:
         return SectionResult(None)
     fabric = build_fabric(task.spec)          # cached per process
-    local_deadline = time.monotonic() + (task.deadline - time.time())
-    settings = tuple(replace(s, deadline=local_deadline) for s in task.settings)
     options, fast = task.options, task.fast
     if fast is None and options.placer != "greedy" and time.time() >= task.deadline:
         fast = PAST_DEADLINE
+    # past the deadline, the fast path may work up to the overdue point
+    cap = task.overdue if fast == PAST_DEADLINE else task.deadline
+    local_cap = time.monotonic() + (cap - time.time())
+    settings = tuple(replace(s, deadline=local_cap) for s in task.settings)
     if fast:   # the fastest legal answer, said so in the stages
         options = replace(options, placer="greedy", router="negotiated")
     outcome = map_section(task.graph, fabric, task.section, options, say or _silent, settings,

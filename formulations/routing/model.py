@@ -279,7 +279,7 @@ def route_model(graph: Graph, fabric, placement: dict[str, str], settings: Solve
     (True, 4, 4.0)
     """
     started = time.perf_counter()
-    warm = route_negotiated(graph, fabric, placement, config=config)
+    warm = route_negotiated(graph, fabric, placement, settings, config=config)
     fab = FabricView(fabric)
     trees = {nid: [fab.index_of_link[l] for l in t] for nid, t in warm.trees.items()}
     if not warm_start:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import heapq
 import logging
+import time
 from typing import Callable
 
 from formulations.routing.problem import (FabricView, RouterConfig, RoutingResult,
@@ -49,8 +50,10 @@ def route_negotiated(graph: Graph, fabric, placement: dict[str, str],
     graph : the section to route (every node placed).
     fabric : a :class:`hardware.RduFabric`.
     placement : node id -> site id.
-    settings : the run's solve settings (unused: no solver, no time limit; accepted so
-        every router of :data:`formulations.routing.routers.ROUTERS` has one signature).
+    settings : the run's solve settings: no solver and no time limit (the search is bounded
+        by ``config.max_iterations``), but its ``deadline`` stops the iterations, after a
+        whole one, with ``extra["cut_short"]`` (a large congested section can take seconds
+        an iteration).
     config : router knobs (default :class:`RouterConfig`).
     progress : called with one log line per iteration.
 
@@ -69,7 +72,11 @@ def route_negotiated(graph: Graph, fabric, placement: dict[str, str],
     trees: dict[str, list[int]] = {}
     result = RoutingResult(success=False)
     present = config.present_factor
+    stop_at = settings.deadline if settings is not None else None
     for iteration in range(1, config.max_iterations + 1):
+        if iteration > 1 and stop_at is not None and time.monotonic() >= stop_at:
+            result.extra["cut_short"] = True
+            break
         for net, network in nets:
             _rip_up(trees.pop(net.id, []), network, load)
             tree = _route_net(fab, net, network, placement, load, history, present, config)

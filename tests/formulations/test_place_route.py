@@ -1,9 +1,12 @@
 """Greedy placement and the negotiated-congestion router, judged by sim.check."""
 
+import time
+
 import pytest
 
 from formulations.placement import PlacementError, greedy_place, placement_cost
 from formulations.routing import RouterConfig, route_negotiated
+from formulations.solver import SolveSettings
 from hardware import build_fabric, load_hardware
 from model.graph import Edge, Graph, Node
 from sim.check import check_section
@@ -87,6 +90,9 @@ def test_router_reports_overused_links_when_impossible():
     routing = route_negotiated(g, fabric, placement, config=RouterConfig(max_iterations=8))
     assert not routing.success and routing.iterations == 8
     assert routing.overused
+    past = SolveSettings(deadline=time.monotonic() - 1.0)   # the run's deadline has passed
+    cut = route_negotiated(g, fabric, placement, past, config=RouterConfig(max_iterations=8))
+    assert cut.iterations == 1 and cut.extra["cut_short"] and not cut.success
     worst = routing.overused[0]
     assert worst.load > worst.capacity == 1 and len(worst.nets) == worst.load
     assert not check_section(g, fabric, placement, routing.paths).ok
