@@ -29,6 +29,7 @@ Commands::
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -239,11 +240,14 @@ def placement_row(stem: str, section: int, budget: float, seed: int = 0,
 # -- timing ---------------------------------------------------------------------------------
 
 def train_shipped(path: Path = DATA, out: Path = DEFAULT_MODEL,
-                  config: CostModelConfig = CONFIG) -> float:
-    """Train the shipped model on the whole data set; returns the training seconds."""
+                  config: CostModelConfig = CONFIG, grouped: bool = False) -> float:
+    """Train the shipped model on the whole data set; returns the training seconds.
+    ``grouped``: batches of whole blocks, ranking term within a block (see
+    :func:`formulations.placement.cost_models.learned.train`)."""
     features, columns = load_samples(path)
     result = train(features, columns["label"], config,
-                   progress=lambda e, loss: print(f"epoch {e}: loss {loss:.4f}", file=sys.stderr))
+                   progress=lambda e, loss: print(f"epoch {e}: loss {loss:.4f}", file=sys.stderr),
+                   groups=columns["block"] if grouped else None)
     result.model.save(out)
     return result.seconds
 
@@ -258,9 +262,10 @@ def timing_row(quick: bool = False) -> dict[str, Any]:
     count = min(len(features), 96)
     decisions = [decision_of(features, columns, k, fabric, seed) for k in range(count)]
     sections = [features.section(k) for k in range(count)]
-    for s in sections[:16]:
-        model.predict([s])                      # compile the padded sizes once
-    model.predict(sections[:8])
+    for s in sections:
+        model.predict([s])                      # compile every padded size once
+    for k in range(0, count, 8):
+        model.predict(sections[k:k + 8])
     start = time.perf_counter()
     for g, p, r in decisions:
         section_features(g, fabric, p, r)
@@ -280,6 +285,7 @@ def timing_row(quick: bool = False) -> dict[str, Any]:
             + ("-" if cv_seconds is None else f"{np.mean(cv_seconds):.0f} s per fold of "
                f"{int(len(features) * (FOLDS - 1) / FOLDS)} samples ({CONFIG.epochs} epochs, "
                "2-core machine shared with other jobs)"))
+    note += f"; load average {os.getloadavg()[0]:.1f} on 2 cores while measured"
     return {"samples": count, "seconds": (feature_ms + batched) / 1000, "note": note}
 
 
@@ -329,9 +335,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train", action="store_true", help="train and save the shipped model")
     parser.add_argument("--data", default=str(DATA))
     parser.add_argument("--out", default=str(DEFAULT_MODEL))
+    parser.add_argument("--grouped", action="store_true",
+                        help="rank placements within their block while training (fold 0: "
+                             "in-block Spearman 0.49 -> 0.77, pooled RE 0.085 -> 0.166)")
+    parser.add_argument("--rank-weight", type=float, default=CONFIG.rank_weight)
     args = parser.parse_args(argv)
     if args.train:
-        seconds = train_shipped(Path(args.data), Path(args.out))
+        config = CostModelConfig(**{**CONFIG.__dict__, "rank_weight": args.rank_weight})
+        seconds = train_shipped(Path(args.data), Path(args.out), config, args.grouped)
         print(f"trained in {seconds:.0f} s: {args.out}", file=sys.stderr)
     return 0
 

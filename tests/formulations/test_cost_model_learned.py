@@ -100,3 +100,12 @@ def test_score_reads_a_placed_and_routed_section():
     placed, routes = {"a": "U0_0", "b": "U0_1"}, {0: ["U0_0->S0_1", "S0_1->U0_1"]}
     expected = model.predict([section_features(g, fabric, placed, routes)])[0]
     assert model.score(g, fabric, placed, routes) == pytest.approx(expected)
+
+
+def test_grouped_training_ranks_within_groups_and_is_deterministic():
+    features, labels = _data(48)
+    groups = np.arange(48) // 8
+    config = CostModelConfig(**{**SMALL.__dict__, "epochs": 3, "rank_weight": 1.0})
+    a = train(features, labels, config, groups=groups)
+    b = train(features, labels, config, groups=groups)
+    assert a.losses == b.losses and len(a.losses) == 3

@@ -8,7 +8,7 @@ import pytest
 import pipeline.options
 from formulations.placement.candidates import placement_candidates
 from hardware import build_fabric, load_hardware
-from pipeline.cost_model import rank_placement, scorer_for
+from pipeline.cost_model import DEFAULT_MODEL, rank_placement, scorer_for
 from pipeline.options import OptionError, RunOptions
 from pipeline.run import main
 from model.graph import Edge, Graph, Node
@@ -96,3 +96,14 @@ def test_scorers_by_name():
         assert len(scores) == 1 and 0.0 <= scores[0] <= 1.0
     with pytest.raises(ValueError, match="unknown cost model"):
         scorer_for("fastest")
+
+
+def test_learned_ranks_with_the_shipped_model(tmp_path):
+    pytest.importorskip("jax")
+    if not DEFAULT_MODEL.exists():
+        pytest.skip("no shipped model file")
+    code, out = _run(tmp_path, "--cost-model", "learned")
+    mapping = json.loads((out / "mapping.json").read_text())
+    ranking = [s for s in mapping["stages"] if s["stage"] == "ranking"]
+    assert code == 0 and ranking and all(s["cost_model"] == "learned" for s in ranking)
+    assert all(0.0 <= s["score"] <= 1.0 for s in ranking)

@@ -225,6 +225,7 @@ class LearnedCostModel:
         self.params = {k: np.asarray(v, dtype=np.float32) for k, v in params.items()}
         self.config = config
         self._jitted = None
+        self._device_params = None
 
     @classmethod
     def initial(cls, config: CostModelConfig | None = None) -> "LearnedCostModel":
@@ -249,7 +250,9 @@ class LearnedCostModel:
         if isinstance(sections, FeatureSet):
             sections = [sections.section(k) for k in range(len(sections))]
         fn, jnp = self._predict_fn()
-        params = {k: jnp.asarray(v) for k, v in self.params.items()}
+        if self._device_params is None:
+            self._device_params = {k: jnp.asarray(v) for k, v in self.params.items()}
+        params = self._device_params
         order = sorted(range(len(sections)), key=lambda k: (sections[k].nodes, k))
         out = np.zeros(len(sections))
         for start in range(0, len(order), batch):
@@ -293,25 +296,28 @@ class LearnedCostModel:
 # -- training ----------------------------------------------------------------------------------
 
 def _loss_fn(config: CostModelConfig, jax, jnp):
-    def loss(params, batch, y, weight):
+    def loss(params, batch, y, weight, group):
         pred = jax.vmap(lambda g: _graph_forward(params, g, config, jax, jnp))(batch)
         rel = jnp.abs(pred - y) / jnp.maximum(y, LABEL_FLOOR)
         fit = (rel * weight).sum() / jnp.maximum(1.0, weight.sum())
         if config.rank_weight <= 0:
             return fit
         sign = jnp.sign(y[:, None] - y[None, :])
-        pair = weight[:, None] * weight[None, :] * (jnp.abs(sign) > 0)
+        pair = (weight[:, None] * weight[None, :] * (jnp.abs(sign) > 0)
+                * (group[:, None] == group[None, :]))
         logistic = jax.nn.softplus(-sign * (pred[:, None] - pred[None, :]) * 20.0)
         return fit + config.rank_weight * (logistic * pair).sum() / jnp.maximum(1.0, pair.sum())
     return loss
 
 
 def train(features: FeatureSet, labels: np.ndarray, config: CostModelConfig | None = None,
-          progress=None) -> TrainResult:
+          progress=None, groups: np.ndarray | None = None) -> TrainResult:
     """Fit a :class:`LearnedCostModel` to ``labels`` (normalised throughput per section).
 
     Deterministic for a fixed ``config.seed`` (initialisation and batch order). Batches
-    are drawn from sections sorted by size within shuffled blocks (less padding);
+    are drawn from sections sorted by size within shuffled blocks (less padding); with
+    ``groups`` (e.g. the block each placement is of) a batch holds whole groups and the
+    ranking term compares placements of one group only -- the order the placer needs.
     ``progress(epoch, loss)`` is called after every epoch when given.
     """
     jax, jnp, optax = require_jax()
@@ -328,8 +334,8 @@ def train(features: FeatureSet, labels: np.ndarray, config: CostModelConfig | No
     grad = jax.value_and_grad(_loss_fn(config, jax, jnp))
 
     @jax.jit
-    def step(params, state, batch, y, weight):
-        value, grads = grad(params, batch, y, weight)
+    def step(params, state, batch, y, weight, group):
+        value, grads = grad(params, batch, y, weight, group)
         updates, state = optimiser.update(grads, state, params)
         return optax.apply_updates(params, updates), state, value
 
@@ -337,10 +343,13 @@ def train(features: FeatureSet, labels: np.ndarray, config: CostModelConfig | No
     losses = []
     for epoch in range(config.epochs):
         total = 0.0
-        batches = _batches(sections, rng, config.batch)
+        batches = (_batches(sections, rng, config.batch) if groups is None
+                   else _group_batches(np.asarray(groups), rng, config.batch))
         for chunk in batches:
             batch, y, weight = _train_batch(sections, labels, chunk, config.batch)
-            params, state, value = step(params, state, batch, y, weight)
+            group = np.zeros(config.batch, np.int32) if groups is None else np.asarray(
+                groups, np.int64)[list(chunk) + [chunk[0]] * (config.batch - len(chunk))]
+            params, state, value = step(params, state, batch, y, weight, group)
             total += float(value)
         losses.append(total / max(1, len(batches)))
         if progress is not None:
@@ -358,6 +367,23 @@ def _batches(sections, rng, size: int) -> list[np.ndarray]:
         part = sorted(order[start:start + window], key=lambda k: sections[k].nodes)
         out += [np.array(part[i:i + size]) for i in range(0, len(part), size)]
     return [out[k] for k in rng.permutation(len(out))]
+
+
+def _group_batches(groups: np.ndarray, rng, size: int) -> list[np.ndarray]:
+    """Index blocks of at most ``size`` made of whole groups, groups in random order."""
+    members: dict[int, list[int]] = {}
+    for k, g in enumerate(groups.tolist()):
+        members.setdefault(g, []).append(k)
+    out, current = [], []
+    for g in rng.permutation(sorted(members)):
+        part = members[int(g)][:size]
+        if current and len(current) + len(part) > size:
+            out.append(np.array(current))
+            current = []
+        current += part
+    if current:
+        out.append(np.array(current))
+    return out
 
 
 def _train_batch(sections, labels, chunk, size: int):
