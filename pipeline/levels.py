@@ -191,7 +191,9 @@ class CutLevel:
         usage = data.sections[k] if k < len(data.sections) else None
         old = dict(state.scales.get(k, state.default_scale))
         unit = {"any": "units"}.get(data.hints.get("unit"), data.hints.get("unit"))
-        new = _raised_scale(old, usage, unit)
+        new = _clamped(_raised_scale(old, usage, unit), old, state)
+        if new == old:
+            return None          # every node already fills a section at this scale
         state.scales[k] = new
         # the estimate error seen here is likely systematic: plan later sections alike
         state.default_scale = {r: max(state.default_scale.get(r, 1.0), v) for r, v in new.items()}
@@ -230,6 +232,23 @@ def _raised_scale(old: dict[str, float], usage: SectionUsage | None,
     if new == old:
         new = {r: v * SCALE_STEP for r, v in old.items()}
     return new
+
+
+def _clamped(new: dict[str, float], old: dict[str, float], state: CompileState
+             ) -> dict[str, float]:
+    """``new`` with no factor beyond what lets the largest node still fit one section:
+    a section whose estimate was near zero (its PMUs came from stage buffers) would
+    otherwise raise the factor a thousandfold and make single nodes unplaceable.
+
+    Never below ``old`` (a clamp to ``old`` means no progress is left)."""
+    largest = {"pcu": 0.0, "pmu": 0.0, "units": 0.0}
+    for n in state.graph.nodes:
+        pcu, pmu = n.pcu or 0.0, n.pmu or 0.0
+        largest = {"pcu": max(largest["pcu"], pcu), "pmu": max(largest["pmu"], pmu),
+                   "units": max(largest["units"], pcu + pmu)}
+    capacity = {"pcu": state.cap.pcu, "pmu": state.cap.pmu, "units": state.cap.total}
+    return {r: max(old.get(r, 1.0), min(v, capacity[r] / largest[r]))
+            if largest.get(r) else v for r, v in new.items()}
 
 
 def _show(scale: dict[str, float]) -> str:

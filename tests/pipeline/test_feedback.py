@@ -19,8 +19,10 @@ from pipeline.feedback import MappingFailed
 from pipeline.budget import Budget
 from pipeline.flow import map_graph
 from pipeline.options import RunOptions
-from pipeline.levels import (LOCAL_RETRIES, REPLACE_ROUNDS, BufferLevel, CutLevel,
-                             PlaceRouteLevel)
+from formulations.sections import Capacity, Section
+from pipeline.feedback import SectionUsage
+from pipeline.levels import (LOCAL_RETRIES, REPLACE_ROUNDS, BufferLevel, CompileState,
+                             CutLevel, PlaceRouteLevel, SectionWork)
 from pipeline.section_pass import SectionFailure, SectionOutcome
 from pipeline.section_task import SectionResult
 
@@ -327,3 +329,23 @@ def test_an_overdue_run_still_finishes_sections_that_fit_its_slack(monkeypatch):
     assert mapping.status == "mapped" and mapping.metrics["sections"] == 2
     late = [s for s in mapping.stages if s["stage"] == "placement" and s["section"] == 1]
     assert late and "deadline" in late[0]["note"]
+
+
+def test_a_raised_scale_never_makes_a_single_node_unplaceable():
+    """A section estimated at 0.02 PMU that used 120 (stage buffers) asked for a factor of
+    ~6000, after which every node needing a PMU was 'more than one section offers'
+    (bert_L-12 training on sn10): the factor stops where the largest node still fits."""
+    graph = Graph("g", [Node("w", unit="pmu", pmu=2.0), Node("x", unit="pcu", pcu=1.0)],
+                  [Edge("w", "x")])
+    state = CompileState(graph, None, None, OPTIONS,
+                         cap=Capacity(pcu=8, pmu=8, total=16, agcu=4))
+    state.work = [SectionWork(Section(0, ["w", "x"], pcu=1.0, pmu=0.02))]
+    usage = SectionUsage(0, pcu=1, pmu=120, units=121, pcu_capacity=8, pmu_capacity=8,
+                         unit_capacity=16, estimated_units=1.02, estimated_pcu=1.0,
+                         estimated_pmu=0.02)
+    data = ErrorHandlingData(ErrorCode.INSUFFICIENT_RESOURCES, "place-route", "too many PMUs",
+                             [usage], 0)
+    assert CutLevel().fix(state, data) is not None
+    assert 1.0 < state.scales[0]["pmu"] <= 8 / 2.0          # w (2 PMUs) still fits 8
+    assert state.default_scale["pmu"] <= 4.0
+    assert CutLevel().fix(state, data) is None or state.scales[0]["pmu"] <= 4.0
