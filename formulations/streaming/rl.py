@@ -48,9 +48,13 @@ gradient norm clipped at 1, ``ppo_epochs`` full-batch passes per update over
 ``batch_episodes`` episodes. Rewards are divided by ``reward_scale``; the dead-end penalty
 ``lam`` (the paper's lambda, value not given) is the env's 1000: it must outweigh the cost of
 any complete episode, or stopping early pays (a first try with 50 taught the policy to walk
-into a dead end after a few cheap steps). Each training graph is placed at the
-lowest II the greedy or random heuristics reach (the paper's action never chooses the II;
-training at that II keeps every episode completable); inference sweeps the II.
+into a dead end after a few cheap steps). The paper's action never chooses the II; a graph
+is trained at the lowest II the greedy or random heuristics reach (II / max II is an input).
+Cycling a graph's episodes through the IIs from the lower bound up was tried and is worse
+within our budgets: at the tight IIs almost every episode dead-ends, and the policy collapsed
+onto a dead-ending path (mean return stuck at -lambda on the distance graph). Inference sweeps
+the II from the lower bound up, so a policy can still find a smaller II than it trained at.
+The first update's time is mostly JAX compilation.
 
 Node order: ``order="topological"`` (the env's) or ``"unordered"`` (Fig. 8): a seeded random
 permutation per graph. The env accepts any order, but it issues a node at the earliest cycle
@@ -89,7 +93,7 @@ from model.graph import Graph
 __all__ = ["RLConfig", "RLPolicy", "RLUnavailable", "TrainResult", "require_jax",
            "rl_available", "train", "rl_schedule", "graph_arrays", "step_arrays", "RL_HINT",
            "NODE_FEATURES", "DEVICE_FEATURES", "DEFAULT_POLICY", "run_episode",
-           "training_ii", "init_params", "UnorderedEnv"]
+           "training_iis", "init_params", "UnorderedEnv"]
 
 #: The policy ``--placer rl`` uses unless ``--policy-file`` names another (trained by
 #: ``python -m benchmarks.suites.rl train --graphs random --max-nodes 20 ...``, see the README).
@@ -506,20 +510,21 @@ class TrainResult:
     policy: RLPolicy
     history: list[dict] = field(default_factory=list)   # per update
     best: dict[str, StreamingSchedule] = field(default_factory=dict)
-    train_ii: dict[str, int] = field(default_factory=dict)
+    train_ii: dict[str, list[int]] = field(default_factory=dict)
     episodes: int = 0
     seconds: float = 0.0
 
 
-def training_ii(graph: Graph, spec: StreamingEngineSpec) -> int:
-    """The lowest II the greedy or random heuristics reach (else the lower bound)."""
+def training_iis(graph: Graph, spec: StreamingEngineSpec) -> list[int]:
+    """The II a graph is trained at (a list, for callers that cycle through several): the
+    lowest II the greedy or best-of-20 random heuristics reach, else the lower bound."""
     found = [s.ii for s in (greedy_or_none(graph, spec),) if s is not None]
     try:
-        found.append(random_schedule(graph, spec, seed=0, tries=10).ii)
+        found.append(random_schedule(graph, spec, seed=0, tries=20).ii)
     except StreamingInfeasible:
         pass
-    problem = problem_from_graph(graph, spec)
-    return min(found) if found else lower_bounds(problem)["ii"]
+    lb = lower_bounds(problem_from_graph(graph, spec))["ii"]
+    return [min(found, default=lb)]
 
 
 def _advantages(steps: list[dict], config: RLConfig) -> None:
@@ -571,7 +576,8 @@ def _batch(steps: list[tuple[dict, dict]], size: int) -> tuple[dict, ...]:
 
 def train(graphs: list[Graph], spec: StreamingEngineSpec, config: RLConfig | None = None,
           episodes: int = 200, progress=None, policy: RLPolicy | None = None) -> TrainResult:
-    """PPO on ``graphs`` (round robin, each at :func:`training_ii`) for ``episodes`` episodes.
+    """PPO on ``graphs`` for ``episodes`` episodes: round robin over the graphs, each graph's
+    episodes cycling through its :func:`training_iis`.
 
     ``progress(update_record)`` is called after each update. The result keeps the best
     complete mapping sampled per graph (the paper's "best mapping given by the RL model").
@@ -583,10 +589,10 @@ def train(graphs: list[Graph], spec: StreamingEngineSpec, config: RLConfig | Non
     setups = []
     pad = max(_pad_size(len(g.nodes)) for g in graphs)
     for i, graph in enumerate(graphs):
-        env = _make_env(graph, spec, training_ii(graph, spec), config, config.seed + i,
-                        config.lam)
-        setups.append((graph.name, env, graph_arrays(env, pad)))
-    result = TrainResult(policy, train_ii={n: e.ii for n, e, _ in setups})
+        envs = [_make_env(graph, spec, ii, config, config.seed + i, config.lam)
+                for ii in training_iis(graph, spec)]
+        setups.append((graph.name, envs, graph_arrays(envs[0], pad)))
+    result = TrainResult(policy, train_ii={n: [e.ii for e in envs] for n, envs, _ in setups})
     optimizer = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(config.learning_rate))
     params = jax.tree_util.tree_map(jnp.asarray, policy.params)
     opt_state = optimizer.init(params)
@@ -597,7 +603,8 @@ def train(graphs: list[Graph], spec: StreamingEngineSpec, config: RLConfig | Non
     while done < episodes:
         batch, returns = [], []
         for _ in range(min(config.batch_episodes, episodes - done)):
-            name, env, g = setups[done % len(setups)]
+            name, envs, g = setups[done % len(setups)]
+            env = envs[(done // len(setups)) % len(envs)]
             sched, ret, steps = run_episode(policy, env, g, rng, record=True)
             done += 1
             returns.append(ret)

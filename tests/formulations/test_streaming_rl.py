@@ -107,7 +107,8 @@ class TestWithJax:
         assert np.mean(returns[:3]) < -500
         assert np.mean(returns[-3:]) > np.mean(returns[:3]) + 300
         best = result.best[graph.name]
-        assert best.ii == greedy_schedule(graph, se).ii
+        greedy = greedy_schedule(graph, se)
+        assert (best.ii, best.cycles) <= (greedy.ii, greedy.cycles + 4)
 
     def test_mlp_baseline_and_unordered_variant_map_and_check(self, se):
         graph = distance_graph()
