@@ -5,9 +5,9 @@
 * GRAPH (any file ``pipeline.run`` reads, mapped on ``--hardware``): the mapper runs once
   with ``--export-models`` into a temporary folder, which writes every model the run builds
   (the section cut, the buffer balancing, placement and routing of every section, the
-  Streaming Engine schedule, the CGRA schedule); on a Streaming Engine it runs a second time
-  with ``--backend streaming=highs`` so that the schedule's MILP twin (``.mps``) is there for
-  the MILP backends too. Options this command does not know (``--format``, ``--dim``,
+  Streaming Engine schedule, the CGRA schedule); on a Streaming Engine or a CGRA it runs a
+  second time with ``--backend streaming=highs`` (the modulo schedule's decision) so that the
+  schedule's MILP twin (``.mps``) is there for the MILP backends too. Options this command does not know (``--format``, ``--dim``,
   ``--batch``, ``--depth-per-pmu``, ...) are passed on to ``pipeline.run``.
 * DIR or FILE: model files (``.mps``, ``.lp``, CP-SAT proto text ``.pb.txt``).
 
@@ -39,7 +39,7 @@ from benchmarks.solver_runs import (REPO_ROOT, model_kind, model_name, run_cappe
                                     unreadable_row, wall_cap_of)
 from benchmarks.solver_stats import disagreements
 from formulations.solver import available_backends, get_backend
-from hardware import InputError, StreamingEngineSpec, load_hardware
+from hardware import CgraSpec, InputError, StreamingEngineSpec, load_hardware
 from pipeline.cluster import dask_client, run_tasks
 from pipeline.outputs import prepare_out_dir
 
@@ -137,7 +137,8 @@ def model_files(target: Path) -> list[Path]:
 def export_models(graph: Path, hardware: str, extra: list[str], args: argparse.Namespace,
                   models: Path, run_dir: Path, say: Callable[[str], None]) -> list[Path]:
     """Run ``pipeline.run`` on ``graph`` with ``--export-models models`` and ``--out run_dir``
-    (twice on a Streaming Engine, see the module docstring); returns the model files written.
+    (twice on a Streaming Engine or a CGRA, see the module docstring); returns the model
+    files written.
 
     Raises
     ------
@@ -146,7 +147,7 @@ def export_models(graph: Path, hardware: str, extra: list[str], args: argparse.N
     """
     spec = load_hardware(hardware)
     runs = [[]] + ([["--backend", "streaming=highs"]]
-                   if isinstance(spec, StreamingEngineSpec) else [])
+                   if isinstance(spec, StreamingEngineSpec | CgraSpec) else [])
     for more in runs:
         say(f"building the models of {graph.name} on {hardware}"
             + (" (MILP twin of the schedule)" if more else ""))

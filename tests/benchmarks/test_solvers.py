@@ -38,11 +38,12 @@ def _export(tmp: Path, graph: str, hardware: str) -> list[Path]:
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> dict[str, list[Path]]:
     """Every decision's models, by decision: fig9 on tiny (sections, placement, routing),
-    fig11 on plasticine (buffers: fig9 is balanced as it is, so no buffer model is built)
-    and on se16 (the schedule as CP-SAT proto and as its MILP twin)."""
+    fig11 on plasticine (buffers: fig9 is balanced as it is, so no buffer model is built),
+    on se16 and on cgra4x4 (the schedule as CP-SAT proto and as its MILP twin)."""
     tmp = tmp_path_factory.mktemp("models")
     files = (_export(tmp, "fig9.json", "tiny") + _export(tmp, "buffers_fig11.json", "plasticine")
-             + _export(tmp, "buffers_fig11.json", "se16"))
+             + _export(tmp, "buffers_fig11.json", "se16")
+             + _export(tmp, "buffers_fig11.json", "cgra4x4"))
     by_decision: dict[str, list[Path]] = {}
     for path in files:
         by_decision.setdefault(decision_of(model_name(path)), []).append(path)
@@ -55,7 +56,7 @@ def _solve(path: Path, backend: str) -> dict:
 
 
 @pytest.mark.parametrize("decision", ["sections", "buffers", "placement", "routing",
-                                      "streaming"])
+                                      "streaming", "cgra"])
 def test_two_backends_agree_on_every_decision(exported, decision):
     files = [p for p in exported.get(decision, []) if p.name.endswith(".mps")]
     assert files, f"no {decision} model was exported: {sorted(exported)}"
