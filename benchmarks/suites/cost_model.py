@@ -62,6 +62,10 @@ ROOT = Path(__file__).resolve().parents[2]
 #: The data set (``python -m benchmarks.cost_model_data``) and the CV predictions cache.
 DATA = ROOT / "data" / "cost_model" / "samples.npz"
 CV_CACHE = ROOT / "data" / "cost_model" / "cv_predictions.npz"
+#: A model trained with --grouped (ranking within blocks), compared in the placement part
+#: when present: python -m benchmarks.suites.cost_model --train --grouped --rank-weight 1
+#: --out data/cost_model/learned_grouped.npz
+GROUPED_MODEL = ROOT / "data" / "cost_model" / "learned_grouped.npz"
 #: Configuration of the shipped model and of every fold.
 CONFIG = CostModelConfig()
 FOLDS = 5
@@ -88,9 +92,11 @@ COLUMNS = (
     Column("thr_analytic", "thr. analytic", "{:.4g}"),
     Column("thr_learned", "thr. learned", "{:.4g}"),
     Column("thr_simulated", "thr. simulated", "{:.4g}"),
+    Column("thr_grouped", "thr. learned grouped", "{:.4g}"),
     Column("gain_analytic", "analytic vs wl", "{:+.1%}"),
     Column("gain_learned", "learned vs wl", "{:+.1%}"),
     Column("gain_simulated", "simulated vs wl", "{:+.1%}"),
+    Column("gain_grouped", "learned grouped vs wl", "{:+.1%}"),
     Column("checked", "sim.check"), Column("seconds", "seconds", "{:.3g}"),
     Column("note", "note"),
 )
@@ -215,10 +221,14 @@ def placement_row(stem: str, section: int, budget: float, seed: int = 0,
     row: dict[str, Any] = {"samples": len(graph.nodes)}
     checked = True
     started = time.perf_counter()
-    for name in MODELS:
-        if name == "learned" and not (learned_available() and DEFAULT_MODEL.exists()):
+    for name in MODELS + ("grouped",):
+        if name in ("learned", "grouped") and not (learned_available() and DEFAULT_MODEL.exists()):
             continue
-        options = RunOptions(cost_model=name, placer=placer, router="negotiated", seed=seed)
+        if name == "grouped" and not GROUPED_MODEL.exists():
+            continue
+        options = RunOptions(cost_model="learned" if name == "grouped" else name, placer=placer,
+                             router="negotiated", seed=seed,
+                             cost_model_file=str(GROUPED_MODEL) if name == "grouped" else None)
         settings = (SolveSettings(time_limit=budget, seed=seed),
                     SolveSettings(time_limit=budget, seed=seed))
         out = map_section(graph, fabric, section, options, lambda line: None, settings)
@@ -230,7 +240,7 @@ def placement_row(stem: str, section: int, budget: float, seed: int = 0,
         row[f"thr_{name}"] = simulate_section(graph, fabric.spec, out.placement, out.paths,
                                               fabric=fabric).samples_per_cycle
     base = row.get("thr_wirelength")
-    for name in MODELS[1:]:
+    for name in MODELS[1:] + ("grouped",):
         if base and row.get(f"thr_{name}") is not None:
             row[f"gain_{name}"] = row[f"thr_{name}"] / base - 1
     return row | {"checked": "ok" if checked else "REJECTED",
