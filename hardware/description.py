@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from hardware.errors import InputError
-from hardware.fields import MAX_FILE_BYTES, Reader, parse_json
+from hardware.fields import Reader, parse_json, read_bounded
 
 __all__ = [
     "CgraSpec",
@@ -863,7 +863,9 @@ def load_hardware(name_or_path: str | os.PathLike | HardwareSpec = DEFAULT_PRESE
         return _parse(preset.read_bytes(), f"hardware/presets/{text}.json", text)
     path = Path(text)
     if path.is_file():
-        return _parse(_read_file(path, text), text, path.stem)
+        raw = read_bounded(path, text, "give a hardware description (a few KB, see "
+                           "hardware/presets/tiny.json)", "check the path and its permissions")
+        return _parse(raw, text, path.stem)
     if path.is_dir():
         raise InputError(text, "", "is a directory, not a hardware file",
                          f"give a hardware JSON file (e.g. {text.rstrip('/')}/chip.json) "
@@ -874,17 +876,6 @@ def load_hardware(name_or_path: str | os.PathLike | HardwareSpec = DEFAULT_PRESE
                          "or the path of a hardware JSON file")
     raise InputError(text, "", "file not found",
                      f"give an existing JSON file or a preset name ({', '.join(preset_names())})")
-
-
-def _read_file(path: Path, file: str) -> bytes:
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise InputError(file, "", f"larger than the limit of {MAX_FILE_BYTES:,} bytes",
-                             "give a hardware description (a few KB, see hardware/presets/tiny.json)")
-        return path.read_bytes()
-    except OSError as err:
-        raise InputError(file, "", f"cannot read the file ({err.strerror})",
-                         "check the path and its permissions") from None
 
 
 def _parse(raw: bytes, file: str, stem: str) -> HardwareSpec:

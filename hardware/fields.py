@@ -24,11 +24,13 @@ import math
 import re
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from hardware.errors import InputError
 
 __all__ = ["Reader", "MISSING", "MAX_INTEGER", "MAX_NESTING", "MAX_FILE_BYTES", "parse_json",
+           "read_bounded",
            "shown_number", "shown_limit"]
 
 MISSING = object()
@@ -44,6 +46,19 @@ MAX_NESTING = 64
 
 #: Largest input file read (1 GiB); the biggest real graph is a few MB.
 MAX_FILE_BYTES = 2**30
+
+
+def read_bounded(path: Path, file: str, size_fix: str, read_fix: str) -> bytes:
+    """The bytes of a user's input file ``path`` (named ``file`` in messages), refused
+    above :data:`MAX_FILE_BYTES` before reading, or when it cannot be read; the one reader
+    of graph and hardware files."""
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise InputError(file, "", f"larger than the limit of {MAX_FILE_BYTES:,} bytes",
+                             size_fix)
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(file, "", f"cannot be read ({exc.strerror})", read_fix) from None
 
 
 def _join(path: str, key: str | int) -> str:

@@ -38,8 +38,7 @@ import networkx as nx
 import numpy as np
 
 from hardware.description import NETWORK_NAMES
-from hardware.fields import (MAX_FILE_BYTES, MAX_NESTING, parse_json, shown_limit,
-                             shown_number)
+from hardware.fields import MAX_NESTING, parse_json, read_bounded, shown_limit, shown_number
 from model.errors import InputError
 from model.graph import UNIT_KINDS, Edge, Graph, Node
 
@@ -84,13 +83,11 @@ def read_file_bytes(path: str | os.PathLike) -> bytes:
             raise InputError(name, "", "file not found", "check the path")
         if not path.is_file():
             raise InputError(name, "", "not a regular file", "pass a graph file")
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise InputError(name, "", f"larger than the limit of {MAX_FILE_BYTES:,} bytes",
-                             "split the graph or pass a smaller one")
-        return path.read_bytes()
     except OSError as exc:
         raise InputError(name, "", f"cannot be read ({exc.strerror})",
                          "pass a readable UTF-8 JSON file") from None
+    return read_bounded(path, name, "split the graph or pass a smaller one",
+                        "pass a readable UTF-8 JSON file")
 
 
 def load_json(path: str | os.PathLike) -> Any:
