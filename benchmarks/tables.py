@@ -29,7 +29,7 @@ from typing import Any, Iterable, Sequence
 from benchmarks.registry import Column
 
 __all__ = ["MISSING", "machine_line", "format_value", "markdown_table", "csv_text",
-           "write_tables"]
+           "write_tables", "replace_summary"]
 
 #: How a missing value shows in markdown.
 MISSING = "—"
@@ -121,3 +121,16 @@ def write_tables(out_dir: str | os.PathLike, stem: str, title: str,
     _write_atomic(csv_path, csv_text(columns, rows))
     _write_atomic(md_path, markdown)
     return csv_path, md_path, markdown
+
+
+def replace_summary(results: str | os.PathLike, lines_of: Any) -> None:
+    """Replace the ``## Summary`` part of ``<results>.md`` by ``lines_of(rows)``, the rows
+    being those of ``<results>.csv`` (a suite's summary, written after its table)."""
+    base = Path(results)
+    with open(base.with_suffix(".csv"), newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    md = base.with_suffix(".md")
+    text = md.read_text(encoding="utf-8")
+    if "\n## Summary" in text:
+        text = text[:text.index("\n## Summary")]
+    md.write_text(text.rstrip("\n") + "\n" + "\n".join(lines_of(rows)), encoding="utf-8")

@@ -22,7 +22,8 @@ from typing import Any, Iterable
 import networkx as nx
 import numpy as np
 
-__all__ = ["Node", "Edge", "Net", "Graph", "UNIT_KINDS", "ordered_kahn", "successor_lists"]
+__all__ = ["Node", "Edge", "Net", "Graph", "UNIT_KINDS", "ordered_kahn", "successor_lists",
+           "same_iteration_cycle_rule"]
 
 #: Bytes per sample that fit the scalar network (one 32-bit word).
 SCALAR_BYTES = 4
@@ -321,3 +322,23 @@ def successor_lists(count: int, src: np.ndarray, dst: np.ndarray) -> tuple[list[
     targets = dst[by_source].tolist()
     starts = np.concatenate(([0], np.cumsum(np.bincount(src, minlength=count)))).tolist()
     return starts, targets
+
+
+def same_iteration_cycle_rule(graph: Graph) -> str | None:
+    """Rule G0 of the modulo schedulers, broken: the cycle of same-iteration edges (a
+    cycle needs a loop-carried edge) with the fix, or None when there is none.
+
+    >>> g = Graph("g", [Node("a"), Node("b")], [Edge("a", "b"), Edge("b", "a")])
+    >>> same_iteration_cycle_rule(g)
+    'G0 graph: same-iteration edges form a cycle a -> b -> a; mark one edge loop-carried (distance >= 1)'
+    """
+    g = nx.DiGraph()
+    g.add_edges_from((e.src, e.dst) for e in graph.edges if e.distance == 0)
+    try:
+        cycle = nx.find_cycle(g)
+    except nx.NetworkXNoCycle:
+        return None
+    path = " -> ".join([u for u, _ in cycle] + [cycle[0][0]])
+    return (f"G0 graph: same-iteration edges form a cycle {path}; mark one edge loop-carried "
+            "(distance >= 1)")
+

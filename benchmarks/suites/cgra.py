@@ -18,13 +18,13 @@ issue's targets) to ``benchmarks/results/cgra.md``.
 
 from __future__ import annotations
 
-import csv
 import time
 from pathlib import Path
 from typing import Any
 
 from benchmarks.registry import Column, Entry, Suite
 from benchmarks.suites.common import graphs_root, shorten
+from benchmarks.tables import replace_summary
 from formulations.cgra import CgraInfeasible, CgraSchedule, map_kernel
 from formulations.solver import SolveSettings
 from hardware import InputError, load_hardware
@@ -171,14 +171,7 @@ def summarize(rows: list[dict[str, str]]) -> list[str]:
 
 def append_summary(results: str | Path = "benchmarks/results/cgra") -> None:
     """Append :func:`summarize` of ``<results>.csv`` to ``<results>.md``."""
-    base = Path(results)
-    with open(base.with_suffix(".csv"), newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    md = base.with_suffix(".md")
-    text = md.read_text()
-    if "\n## Summary" in text:
-        text = text[:text.index("\n## Summary")]
-    md.write_text(text.rstrip("\n") + "\n" + "\n".join(summarize(rows)))
+    replace_summary(results, summarize)
 
 
 SUITE = Suite(

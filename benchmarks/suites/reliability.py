@@ -22,7 +22,6 @@ When the shared graphs folder is absent, the rows that need it are skipped with 
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import signal
@@ -35,6 +34,7 @@ from typing import Any
 
 from benchmarks.registry import Column, Entry, Suite
 from benchmarks.suites.common import graphs_root, shorten
+from benchmarks.tables import replace_summary
 
 __all__ = ["SUITE", "REPO", "CORPUS", "CLI_CASES", "BUDGETS", "SE_KERNELS", "bad_input_cases",
            "run_cli", "strip_timing", "bad_input", "budget_run", "determinism", "interrupt",
@@ -549,15 +549,7 @@ PART_NOTES = [
 
 def append_summary(results: str | Path = "benchmarks/results/reliability") -> None:
     """Append :func:`summarize` of ``<results>.csv`` to ``<results>.md``."""
-    base = Path(results)
-    with open(base.with_suffix(".csv"), newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    md = base.with_suffix(".md")
-    text = md.read_text(encoding="utf-8")
-    if "\n## Summary" in text:
-        text = text[:text.index("\n## Summary")]
-    lines = summarize(rows) + [_tree_state(), ""]
-    md.write_text(text.rstrip("\n") + "\n" + "\n".join(lines), encoding="utf-8")
+    replace_summary(results, lambda rows: summarize(rows) + [_tree_state(), ""])
 
 
 SUITE = Suite(

@@ -29,7 +29,6 @@ Run ``python -m benchmarks.suites.streaming`` after the harness to append the su
 
 from __future__ import annotations
 
-import csv
 import time
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from typing import Any
 from benchmarks.registry import Column, Entry, Suite
 from benchmarks.se_generators import ifft_graph, se_random_dag
 from benchmarks.suites.common import graphs_root, shorten
+from benchmarks.tables import replace_summary
 from formulations.streaming.bounds import cycle_bound
 from formulations.streaming.env import evolutionary_schedule, greedy_schedule, random_schedule
 from formulations.streaming.problem import (StreamingInfeasible, lower_bounds, precheck,
@@ -338,14 +338,7 @@ def _morpher_summary(rows: list[dict[str, str]]) -> list[str]:
 
 def append_summary(results: str | Path = "benchmarks/results/streaming") -> None:
     """Append :func:`summarize` of ``<results>.csv`` to ``<results>.md``."""
-    base = Path(results)
-    with open(base.with_suffix(".csv"), newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    md = base.with_suffix(".md")
-    text = md.read_text()
-    if "\n## Summary" in text:
-        text = text[:text.index("\n## Summary")]
-    md.write_text(text.rstrip("\n") + "\n" + "\n".join(summarize(rows)))
+    replace_summary(results, summarize)
 
 
 SUITE = Suite(

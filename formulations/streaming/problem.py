@@ -32,7 +32,7 @@ import networkx as nx
 
 from formulations.solver import SolveResult
 from hardware import StreamingEngineSpec
-from model.graph import Graph
+from model.graph import Graph, same_iteration_cycle_rule
 
 __all__ = [
     "RULES", "WINDOW_FAMILIES", "SPLIT_PROOF_RULES", "StreamingInfeasible", "StreamingProblem",
@@ -153,15 +153,9 @@ def problem_from_graph(graph: Graph, spec: StreamingEngineSpec) -> StreamingProb
 
 def _require_acyclic(graph: Graph) -> None:
     """G0: same-iteration edges must form a DAG (a cycle needs a loop-carried edge)."""
-    g = nx.DiGraph()
-    g.add_edges_from((e.src, e.dst) for e in graph.edges if e.distance == 0)
-    try:
-        cycle = nx.find_cycle(g)
-    except nx.NetworkXNoCycle:
-        return
-    path = " -> ".join([u for u, _ in cycle] + [cycle[0][0]])
-    raise StreamingInfeasible([f"G0 graph: same-iteration edges form a cycle {path}; mark one "
-                               f"edge loop-carried (distance >= 1)"])
+    broken = same_iteration_cycle_rule(graph)
+    if broken:
+        raise StreamingInfeasible([broken])
 
 
 def _memory_components(graph: Graph, index: dict[str, int]
