@@ -4,10 +4,16 @@ Scope
 -----
 With ``--cost-model wirelength`` (the default) a section keeps its placer's answer: the
 placers minimise bandwidth-weighted wirelength plus congestion. With any other model the
-placer gets :data:`PLACER_SHARE` of the placement's planned seconds, the rest buys
-candidates (:func:`formulations.placement.candidates.placement_candidates`: the answer and
-near-equal alternatives), each candidate is routed by the negotiated-congestion router and
-scored, and the best score is kept (ties: the placer's own answer):
+placer gets :data:`PLACER_SHARE` of the placement's planned seconds and fills a
+:class:`~formulations.placement.candidates.CandidatePool` (:func:`candidate_pool`) with
+the distinct good placements its searches visit (the annealer's temperatures and
+restarts, the LNS's incumbents and kicks, the exact model's answer and warm start); the
+rest of the time routes and scores the candidates
+(:func:`formulations.placement.candidates.placement_candidates`: the answer, the pool's
+members within 25 % of its wirelength cost, and low-temperature walks from the answer
+when the pool holds fewer than ``--candidates``). Each candidate is routed by the
+negotiated-congestion router and scored, and the best score is kept (ties: the placer's
+own answer):
 
 * ``analytic`` -- :func:`formulations.placement.cost_models.analytic.predict_normalised`,
   per-operator speed rules plus a congestion estimate (source 002's baseline);
@@ -19,7 +25,8 @@ scored, and the best score is kept (ties: the placer's own answer):
 
 Every score is a predicted normalised throughput (higher is better). The section's stage
 record ``ranking`` says which model chose, among how many candidates, and the scores of
-the chosen and of the placer's answer.
+the chosen and of the placer's answer, and how many candidates came from the search's
+pool (``from_search``).
 """
 
 from __future__ import annotations
@@ -28,18 +35,19 @@ import importlib.util
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
-from formulations.placement.candidates import placement_candidates
+from formulations.placement.candidates import CandidatePool, placement_candidates
 from formulations.placement.cost_models.analytic import predict_normalised
 from formulations.placement.cost_models.features import section_features
 from formulations.placement.cost_models.learned import LEARN_HINT, LearnedCostModel
+from formulations.placement.placers import POOLED
 from formulations.routing import ROUTERS
 from model.graph import Graph
 from sim.perf import simulate_section
 
 __all__ = ["COST_MODELS", "DEFAULT_MODEL", "PLACER_SHARE", "CANDIDATES", "learned_available",
-           "scorer_for", "rank_placement", "load_learned"]
+           "scorer_for", "rank_placement", "load_learned", "candidate_pool", "POOL_FACTOR"]
 
 #: The names ``--cost-model`` takes.
 COST_MODELS = ("wirelength", "analytic", "learned", "simulated")
@@ -50,6 +58,9 @@ DEFAULT_MODEL = (Path(__file__).resolve().parents[1] / "formulations" / "placeme
 PLACER_SHARE = 0.75
 #: Candidates per section (the placer's answer included).
 CANDIDATES = 8
+#: The search's pool keeps this many times ``--candidates`` placements (its admission
+#: compares the searches' own costs; the candidates are then re-costed and filtered).
+POOL_FACTOR = 2
 
 Scorer = Callable[[Graph, object, list[tuple[dict[str, str], dict[int, list[str]]]]], list[float]]
 
@@ -85,24 +96,38 @@ def scorer_for(name: str, model_file: str | None = None) -> Scorer | None:
     raise ValueError(f"unknown cost model {name!r}; use one of {COST_MODELS}")
 
 
+def candidate_pool(placer: str, count: int = CANDIDATES) -> CandidatePool | None:
+    """A pool for ``placer``'s searches to fill (None when the placer takes none).
+
+    Examples
+    --------
+    >>> candidate_pool("model", 8).size, candidate_pool("greedy")
+    (16, None)
+    """
+    return CandidatePool(POOL_FACTOR * count) if placer in POOLED else None
+
+
 def rank_placement(graph: Graph, fabric, placement: dict[str, str], scorer: Scorer, *,
                    name: str, seconds: float, seed: int, count: int = CANDIDATES,
-                   site_penalty: dict[str, float] | None = None
-                   ) -> tuple[dict[str, str], dict]:
+                   site_penalty: dict[str, float] | None = None,
+                   pool: Sequence[dict[str, str]] = ()) -> tuple[dict[str, str], dict]:
     """The best of ``placement`` and its candidates by ``scorer``, and the stage fields.
 
-    Candidates that the negotiated router cannot route are dropped; when none routes,
-    ``placement`` is kept unscored (the section's own router decides).
+    ``pool``: the placements the placer's searches kept (:func:`candidate_pool`), taken
+    before any walk. Candidates that the negotiated router cannot route are dropped; when
+    none routes, ``placement`` is kept unscored (the section's own router decides).
     """
     started = time.perf_counter()
     found = placement_candidates(graph, fabric, placement, count=count, seconds=seconds,
-                                 seed=seed, site_penalty=site_penalty)
+                                 seed=seed, site_penalty=site_penalty, pool=pool)
+    pooled = {tuple(sorted(p.items())) for p in pool}
     routed = []
     for p in found:
         routing = ROUTERS["negotiated"](graph, fabric, p, None)
         if routing.success:
             routed.append((p, routing.paths))
-    extra = {"cost_model": name, "candidates": len(found), "routed": len(routed)}
+    extra = {"cost_model": name, "candidates": len(found), "routed": len(routed),
+             "from_search": sum(1 for p in found[1:] if tuple(sorted(p.items())) in pooled)}
     if not routed:
         return placement, extra | {"chosen": 0}
     scores = scorer(graph, fabric, routed)

@@ -18,7 +18,7 @@ from formulations.routing import ROUTERS, Overuse
 from formulations.solver import SolveSettings
 from formulations.sorter.priority_sort import sort_nodes
 from model.graph import Graph
-from pipeline.cost_model import PLACER_SHARE, rank_placement, scorer_for
+from pipeline.cost_model import PLACER_SHARE, candidate_pool, rank_placement, scorer_for
 
 __all__ = ["SectionFailure", "SectionOutcome", "map_section", "stage_record",
            "congestion_penalty"]
@@ -103,11 +103,14 @@ def map_section(sub: Graph, fabric, section_id: int, options, say: Callable[[str
 def _place(sub, fabric, section_id, options, outcome, settings, penalty) -> bool:
     started = time.perf_counter()
     scorer = scorer_for(options.cost_model, options.cost_model_file)
+    pool = None
     if scorer is not None:       # the placer keeps a share; the rest buys ranked candidates
         settings = settings.with_time(PLACER_SHARE * settings.time_limit)
+        pool = candidate_pool(options.placer, options.candidates)
     try:
         placed = PLACERS[options.placer](sub, fabric, outcome.order, settings,
-                                         site_penalty=penalty or None)
+                                         site_penalty=penalty or None,
+                                         **({} if pool is None else {"keep": pool}))
     except PlacementError as exc:
         outcome.failure = SectionFailure("placement", str(exc), unit=exc.unit)
         return False
@@ -117,18 +120,19 @@ def _place(sub, fabric, section_id, options, outcome, settings, penalty) -> bool
                           | placed.extra)
     outcome.placement = placed.placement
     if scorer is not None:
-        _rank(sub, fabric, section_id, options, outcome, settings, penalty, scorer)
+        _rank(sub, fabric, section_id, options, outcome, settings, penalty, scorer,
+              [p for p, _ in pool.members()] if pool is not None else [])
     return True
 
 
-def _rank(sub, fabric, section_id, options, outcome, settings, penalty, scorer) -> None:
+def _rank(sub, fabric, section_id, options, outcome, settings, penalty, scorer, pool) -> None:
     """``--cost-model``: keep the best of the placement and its candidates
     (:func:`pipeline.cost_model.rank_placement`), with a ``ranking`` stage record."""
     started = time.perf_counter()
     seconds = settings.time_limit * (1 - PLACER_SHARE) / PLACER_SHARE
     outcome.placement, extra = rank_placement(
         sub, fabric, outcome.placement, scorer, name=options.cost_model, seconds=seconds,
-        seed=settings.seed, count=options.candidates, site_penalty=penalty or None)
+        seed=settings.seed, count=options.candidates, site_penalty=penalty or None, pool=pool)
     outcome.stages.append(stage_record(
         "ranking", section_id, f"cost model {options.cost_model}: best of "
         f"{extra['routed']} routed candidates", started, objective=extra.get("score"),

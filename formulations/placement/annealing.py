@@ -47,6 +47,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import replace
+from typing import Callable
 
 import numpy as np
 
@@ -326,7 +327,8 @@ def fitted_moves(moves_per_t: int, nodes: int, temperature: float, cost_per_pair
 
 def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_limit: float = 10.0,
            seed: int = 0, inner_num: float = 1.0, temperature_factor: float = 20.0,
-           range_floor: int = 1, moves: int | None = None, wall: float | None = None
+           range_floor: int = 1, moves: int | None = None, wall: float | None = None,
+           keep: Callable[[dict[str, str], float], None] | None = None
            ) -> tuple[dict[str, str], float, AnnealStats]:
     """Anneal from ``start``; returns (best placement, its cost, counters).
 
@@ -336,6 +338,9 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
     (``stats["cut_short"]`` when it stopped the run). ``temperature_factor`` sets the
     initial temperature in standard deviations of random moves' cost change (VPR: 20, a
     melt; lower values refine ``start``). ``range_floor``: the smallest range limit (VPR: 1).
+    ``keep(placement, cost)``, when given, is offered the state at the end of every
+    temperature and the best at the end (a
+    :class:`~formulations.placement.candidates.CandidatePool`: the search's top-k).
 
     Examples
     --------
@@ -390,8 +395,12 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
         stats["accepted"] += accepted
         temperature *= _cooling(rate)
         limit = int(min(max_limit, max(range_floor, round(limit * (1 - 0.44 + rate)))))
+        if keep is not None and accepted:
+            keep(state.placement(), cost)
         if temperature < _exit_temperature(cost / pairs):
             break
+    if keep is not None:
+        keep(best, best_cost)
     stats["range_limit"] = limit
     stats["final_cost"] = cost
     stats["final_temperature"] = temperature
@@ -440,22 +449,24 @@ def _axis_step(points: set[tuple[int, int]]) -> int:
 def anneal_with_restarts(problem: PlacementProblem, fabric, start: dict[str, str], *,
                          time_limit: float = 10.0, seed: int = 0,
                          temperature_factor: float = 20.0, range_floor: int = 1,
-                         moves: int | None = None, wall: float | None = None
+                         moves: int | None = None, wall: float | None = None,
+                         keep: Callable[[dict[str, str], float], None] | None = None
                          ) -> tuple[dict[str, str], float, AnnealStats]:
     """:func:`anneal` again and again from the best placement (seeds ``seed``,
     ``seed + 1``, ...) until its ``moves`` (default: ``time_limit`` planned seconds) are
-    spent, a zero cost, or the wall-clock cap ``wall``."""
+    spent, a zero cost, or the wall-clock cap ``wall``; every anneal offers ``keep``."""
     budget = planned_moves(time_limit) if moves is None else int(moves)
     wall = wall_deadline(time_limit) if wall is None else wall
     best, cost, stats = anneal(problem, fabric, start, seed=seed, moves=budget, wall=wall,
-                               temperature_factor=temperature_factor, range_floor=range_floor)
+                               temperature_factor=temperature_factor, range_floor=range_floor,
+                               keep=keep)
     runs = 1
     left = budget - stats["proposals"]
     while (cost > 0 and left >= max(10, len(problem.nodes)) and not stats.get("cut_short")
            and stats["proposals"] > 0):
         best, cost, more = anneal(problem, fabric, best, seed=seed + runs, moves=left, wall=wall,
                                   temperature_factor=temperature_factor,
-                                  range_floor=range_floor)
+                                  range_floor=range_floor, keep=keep)
         runs += 1
         left -= more["proposals"]
         for key in ("temperatures", "moves", "accepted", "proposals"):
@@ -475,7 +486,8 @@ SLOW_COOLING = 0.5
 
 def anneal_to_budget(problem: PlacementProblem, fabric, start: dict[str, str], *,
                      time_limit: float, seed: int = 0, fill: bool = True,
-                     range_floor: int = 1, wall: float | None = None
+                     range_floor: int = 1, wall: float | None = None,
+                     keep: Callable[[dict[str, str], float], None] | None = None
                      ) -> tuple[dict[str, str], float, AnnealStats]:
     """VPR's answer to a budget: cool more slowly, rather than restart.
 
@@ -487,26 +499,28 @@ def anneal_to_budget(problem: PlacementProblem, fabric, start: dict[str, str], *
     deeper minima than restarts on large sections); then restarts from the best placement
     until the budget is spent. Without ``fill`` only the first anneal runs. Returns the
     best placement, its cost and counters (``one_run``: the first anneal's moves in planned
-    seconds; ``cut_short`` when the wall clock stopped it).
+    seconds; ``cut_short`` when the wall clock stopped it). Every anneal offers ``keep``
+    (see :func:`anneal`).
     """
     budget = planned_moves(time_limit)
     wall = wall_deadline(time_limit) if wall is None else wall
     best, cost, stats = anneal(problem, fabric, start, moves=budget, wall=wall, seed=seed,
-                               range_floor=range_floor)
+                               range_floor=range_floor, keep=keep)
     one_run = max(1, stats["proposals"])
     stats["one_run"] = round(one_run / MOVES_PER_SECOND, 6)
     left = budget - one_run if fill else 0
     if left > 2 * one_run and not stats.get("cut_short"):
         slow, slow_cost, more = anneal(problem, fabric, start, moves=left, wall=wall,
                                        seed=seed + 1, inner_num=SLOW_COOLING * left / one_run,
-                                       range_floor=range_floor)
+                                       range_floor=range_floor, keep=keep)
         left -= more["proposals"]
         stats["cut_short"] = stats.get("cut_short", False) or more.get("cut_short", False)
         if slow_cost < cost:
             best, cost = slow, slow_cost
     if fill and left >= max(10, len(problem.nodes)) and cost > 0 and not stats.get("cut_short"):
         best, cost, more = anneal_with_restarts(problem, fabric, best, moves=left, wall=wall,
-                                                seed=seed + 2, range_floor=range_floor)
+                                                seed=seed + 2, range_floor=range_floor,
+                                                keep=keep)
         if more.get("cut_short"):
             stats["cut_short"] = True
     return best, cost, stats
@@ -514,7 +528,9 @@ def anneal_to_budget(problem: PlacementProblem, fabric, start: dict[str, str], *
 
 def place_annealing(graph: Graph, fabric, order: list[str], settings: SolveSettings, *,
                     site_penalty: dict[str, float] | None = None,
-                    search: PlacementSearch | None = None) -> PlacementOutcome:
+                    search: PlacementSearch | None = None,
+                    keep: Callable[[dict[str, str], float], None] | None = None
+                    ) -> PlacementOutcome:
     """The registry form: anneal from the greedy placement of ``order``.
 
     Uses ``settings.time_limit`` (planned seconds, as a move budget:
@@ -526,7 +542,8 @@ def place_annealing(graph: Graph, fabric, order: list[str], settings: SolveSetti
     ``search.anneal_congestion=False`` anneals the wirelength (and penalty) only -- a
     surrogate that moves faster while the placement is hot -- and reports the full cost
     of the result (the model's own warm start does this); the default anneals the full
-    cost. ``search.cut_share`` sets the congestion term's share of each cut.
+    cost. ``search.cut_share`` sets the congestion term's share of each cut. ``keep``: offered
+    the placements the anneals visit (:func:`anneal`), for a cost model to rank.
 
     Raises
     ------
@@ -552,10 +569,10 @@ def place_annealing(graph: Graph, fabric, order: list[str], settings: SolveSetti
     wall = wall_deadline(settings.time_limit, settings.deadline)
     if search.anneal_restarts:
         best, _, stats = anneal_to_budget(moves_on, fabric, first, time_limit=settings.time_limit,
-                                          seed=settings.seed, wall=wall)
+                                          seed=settings.seed, wall=wall, keep=keep)
     else:
         best, _, stats = anneal(moves_on, fabric, first, time_limit=settings.time_limit,
-                                seed=settings.seed, wall=wall)
+                                seed=settings.seed, wall=wall, keep=keep)
     cost = problem_cost(problem, best)
     extra = {"warm_start_cost": round(problem_cost(problem, first), 6),
              **cost_terms(problem, best),

@@ -2,20 +2,34 @@
 
 Scope
 -----
-:func:`placement_candidates` returns the placer's answer followed by up to ``count - 1``
-distinct alternatives of about the same wirelength: anneals that start from the answer at
-a low temperature (a refinement, not a melt) with their own seeds, each taking an equal
-share of the planned seconds (a move budget: deterministic for a seed). They are the
-annealer's local optima around the incumbent -- the placements a wirelength objective
-cannot tell apart but a throughput model can. The pipeline routes them, scores them
-with the chosen cost model (:mod:`pipeline.cost_model`) and keeps the best; formulations
-never import the simulator, so the scoring stays outside.
+Two sources of alternatives, both deterministic for a seed:
+
+* :class:`CandidatePool` -- the searches' own top-k. A placer given ``keep=pool``
+  (:func:`~formulations.placement.search.place_model`,
+  :func:`~formulations.placement.annealing.place_annealing`) offers it the placements it
+  visits anyway: the annealer's state at the end of every temperature and every restart's
+  best, the LNS's improving incumbents and its kicks' anneals, the exact model's (or site
+  model's) answer beside its warm start. The pool keeps the ``size`` cheapest that differ
+  from each other by at least ``min_moved`` nodes (a newcomer close to a kept placement
+  replaces it only when cheaper), so the alternatives come from different temperatures,
+  restarts and windows rather than one basin. Collecting costs no search time.
+* :func:`placement_candidates` -- the placer's answer, then the pool's members within
+  :data:`MAX_WORSE` of its cost (cheapest first, re-costed on the full objective), then,
+  when fewer than ``count``, anneals that start from the answer at a low temperature (a
+  refinement, not a melt) with their own seeds, on an equal share of the planned seconds
+  (a move budget).
+
+The pipeline routes the candidates, scores them with the chosen cost model
+(:mod:`pipeline.cost_model`) and keeps the best; formulations never import the simulator,
+so the scoring stays outside.
 
 Caveats
 -------
-The candidates are not the annealer's or the LNS's internal top-k nor CP-SAT's solution
-pool: collecting those would put a cost model inside every search loop. Refining the
-final answer gives neighbours of the best wirelength, which is where a ranking pays off.
+CP-SAT's own intermediate solutions are not collected (the solver wrapper takes no
+solution callback); the exact model contributes its answer and its warm start, and the
+warm start's anneal its temperatures. The pool's admission compares the cost each search
+reports (the warm anneals report the wirelength without the congestion term);
+:func:`placement_candidates` re-costs every member on the full objective.
 
 Examples
 --------
@@ -33,6 +47,7 @@ Examples
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import numpy as np
 
@@ -40,7 +55,8 @@ from formulations.placement.annealing import AnnealState, BlockDraws, planned_mo
 from formulations.placement.problem import placement_problem, problem_cost
 from model.graph import Graph
 
-__all__ = ["placement_candidates", "WALK_TEMPERATURE", "MAX_WORSE", "WALK_RANGE"]
+__all__ = ["placement_candidates", "CandidatePool", "WALK_TEMPERATURE", "MAX_WORSE",
+           "WALK_RANGE", "MIN_MOVED_SHARE"]
 
 #: Temperature of a candidate walk, in standard deviations of random moves' cost change
 #: (VPR melts at 20; this only lets near-neutral moves through).
@@ -50,17 +66,81 @@ WALK_RANGE = 3
 #: A state whose wirelength cost exceeds the answer's by more than this share is never kept
 #: (the ranking chooses among near-equal placements).
 MAX_WORSE = 0.25
+#: Two pool members differ by at least this share of the nodes (and at least one node).
+MIN_MOVED_SHARE = 0.02
+
+
+class CandidatePool:
+    """The ``size`` cheapest mutually distant placements a search offers (its top-k).
+
+    Call it with ``(placement, cost)`` (node -> site id, the search's cost). A newcomer
+    that moves fewer than ``min_moved`` nodes from a kept member replaces that member when
+    cheaper and is dropped otherwise; a distant one enters when the pool has room or it is
+    cheaper than the dearest member (which leaves). Ties keep the earlier offer, so the
+    pool depends only on the order of the offers (deterministic for a seed).
+
+    Examples
+    --------
+    >>> pool = CandidatePool(2, min_moved=1)
+    >>> pool({"a": "s0", "b": "s1"}, 3.0); pool({"a": "s1", "b": "s0"}, 2.0)
+    >>> pool({"a": "s0", "b": "s1"}, 3.0); pool({"a": "s2", "b": "s1"}, 1.0)
+    >>> [(p["a"], c) for p, c in pool.members()]
+    [('s2', 1.0), ('s1', 2.0)]
+    """
+
+    def __init__(self, size: int, min_moved: int | None = None):
+        self.size = int(size)
+        self.min_moved = min_moved
+        self.offers = 0
+        self._kept: list[tuple[float, int, dict[str, str]]] = []
+
+    def __call__(self, placement: dict[str, str], cost: float) -> None:
+        self.offers += 1
+        if self.size <= 0 or (len(self._kept) >= self.size
+                              and cost >= self._kept[-1][0] - 1e-12):
+            return        # full, and dearer than every member: it could replace none
+        need = self.min_moved if self.min_moved is not None else max(
+            1, math.ceil(MIN_MOVED_SHARE * len(placement)))
+        entry = (float(cost), self.offers, dict(placement))
+        for k, (kept_cost, _, kept) in enumerate(self._kept):
+            if _moved(kept, placement) < need:
+                if cost < kept_cost - 1e-12:
+                    self._kept[k] = entry
+                    self._kept.sort(key=lambda e: (e[0], e[1]))
+                return
+        if len(self._kept) < self.size or cost < self._kept[-1][0] - 1e-12:
+            self._kept = sorted(self._kept + [entry], key=lambda e: (e[0], e[1]))[:self.size]
+
+    def members(self) -> list[tuple[dict[str, str], float]]:
+        """The kept placements and their offered costs, cheapest first."""
+        return [(dict(p), c) for c, _, p in self._kept]
+
+    def complete(self, fill) -> None:
+        """Replace every member ``p`` by ``fill(p)`` (dropped when None): the idle nodes a
+        placer set aside and placed last."""
+        done = [(c, k, fill(p)) for c, k, p in self._kept]
+        self._kept = [(c, k, p) for c, k, p in done if p is not None]
+
+
+def _moved(a: dict[str, str], b: dict[str, str]) -> int:
+    """How many nodes sit on different sites in ``a`` and ``b`` (nodes of one only count)."""
+    return sum(1 for n, s in a.items() if b.get(n) != s) + sum(1 for n in b if n not in a)
 
 
 def placement_candidates(graph: Graph, fabric, start: dict[str, str], *, count: int,
                          seconds: float, seed: int = 0,
-                         site_penalty: dict[str, float] | None = None) -> list[dict[str, str]]:
+                         site_penalty: dict[str, float] | None = None,
+                         pool: Sequence[dict[str, str]] = ()) -> list[dict[str, str]]:
     """``start`` and up to ``count - 1`` distinct placements near it.
 
-    Walk ``k`` (seed ``seed + k``) is a Metropolis walk at the fixed temperature
-    :data:`WALK_TEMPERATURE` from ``start`` for ``seconds / (count - 1)`` planned seconds
-    of moves; it returns the cheapest state it visited other than ``start`` itself,
-    kept when new and within ``(1 + MAX_WORSE)`` of ``start``'s placement cost.
+    First the ``pool`` placements (the search's own top-k, :class:`CandidatePool`) that
+    place the same nodes, are new and cost at most ``(1 + MAX_WORSE)`` times ``start``'s
+    placement cost, cheapest first (ties: pool order). When fewer than ``count`` are
+    found, walks fill up: walk ``k`` (seed ``seed + k``) is a Metropolis walk at the fixed
+    temperature :data:`WALK_TEMPERATURE` from ``start`` for ``seconds / (count - 1)``
+    planned seconds of moves; it returns the cheapest state it visited other than
+    ``start`` itself, kept under the same rules. ``seconds`` is spent only on walks that
+    run (a full pool costs none).
     """
     found = [dict(start)]
     if count <= 1 or len(graph.nodes) < 2:
@@ -69,8 +149,15 @@ def placement_candidates(graph: Graph, fabric, start: dict[str, str], *, count: 
     base = problem_cost(problem, start)
     limit = base * (1 + MAX_WORSE) + 1e-12
     seen = {tuple(sorted(start.items()))}
+    costed = sorted(((problem_cost(problem, p), k, p) for k, p in enumerate(pool)
+                     if set(p) == set(start)), key=lambda e: (e[0], e[1]))
+    for cost, _, placed in costed:
+        key = tuple(sorted(placed.items()))
+        if len(found) < count and key not in seen and cost <= limit:
+            seen.add(key)
+            found.append(dict(placed))
     moves = max(len(graph.nodes), planned_moves(seconds / (count - 1)))
-    for k in range(1, count):
+    for k in range(1, count - len(found) + 1):
         placed = _walk(problem, fabric, start, moves, seed + k)
         if placed is None:
             continue

@@ -45,6 +45,7 @@ from seed to seed by more than the gains on some sections (see the placement ben
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 import numpy as np
 
@@ -94,7 +95,8 @@ MIN_IMPROVEMENT = 1e-3
 
 def lns(problem: PlacementProblem, fabric, index: dict[str, int], cost: float, *, backend: str,
         seconds: float, seed: int, window: int, patience: int | None,
-        anneal_seconds: float = 0.0, wall: float | None = None) -> tuple[dict, float, dict]:
+        anneal_seconds: float = 0.0, wall: float | None = None,
+        keep: Callable[[dict[str, str], float], None] | None = None) -> tuple[dict, float, dict]:
     """Improve ``index`` (node -> site index, cost ``cost``) for ``seconds`` planned seconds.
 
     The budget is work, never the clock: a round is charged :data:`ROUND_SECONDS` plus
@@ -112,6 +114,10 @@ def lns(problem: PlacementProblem, fabric, index: dict[str, int], cost: float, *
     goes to the move with the best recent improvement per planned second, and every
     :data:`EXPLORE_EVERY`-th slice to the other, so a stalled move hands the time on.
 
+    ``keep(placement, cost)`` (node -> site id), when given, is offered every improving
+    incumbent, every kick's result and the states its anneals visit (a
+    :class:`~formulations.placement.candidates.CandidatePool`: the search's top-k).
+
     Returns
     -------
     (index, cost, stats)
@@ -122,7 +128,7 @@ def lns(problem: PlacementProblem, fabric, index: dict[str, int], cost: float, *
     """
     wall = time.monotonic() + wall_cap(seconds) if wall is None else wall
     search = _Search(problem, index, cost, backend, seed, window,
-                     range_floor=same_kind_step(problem, fabric), wall=wall)
+                     range_floor=same_kind_step(problem, fabric), wall=wall, keep=keep)
     if patience is not None:
         patience = max(patience, len(problem.nodes) // max(1, window))
         while (search.spent < seconds - 0.05 and search.cost > 0 and search.stale < patience
@@ -168,7 +174,7 @@ class _Search:
     seconds, counted, never measured)."""
 
     def __init__(self, problem, index, cost, backend, seed, window, range_floor=1,
-                 wall=None):
+                 wall=None, keep=None):
         self.problem, self.index, self.cost = problem, dict(index), cost
         self.backend, self.seed, self.size = backend, seed, window
         self.range_floor = range_floor  # of the kicks' anneals
@@ -177,6 +183,7 @@ class _Search:
         self.stale = 0
         self.spent = 0.0
         self.wall = wall if wall is not None else float("inf")
+        self.keep = keep
         self.stats = {"lns_rounds": 0, "lns_improved": 0, "annealing_kicks": 0}
         self.stats |= {f"improved_{k}": 0 for k in NEIGHBOURHOODS}
 
@@ -213,6 +220,8 @@ class _Search:
             significant = new_cost < self.cost * (1 - MIN_IMPROVEMENT)
             self.stale = 0 if significant else self.stale + 1
             self.index, self.cost = new_index, new_cost
+            if self.keep is not None:
+                self.keep(self.problem.to_site_ids(new_index), new_cost)
             stats["lns_improved"] += 1
             stats[f"improved_{kind}"] += 1
             stats["last_improvement"] = time.perf_counter()
@@ -229,13 +238,15 @@ class _Search:
         self.stats["annealing_kicks"] += 1
         seed = self.seed + 7919 * self.stats["annealing_kicks"]
         index, cut = _kick(self.problem, fabric, self.index, seconds * (1 - TABU_POLISH), seed,
-                           self.range_floor, self.wall)
+                           self.range_floor, self.wall, self.keep)
         index, _ = tabu_search(self.problem, index, seconds * TABU_POLISH, seed=seed,
                                wall=self.wall, stats=self.stats)
         self.spent += seconds
         if cut:
             self.stats["cut_short"] = True
         cost = problem_cost(self.problem, self.problem.to_site_ids(index))
+        if self.keep is not None:
+            self.keep(self.problem.to_site_ids(index), cost)
         if cost < self.cost - 1e-12 * max(1.0, self.cost):
             self.index, self.cost, self.stale = index, cost, 0
             self.stats["last_improvement"] = time.perf_counter()
@@ -249,13 +260,14 @@ def _adapt(size: int, solved_fast: bool | None, nodes: int) -> int:
     return max(MIN_WINDOW, size - 2)
 
 
-def _kick(problem, fabric, index, seconds, seed, range_floor, wall) -> tuple[dict[str, int], bool]:
+def _kick(problem, fabric, index, seconds, seed, range_floor, wall, keep=None
+          ) -> tuple[dict[str, int], bool]:
     """Leave a local optimum: a hot anneal from it (its result may be worse); also whether
-    the wall clock cut it short."""
+    the wall clock cut it short. ``keep`` is offered the anneal's states."""
     placed, _, stats = anneal_with_restarts(problem, fabric, problem.to_site_ids(index),
                                             time_limit=seconds, seed=seed,
                                             temperature_factor=KICK_TEMPERATURE,
-                                            range_floor=range_floor, wall=wall)
+                                            range_floor=range_floor, wall=wall, keep=keep)
     return ({n: problem.sites.index[s] for n, s in placed.items()},
             bool(stats.get("cut_short")))
 

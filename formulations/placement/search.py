@@ -40,6 +40,7 @@ import numpy as np
 
 from formulations.placement.annealing import anneal_to_budget, same_kind_step, wall_deadline
 from formulations.placement.bound import star_bound
+from formulations.placement.candidates import CandidatePool
 from formulations.placement.greedy import greedy_place
 from formulations.placement.lns import lns
 from formulations.placement.model import (build_placement_model, candidate_sites,
@@ -66,7 +67,8 @@ ONE_SCALE_SHARE, SPREAD_SHARE, ONE_SCALE_CV = 0.75, 0.5, 1.0
 
 def place_model(graph: Graph, fabric, order: list[str], settings: SolveSettings, *,
                 site_penalty: dict[str, float] | None = None,
-                search: PlacementSearch | None = None) -> PlacementOutcome:
+                search: PlacementSearch | None = None,
+                keep: CandidatePool | None = None) -> PlacementOutcome:
     """Exact placement model, warm-started by the greedy; LNS when too big to prove.
 
     Parameters
@@ -83,6 +85,11 @@ def place_model(graph: Graph, fabric, order: list[str], settings: SolveSettings,
     site_penalty : site id -> extra cost per unit of node bandwidth (routing feedback).
     search : the search knobs (:class:`~formulations.placement.settings.PlacementSearch`:
         LNS window and patience, anneal share, cut share, idle nodes placed last).
+    keep : when given, a :class:`~formulations.placement.candidates.CandidatePool` offered
+        the placements the searches visit (the warm anneal's temperatures, the LNS's
+        incumbents and kicks, the exact model's answer and its warm start), completed
+        with the idle nodes at the end: the top-k a cost model ranks. Same work, same
+        answer.
 
     Returns
     -------
@@ -112,25 +119,27 @@ def place_model(graph: Graph, fabric, order: list[str], settings: SolveSettings,
     check_capacity(problem)
     idle = {n for n in problem.nodes if problem.degree[n] == 0}
     if not (search.drop_idle and idle and len(idle) < len(problem.nodes)):
-        return _place_all(problem, graph, fabric, order, settings, search, started, wall)
+        return _place_all(problem, graph, fabric, order, settings, search, started, wall, keep)
     busy = graph.subgraph([n for n in graph.node_ids if n not in idle])
     busy_started = time.perf_counter()
     busy_problem = placement_problem(busy, fabric, site_penalty, search.cut_share)
     out = _place_all(busy_problem, busy, fabric, [n for n in order if n not in idle], settings,
-                     search, busy_started, wall)
+                     search, busy_started, wall, keep)
     completed = fill_idle(problem, out.placement, sorted(idle))
+    if keep is not None:
+        keep.complete(lambda p: fill_idle(problem, p, sorted(idle)))
     if completed is not None:
         out.placement, out.extra["idle_nodes"] = completed, len(idle)
         return out
     # the leftover sites cannot take the idle nodes: everything again, on half the plan
     again = settings.with_time(max(0.5, 0.5 * settings.time_limit))
     return _place_all(problem, graph, fabric, order, again, search, time.perf_counter(),
-                      wall_deadline(again.time_limit, settings.deadline))
+                      wall_deadline(again.time_limit, settings.deadline), keep)
 
 
 def _place_all(problem: PlacementProblem, graph: Graph, fabric, order: list[str],
-               settings: SolveSettings, search: PlacementSearch, started: float, wall: float
-               ) -> PlacementOutcome:
+               settings: SolveSettings, search: PlacementSearch, started: float, wall: float,
+               keep: CandidatePool | None = None) -> PlacementOutcome:
     """Every node of ``problem``: the annealed greedy, then the site model, the exact
     model or the LNS (``started``: when this placement's clock started, for the reported
     times; ``wall``: the ``time.monotonic()`` cap). The budget is work planned from
@@ -150,7 +159,8 @@ def _place_all(problem: PlacementProblem, graph: Graph, fabric, order: list[str]
     if greedy_cost > extra["star_bound"] and share > 0:
         annealed = share * settings.time_limit
         current, extra["anneal_run_time"], cut = _warm_anneal(
-            problem, fabric, current, annealed, settings.seed, fill=not exact, wall=wall)
+            problem, fabric, current, annealed, settings.seed, fill=not exact, wall=wall,
+            keep=keep)
         if cut:
             extra["cut_short"] = True
     start_cost = problem_cost(problem, current)
@@ -176,7 +186,7 @@ def _place_all(problem: PlacementProblem, graph: Graph, fabric, order: list[str]
         if cut:
             extra["cut_short"] = True
         return _exact_outcome(problem, index, start_cost, found, status, bound, "cp-sat",
-                              "placement site model", started, extra)
+                              "placement site model", started, extra, keep)
     if exact:
         hint_placement(model, x, index, problem.nodes)
         result = model.solve(backend=settings.backend, time_limit=cap, seed=settings.seed,
@@ -189,9 +199,9 @@ def _place_all(problem: PlacementProblem, graph: Graph, fabric, order: list[str]
             bound = None if result.bound is None else max(0.0, result.bound * problem.quantum)
         extra["hint"] = result.hint_status
         return _exact_outcome(problem, index, start_cost, found, result.status.name, bound,
-                              result.backend, "placement model", started, extra)
+                              result.backend, "placement model", started, extra, keep)
     return _lns(problem, fabric, index, start_cost, settings.with_time(left), search, started,
-                extra, wall)
+                extra, wall, keep)
 
 
 def anneal_share_for(problem: PlacementProblem) -> float:
@@ -262,8 +272,8 @@ def _match(nodes: list[str], options: dict[str, list[int]]) -> dict[str, int] | 
 
 
 def _warm_anneal(problem: PlacementProblem, fabric, start: dict[str, str], seconds: float,
-                 seed: int, fill: bool = True, wall: float | None = None
-                 ) -> tuple[dict[str, str], float, bool]:
+                 seed: int, fill: bool = True, wall: float | None = None,
+                 keep: CandidatePool | None = None) -> tuple[dict[str, str], float, bool]:
     """A second warm start: :func:`~formulations.placement.annealing.anneal_to_budget` from
     ``start`` for ``seconds`` planned seconds of moves (its first anneal cools within them:
     a large section gets fewer moves per temperature); returns the result, the planned
@@ -275,20 +285,26 @@ def _warm_anneal(problem: PlacementProblem, fabric, start: dict[str, str], secon
     of ``start`` and the result costs least. Without ``fill`` only the first anneal runs
     (a section small enough for the exact model needs the time for the proof). The range
     limit stops at a same-kind neighbour's step
-    (:func:`~formulations.placement.annealing.same_kind_step`).
+    (:func:`~formulations.placement.annealing.same_kind_step`). ``keep`` is offered the
+    anneals' states at their light cost.
     """
     light = replace(problem, congestion_weight=0.0)
     best, _, stats = anneal_to_budget(light, fabric, start, time_limit=seconds, seed=seed,
                                       fill=fill, range_floor=same_kind_step(problem, fabric),
-                                      wall=wall)
+                                      wall=wall, keep=keep)
     better = problem_cost(problem, best) < problem_cost(problem, start)
     return (best if better else start), stats["one_run"], bool(stats.get("cut_short"))
 
 
 def _exact_outcome(problem, index, start_cost, found, solver_status, bound, backend, method,
-                   started, extra) -> PlacementOutcome:
+                   started, extra, keep=None) -> PlacementOutcome:
     """The outcome of a whole-section solve: its placement ``found`` unless the warm start
-    ``index`` is better, proved optimal when the solver or the star bound says so."""
+    ``index`` is better, proved optimal when the solver or the star bound says so (both
+    offered to ``keep``)."""
+    if keep is not None:
+        keep(problem.to_site_ids(index), start_cost)
+        if found is not None:
+            keep(problem.to_site_ids(found), problem_cost(problem, problem.to_site_ids(found)))
     placed = dict(index)
     if found is not None and problem_cost(problem, problem.to_site_ids(found)) <= start_cost + 1e-9:
         placed = found
@@ -307,13 +323,14 @@ def _exact_outcome(problem, index, start_cost, found, solver_status, bound, back
 
 
 def _lns(problem, fabric, index, cost, settings: SolveSettings, search: PlacementSearch,
-         started, extra, wall) -> PlacementOutcome:
+         started, extra, wall, keep=None) -> PlacementOutcome:
     """Large-neighbourhood search (:mod:`formulations.placement.lns`) with the star bound,
     for ``settings.time_limit`` planned seconds of work."""
     index, cost, stats = lns(problem, fabric, index, cost, backend=settings.backend,
                              seconds=settings.time_limit, seed=settings.seed,
                              window=search.window, patience=search.patience,
-                             anneal_seconds=extra.get("anneal_run_time", 0), wall=wall)
+                             anneal_seconds=extra.get("anneal_run_time", 0), wall=wall,
+                             keep=keep)
     bound = extra.get("star_bound", 0.0)
     if "last_improvement" in stats:
         extra["best_found_time"] = round(stats.pop("last_improvement") - started, 4)
