@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from formulations.cgra.listsched import list_schedule
+from formulations.cgra.listsched import LARGE_KERNEL, ROUNDS, list_schedule
 from formulations.cgra.milp import sweep_milp
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, lower_bounds,
                                        precheck, problem_from_graph)
@@ -35,13 +35,15 @@ from formulations.solver import SolveSettings
 from hardware import CgraSpec
 from model.graph import Graph
 
-__all__ = ["PLACERS", "BASELINE_SHARE", "CgraResult", "map_kernel"]
+__all__ = ["PLACERS", "BASELINE_SHARE", "SECOND_SHARE", "CgraResult", "map_kernel"]
 
 #: Placers of a CGRA run (``--placer``): the CP-SAT sweep (``model``, default) or the
 #: baseline alone (``list``).
 PLACERS = ("model", "list")
 #: Share of the time limit the baseline may use before the sweep.
 BASELINE_SHARE = 0.5
+#: Share of the time left a large kernel's baseline gets again when its first share ran out.
+SECOND_SHARE = 0.7
 
 
 @dataclass
@@ -77,6 +79,8 @@ def map_kernel(graph: Graph, spec: CgraSpec, settings: SolveSettings, placer: st
     except CgraInfeasible as exc:
         note = "; ".join(exc.reasons)
         say(f"list scheduling: {note}")
+    if baseline is None and placer == "model" and note.startswith("T0"):
+        baseline, note = _second_chance(problem, settings, started, say, note)
     baseline_seconds = time.perf_counter() - started
     if placer == "list":
         if baseline is None:
@@ -90,3 +94,21 @@ def map_kernel(graph: Graph, spec: CgraSpec, settings: SolveSettings, placer: st
     else:
         sched = sweep_milp(problem, rest, replace(baseline) if baseline else None)
     return CgraResult(problem, bounds, sched, baseline, baseline_seconds, note)
+
+
+def _second_chance(problem: CgraProblem, settings: SolveSettings, started: float,
+                   say: Callable[[str], None], note: str) -> tuple[CgraSchedule | None, str]:
+    """The baseline ran out of its share: on a kernel of more than
+    :data:`~formulations.cgra.listsched.LARGE_KERNEL` operations the sweep rarely maps from
+    nothing (its relaxation alone takes seconds), so the baseline gets
+    :data:`SECOND_SHARE` of the time left, with other seeds, before the sweep."""
+    if problem.n <= LARGE_KERNEL:
+        return None, note
+    left = min(settings.time_limit - (time.perf_counter() - started), settings.wall_seconds())
+    try:
+        baseline = list_schedule(problem, settings.seed + ROUNDS,
+                                 time_limit=max(0.2, left * SECOND_SHARE))
+    except CgraInfeasible as exc:
+        return None, note + "; " + "; ".join(exc.reasons)
+    say(f"list scheduling (second chance): II {baseline.ii}, length {baseline.length}")
+    return baseline, ""

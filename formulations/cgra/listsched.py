@@ -32,6 +32,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections import defaultdict
@@ -42,7 +43,8 @@ import networkx as nx
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, Step,
                                        lower_bounds, precheck, time_windows)
 
-__all__ = ["list_schedule", "schedule_at_ii", "route_fixed", "Router", "NEGOTIATION_ROUNDS", "CANDIDATES"]
+__all__ = ["list_schedule", "schedule_at_ii", "route_fixed", "Router", "NEGOTIATION_ROUNDS",
+           "CANDIDATES", "GROWTH", "LARGE_KERNEL", "ROUNDS"]
 
 #: PathFinder rounds of rip-up and re-route per II.
 NEGOTIATION_ROUNDS = 40
@@ -52,6 +54,14 @@ STALL_ROUNDS = 10
 OVERUSE_PENALTY = 40.0
 #: Placements whose routes are costed per operation (earliest first).
 CANDIDATES = 12
+#: Each II tried on the way up is this many times the last (at least one more).
+GROWTH = 1.25
+#: Above this many operations one attempt per II on the way up (they take seconds).
+LARGE_KERNEL = 60
+#: Upward passes over the IIs (each with other seeds) before the baseline gives up.
+ROUNDS = 4
+#: Cost of one cycle of delay of an operation, against its routes' cost.
+TIME_WEIGHT = 2.0
 _BIG = 10**9
 
 
@@ -74,6 +84,7 @@ class Router:
     cells: dict = field(default_factory=lambda: defaultdict(lambda: defaultdict(int)))
     moves: dict = field(default_factory=lambda: defaultdict(lambda: defaultdict(int)))
     paths: dict = field(default_factory=dict)
+    over: int = 0
 
     def cell_cost(self, u: int, pe: int, c: int) -> float:
         if self.cells[u].get((pe, c)):
@@ -90,26 +101,48 @@ class Router:
         return (1.0 + self.link_hist[key]) * (1.0 + self.present * over * 4)
 
     def route(self, u: int, src: Step, dst: Step) -> tuple[float, list[Step] | None]:
-        """The cheapest time-exact path of value ``u`` from ``src`` to ``dst``."""
+        """The cheapest time-exact path of value ``u`` from ``src`` to ``dst``.
+
+        Dynamic programming over the cycles ``src..dst``: each cell's cost is evaluated once
+        per cycle (not once per incoming link), and PEs that cannot reach ``dst`` in the
+        cycles left are never expanded.
+        """
         (p0, c0), (p1, c1) = src, dst
         dist = self.problem.dist
         if c1 < c0 or dist[p0][p1] > c1 - c0:
             return float("inf"), None
-        links = self.problem.links
+        links, ii, cap = self.problem.links, self.ii, self.problem.registers
+        mine, moved = self.cells[u], self.moves[u]
+        reg_use, reg_hist, link_use, link_hist = (self.reg_use, self.reg_hist, self.link_use,
+                                                  self.link_hist)
+        press = self.present * 4
+        to_dst = [row[p1] for row in dist]
         cost = {p0: self.cell_cost(u, p0, c0)}
         back: list[dict[int, int]] = []
         for c in range(c0, c1):
-            left = c1 - c - 1
+            left, slot = c1 - c - 1, (c + 1) % ii
             nxt: dict[int, float] = {}
             prev: dict[int, int] = {}
+            cell: dict[int, float] = {}
             for p in sorted(cost):
                 base = cost[p]
                 for q in [p] + links[p]:
-                    if dist[q][p1] > left:
+                    if to_dst[q] > left:
                         continue
-                    w = base + self.cell_cost(u, q, c + 1)
-                    if q != p:
-                        w += self.link_cost(u, p, q, c)
+                    w = cell.get(q)
+                    if w is None:
+                        if mine.get((q, c + 1)):
+                            w = 0.0
+                        else:
+                            key = (q, slot)
+                            over = reg_use.get(key, 0) + 1 - cap
+                            w = (1.0 + reg_hist.get(key, 0.0)) * (1.0 + press * over
+                                                                  if over > 0 else 1.0)
+                        cell[q] = w
+                    w += base
+                    if q != p and not moved.get((p, q, c)):
+                        key = (p, q, c % ii)
+                        w += (1.0 + link_hist.get(key, 0.0)) * (1.0 + press * link_use.get(key, 0))
                     if w < nxt.get(q, float("inf")):
                         nxt[q], prev[q] = w, p
             cost = nxt
@@ -126,35 +159,46 @@ class Router:
     def add(self, u: int, key: tuple, path: list[Step]) -> None:
         """Commit ``path`` as the route of edge ``key`` of value ``u``."""
         self.paths[key] = path
+        cap = self.problem.registers
         for pe, c in path:
             if self.cells[u][(pe, c)] == 0:
-                self.reg_use[(pe, c % self.ii)] += 1
+                slot = (pe, c % self.ii)
+                self.reg_use[slot] += 1
+                self.over += self.reg_use[slot] > cap
             self.cells[u][(pe, c)] += 1
         for (p, c), (q, _) in zip(path, path[1:]):
             if p != q:
                 if self.moves[u][(p, q, c)] == 0:
-                    self.link_use[(p, q, c % self.ii)] += 1
+                    slot = (p, q, c % self.ii)
+                    self.link_use[slot] += 1
+                    self.over += self.link_use[slot] > 1
                 self.moves[u][(p, q, c)] += 1
 
     def remove(self, u: int, key: tuple) -> None:
         """Rip up the route of edge ``key`` of value ``u``."""
         path = self.paths.pop(key)
+        cap = self.problem.registers
         for pe, c in path:
             self.cells[u][(pe, c)] -= 1
             if self.cells[u][(pe, c)] == 0:
                 del self.cells[u][(pe, c)]
-                self.reg_use[(pe, c % self.ii)] -= 1
+                slot = (pe, c % self.ii)
+                self.over -= self.reg_use[slot] > cap
+                self.reg_use[slot] -= 1
         for (p, c), (q, _) in zip(path, path[1:]):
             if p != q:
                 self.moves[u][(p, q, c)] -= 1
                 if self.moves[u][(p, q, c)] == 0:
                     del self.moves[u][(p, q, c)]
-                    self.link_use[(p, q, c % self.ii)] -= 1
+                    slot = (p, q, c % self.ii)
+                    self.over -= self.link_use[slot] > 1
+                    self.link_use[slot] -= 1
 
     def overused(self) -> int:
-        """Register and link slots over their capacity (0: the routes are legal)."""
-        regs = sum(max(0, n - self.problem.registers) for n in self.reg_use.values())
-        return regs + sum(max(0, n - 1) for n in self.link_use.values())
+        """Register and link slots over their capacity (0: the routes are legal), counted
+        with multiplicity (a slot two values over counts 2); kept up to date by
+        :meth:`add` and :meth:`remove`."""
+        return self.over
 
     def age(self) -> None:
         """PathFinder's history: every over-used slot costs more from now on."""
@@ -286,7 +330,7 @@ class _Attempt:
         best = None
         for t, _, pe in sorted(candidates)[:CANDIDATES]:
             cost, paths = self.route_cost(v, pe, t)
-            score = cost + 2.0 * t
+            score = cost + TIME_WEIGHT * t
             if paths is not None and cost < float("inf") and (best is None or score < best[0]):
                 best = (score, pe, t, paths)
         if best is None:
@@ -390,31 +434,47 @@ def _decode(problem: CgraProblem, ii: int, attempt: _Attempt) -> CgraSchedule:
 
 def list_schedule(problem: CgraProblem, seed: int = 0, time_limit: float = 10.0,
                   tries: int = 3) -> CgraSchedule:
-    """The smallest II at which list scheduling + PathFinder finds a mapping (``tries``
-    seeds per II, all within ``time_limit`` seconds). Raises :class:`CgraInfeasible`."""
+    """The smallest II at which list scheduling + PathFinder finds a mapping, searched within
+    ``time_limit`` seconds; raises :class:`CgraInfeasible`.
+
+    Up from the lower bound with growing steps (two attempts per II, one per ordering mode;
+    one above :data:`LARGE_KERNEL` operations; each II :data:`GROWTH` times the last), so a
+    kernel that needs an II far above its bound is reached before the time runs out; then
+    bisection between the largest II that failed and the smallest that mapped (``tries``
+    seeds per II), keeping the best mapping found. When a pass reaches ``max_ii`` without a
+    mapping, the next pass (of :data:`ROUNDS`) starts one II higher with other seeds.
+    """
     reasons = precheck(problem)
     if reasons:
         raise CgraInfeasible(reasons)
     started = time.perf_counter()
     deadline = started + time_limit
-    low, step, failed, best = lower_bounds(problem)["ii"], 1, 0, None
-    ii = low
-    while ii <= problem.max_ii and best is None:   # up: one II at a time, then faster
-        best = _try_ii(problem, ii, seed, tries, deadline)
-        if best is None:
-            failed, low = failed + 1, ii + 1
-            step = step * 2 if failed >= 3 else 1
-            ii = min(problem.max_ii, ii + step) if ii < problem.max_ii else ii + 1
+    low, best, failed, tried = lower_bounds(problem)["ii"], None, 0, set()
+    for rounds in range(ROUNDS):           # each round: other seeds (the other mode first)
+        failed, ii = low - 1, min(problem.max_ii, low + rounds)
+        while ii <= problem.max_ii and best is None and time.perf_counter() < deadline:
+            best = _try_ii(problem, ii, seed + rounds, 2 if problem.n <= LARGE_KERNEL else 1,
+                           deadline)
+            tried.add(ii)
+            if best is None:
+                failed = ii
+                ii = ii + 1 if ii == problem.max_ii else \
+                    min(problem.max_ii, max(ii + 1, math.ceil(ii * GROWTH)))
+        if best is not None or time.perf_counter() >= deadline:
+            break
     if best is None:
-        raise CgraInfeasible([f"list scheduling found no mapping at any II <= "
-                              f"{problem.max_ii}" if time.perf_counter() < deadline else
-                              f"T0 time limit: list scheduling found no mapping within "
-                              f"{time_limit:g} s"])
-    for ii in range(low, best.ii):                 # back down over the IIs jumped
-        found = _try_ii(problem, ii, seed, tries, deadline)
+        raise CgraInfeasible([f"T0 time limit: list scheduling found no mapping within "
+                              f"{time_limit:g} s (IIs {sorted(tried)} tried)"
+                              if time.perf_counter() >= deadline else
+                              f"list scheduling found no mapping ({ROUNDS} passes over IIs "
+                              f"{sorted(tried)}; nothing proven)"])
+    while best.ii - failed > 1 and time.perf_counter() < deadline:   # bisect down
+        mid = (failed + best.ii) // 2
+        found = _try_ii(problem, mid, seed, tries, deadline)
         if found is not None:
             best = found
-            break
+        else:
+            failed = mid
     best.seconds = time.perf_counter() - started
     return best
 

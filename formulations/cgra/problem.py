@@ -261,7 +261,28 @@ def precheck(problem: CgraProblem) -> list[str]:
     if bounds["rec_ii"] > problem.max_ii:
         reasons.append(f"C7 recurrence: a loop-carried cycle needs II >= {bounds['rec_ii']} "
                        f"but II <= {problem.max_ii}")
-    return reasons
+    return reasons + _operand_registers(problem)
+
+
+def _operand_registers(problem: CgraProblem) -> list[str]:
+    """C5: an operation reads every operand (one value per producer and iteration distance)
+    from its own PE's registers at its issue cycle, so more distinct operands than registers
+    never fit, at any II.
+
+    >>> from hardware import CgraSpec
+    >>> from model.graph import Graph, Node, Edge
+    >>> g = Graph("wide", [Node(f"a{i}", op="LOAD") for i in range(3)] + [Node("s", op="STORE")],
+    ...           [Edge(f"a{i}", "s") for i in range(3)])
+    >>> _operand_registers(problem_from_graph(g, CgraSpec(name="c", rows=2, cols=2, registers=2)))
+    ['C5 registers: s reads 3 distinct operands at its issue but a PE holds 2 values (raise \
+`registers` in the hardware file)']
+    """
+    operands: dict[int, set] = defaultdict(set)
+    for u, v, d in problem.edges:
+        operands[v].add((u, d))
+    return [f"C5 registers: {problem.names[v]} reads {len(operands[v])} distinct operands at its "
+            f"issue but a PE holds {problem.registers} values (raise `registers` in the "
+            f"hardware file)" for v in sorted(operands) if len(operands[v]) > problem.registers]
 
 
 def time_windows(problem: CgraProblem, ii: int, horizon: int

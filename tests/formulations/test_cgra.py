@@ -129,3 +129,34 @@ def test_map_kernel_placers_and_export(tmp_path):
     highs = map_kernel(kernel(), spec, SolveSettings(backend="highs", time_limit=20,
                                                      export_dir=str(tmp_path)))
     assert list(tmp_path.glob("cgra_mac_ii*.mps")) and checked(kernel(), spec, highs.schedule)
+
+
+def wide(k: int) -> Graph:
+    """``k`` loads feeding one add: the add reads ``k`` distinct operands at its issue."""
+    return Graph(f"wide{k}", [Node(f"ld{i}", op="LOAD") for i in range(k)] + [Node("s", op="ADD")],
+                 [Edge(f"ld{i}", "s") for i in range(k)])
+
+
+def test_more_operands_than_registers_is_proven_unmappable():
+    spec = load_hardware("cgra4x4")            # 4 registers per PE
+    assert not precheck(problem_from_graph(wide(4), spec))
+    assert checked(wide(4), spec, list_schedule(problem_from_graph(wide(4), spec)))
+    reasons = precheck(problem_from_graph(wide(5), spec))
+    assert reasons and reasons[0].startswith("C5 registers: s reads 5 distinct operands")
+    with pytest.raises(CgraInfeasible, match="C5 registers"):
+        map_kernel(wide(5), spec, SolveSettings(time_limit=2))
+
+
+def test_baseline_reaches_an_ii_far_above_the_bound():
+    """A chain of 40 adds with skip edges on a 2 x 2 mesh with 2 registers: the bound is 10
+    (slots) but register pressure needs more; the upward search with growing steps still finds a mapping,
+    and bisection keeps the smallest II it maps."""
+    spec = CgraSpec(name="tiny", rows=2, cols=2, registers=2, max_ii=32)
+    nodes = [Node(f"n{i}", op="ADD") for i in range(40)]
+    edges = [Edge(f"n{i}", f"n{i + 1}") for i in range(39)] + \
+        [Edge(f"n{i}", f"n{i + 2}") for i in range(0, 38, 3)]
+    graph = Graph("chain", nodes, edges)
+    problem = problem_from_graph(graph, spec)
+    sched = list_schedule(problem, time_limit=20)
+    assert sched.ii > lower_bounds(problem)["ii"] + 2       # far above the bound, found
+    assert checked(graph, spec, sched)
