@@ -16,7 +16,9 @@ CP model of :mod:`formulations.streaming.model`. Per II it runs, in order:
    model without H1, whose bound is often the optimum);
 6. **destructive lower bounding** (:func:`close_gap`) from that bound.
 
-Time an II leaves unused carries over to the next. :func:`explain` names the rule that makes
+``settings.time_limit`` is one deadline for the whole sweep: each II gets
+:data:`II_SHARE` of the time left (all of it at the last II that can matter: the warm
+start's, or ``max_ii``), and time an II leaves unused carries over to the next. :func:`explain` names the rule that makes
 an instance unmappable, in the user's terms, before any search (pre-checks) or by relaxing
 rule families one at a time.
 """
@@ -54,6 +56,10 @@ RELAX_SHARE = 0.5
 #: destructive lower bounding the rest.
 STALL_SECONDS = 0.5
 ABOVE_SHARE = 0.85
+#: Share of the time left that one II of the sweep may use (the last II that can matter gets
+#: all of it); the sweep stops when less than :data:`LAST_SECONDS` is left.
+II_SHARE = 0.5
+LAST_SECONDS = 0.2
 
 
 def relax_holds(problem: StreamingProblem, ii: int, time_limit: float, seed: int = 0,
@@ -300,7 +306,7 @@ def sweep_ii(problem: StreamingProblem, settings: SolveSettings,
              explain_failure: bool = True) -> StreamingSchedule:
     """Smallest II, then fewest cycles: sweep II from the lower bound with one CP-SAT model each.
 
-    ``settings.time_limit`` is per II; time an II leaves unused carries over to the next. Per
+    ``settings.time_limit`` is one deadline for the whole sweep (see the module); per
     II: the layout relaxation (refutes the II), then the full model, the top-down proof, the
     hold relaxation and destructive lower bounding (see the module). ``warm`` (a heuristic
     schedule) is the hint, and is returned when it beats an unproven sweep. Raises
@@ -328,9 +334,14 @@ def sweep_ii(problem: StreamingProblem, settings: SolveSettings,
     results: list[SolveResult] = []
     all_proven = True
     open_ii: list[int] = []
+    deadline = started + settings.wall_seconds()
+    last = warm.ii if warm is not None else problem.max_ii
     for ii in range(bounds["ii"], problem.max_ii + 1):
-        spent = time.perf_counter() - started  # time an II leaves unused carries over
-        allowed = max(0.5, time_limit * (ii - bounds["ii"] + 1) - spent)
+        if _left(deadline) < LAST_SECONDS:   # the whole sweep's deadline
+            all_proven = False
+            open_ii.append(ii)
+            break
+        allowed = _left(deadline) * (1.0 if ii >= last else II_SHARE)
         proof, tiles, budget = _layout_first(problem, ii, allowed, seed, warm)
         if proof is not None:
             results.append(proof)
@@ -353,13 +364,14 @@ def sweep_ii(problem: StreamingProblem, settings: SolveSettings,
     if warm is not None:
         return warm
     if not all_proven:
-        raise StreamingInfeasible([f"T0 time limit: no mapping found within {time_limit:g} s per "
-                                   f"II and none proven impossible at II {open_ii} (raise "
+        raise StreamingInfeasible([f"T0 time limit: no mapping found within {time_limit:g} s "
+                                   f"and none proven impossible at II {open_ii} (raise "
                                    f"--time-limit)"])
     if not explain_failure:
         raise StreamingInfeasible([f"no II <= {problem.max_ii} admits a mapping (proven, "
                                    f"not explained further)"])
-    raise StreamingInfeasible(explain(problem, time_limit=min(time_limit, 5.0), seed=seed))
+    raise StreamingInfeasible(explain(problem, time_limit=min(5.0, max(0.5, _left(deadline) / 5)),
+                                      seed=seed))
 
 
 # ---------------------------------------------------------------------------------------------
