@@ -73,15 +73,15 @@ def length_ladder(problem: CgraProblem, ii: int, low: int, high: int, deadline: 
                   ) -> tuple[CgraSchedule | None, int]:
     """Horizons ``low..high``: the first mapping found and the length bound proven.
 
-    Each horizon gets half the time left (at least 0.5 s); an unfinished question ends the
-    ladder. Returns ``(mapping or None, bound)``.
+    Each horizon gets 0.6 of the time left (at least 0.5 s, never past the deadline); an
+    unfinished question ends the ladder. Returns ``(mapping or None, bound)``.
     """
     bound = low
     for horizon in range(low, high + 1):
         left = _left(deadline)
         if left < 0.2:
             break
-        result, sched = solve_full(problem, ii, horizon, max(0.5, min(left, left * 0.6)), seed,
+        result, sched = solve_full(problem, ii, horizon, min(left, max(0.5, left * 0.6)), seed,
                                    warm=warm)
         results.append(result)
         if result.status is SolveStatus.INFEASIBLE:
