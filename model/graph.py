@@ -22,14 +22,41 @@ from typing import Any, Iterable
 import networkx as nx
 import numpy as np
 
-__all__ = ["Node", "Edge", "Net", "Graph", "UNIT_KINDS", "ordered_kahn", "successor_lists",
-           "same_iteration_cycle_rule"]
+__all__ = ["Node", "Edge", "Net", "Graph", "UNIT_KINDS", "SHARED_EMPTY", "SharedEmpty",
+           "ordered_kahn", "successor_lists", "same_iteration_cycle_rule"]
 
 #: Bytes per sample that fit the scalar network (one 32-bit word).
 SCALAR_BYTES = 4
 
 #: The unit kinds a node may ask for; "any" lets placement choose.
 UNIT_KINDS = ("pcu", "pmu", "agcu", "any")
+
+
+class SharedEmpty(dict):
+    """An empty ``attrs`` or ``extra`` that refuses changes: the one a reader gives every
+    node and edge it builds in bulk without them (10^6 own empty dicts cost 0.4 s and
+    128 MB). To change a node's, give it its own: ``node.attrs = {"k": 1}``.
+
+    >>> SHARED_EMPTY["k"] = 1
+    Traceback (most recent call last):
+    ...
+    TypeError: this attrs/extra is shared by the nodes and edges read from a file; give the node or edge its own dict before changing it
+    """
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any) -> None:
+        raise TypeError("this attrs/extra is shared by the nodes and edges read from a file; "
+                        "give the node or edge its own dict before changing it")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self) -> str:
+        return "SHARED_EMPTY"    # copies and pickles stay the one shared object
+
+
+#: The shared empty ``attrs``/``extra`` (see :class:`SharedEmpty`).
+SHARED_EMPTY = SharedEmpty()
 
 
 @dataclass(slots=True)
@@ -240,6 +267,10 @@ class Graph:
             raise nx.NetworkXUnfeasible("Graph contains a cycle or graph changed during iteration")
         nodes = self.nodes
         return [nodes[k].id for k in order]
+
+    def is_acyclic(self) -> bool:
+        """Whether the same-iteration edges form no cycle (the order found is kept)."""
+        return len(self._topological_indices) == len(self.nodes)
 
     @cached_property
     def _topological_indices(self) -> list[int]:

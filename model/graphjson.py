@@ -29,7 +29,9 @@ import math
 import os
 import re
 import tempfile
+from collections import deque
 from contextlib import contextmanager
+from itertools import repeat
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -40,7 +42,7 @@ import numpy as np
 from hardware.description import NETWORK_NAMES
 from hardware.fields import MAX_NESTING, parse_json, read_bounded, shown_limit, shown_number
 from model.errors import InputError
-from model.graph import UNIT_KINDS, Edge, Graph, Node
+from model.graph import SHARED_EMPTY, UNIT_KINDS, Edge, Graph, Node
 
 __all__ = ["read_graph", "parse_graph", "parse_graph_bytes", "parse_graph_quick", "quick_json", "is_plain", "gc_paused", "graph_json_text", "graph_to_dict", "write_graph", "validate_graph",
            "write_json_atomic", "load_json", "LIMITS", "read_file_bytes"]
@@ -180,11 +182,8 @@ def parse_graph_quick(data: Any, file: str, default_name: str, raw_of: Callable[
         if data is not None:
             try:
                 return _build_graph(data, file, default_name, _Checker(file, plain_only=True))
-            except _NeedsFullCheck:
+            except (_NeedsFullCheck, InputError):   # the full path names the problem
                 pass
-            except InputError as error:
-                parse_json(raw_of(), file, example)   # its message first, as on the full path
-                raise error from None
         return parse_graph(parse_json(raw_of(), file, example), file, default_name)
 
 
@@ -217,10 +216,10 @@ def _build_graph(data: Any, file: str, default_name: str, check: "_Checker") -> 
             raise InputError(file, key, "missing", f'add a "{key}" list')
         check.is_type(data[key], list, key, "a list")
     check.plain({k: v for k, v in data.items() if k not in ("nodes", "edges")}, 0)
-    nodes = _built(data["nodes"], "nodes", _quick_node, _parse_node, check)
-    index = {n.id: k for k, n in enumerate(nodes)}
+    nodes = _built(data["nodes"], "nodes", _quick_nodes, _parse_node, check)
+    index = dict(zip(map(attrgetter("id"), nodes), range(len(nodes))))
     ends: tuple[list[int], list[int]] = ([], [])
-    edges = _built(data["edges"], "edges", _quick_edge, _parse_edge, check, index, ends)
+    edges = _built(data["edges"], "edges", _quick_edges, _parse_edge, check, index, ends)
     name = data.get("name", default_name)
     check.is_type(name, str, "name", "a string")
     attrs = data.get("attrs", {})
@@ -234,6 +233,11 @@ def _build_graph(data: Any, file: str, default_name: str, check: "_Checker") -> 
     return graph
 
 
+def _consume(values: Iterator) -> None:
+    """Run an iterator to its end, keeping nothing (itertools' recipe)."""
+    deque(values, maxlen=0)
+
+
 #: Entries built per step: few enough that a step's edges find their node ids while
 #: the ids' text is still in the processor's cache.
 _CHUNK = 1 << 14
@@ -242,7 +246,8 @@ _CHUNK = 1 << 14
 def _built(items: list, name: str, quick: Any, careful: Any, check: "_Checker",
            index: dict[str, int] | None = None,
            ends: tuple[list[int], list[int]] | None = None) -> list:
-    """The node or edge of every entry: ``quick(raw)`` when it can, else ``careful``.
+    """The node or edge of every entry, a chunk at a time: ``quick(chunk, shared)``
+    when it can build the whole chunk, else ``careful`` entry by entry.
 
     With ``index`` (node id -> position), the positions of each edge's ends are
     appended to ``ends`` as the edges are built; they stop short (and the graph
@@ -253,15 +258,17 @@ def _built(items: list, name: str, quick: Any, careful: Any, check: "_Checker",
     built: list = []
     shared: dict = {}
     for start in range(0, len(items), _CHUNK):
-        part = [quick(raw, shared) or careful(check, raw, f"{name}[{k}]")
-                for k, raw in enumerate(items[start:start + _CHUNK], start)]
+        chunk = items[start:start + _CHUNK]
+        part = (check.plain_only and quick(chunk, shared)) or [
+            careful(check, raw, f"{name}[{k}]") for k, raw in enumerate(chunk, start)]
         if check.plain_only:
             items[start:start + len(part)] = [None] * len(part)
         built += part
         if index is not None and ends is not None:
-            try:
-                src = list(map(index.__getitem__, map(attrgetter("src"), part)))
-                dst = list(map(index.__getitem__, map(attrgetter("dst"), part)))
+            src, dst = list(map(attrgetter("src"), part)), list(map(attrgetter("dst"), part))
+            _consume(map(hash, src + dst))   # cached in the strings: the lookups below then
+            try:                            # run about twice as fast
+                src, dst = list(map(index.__getitem__, src)), list(map(index.__getitem__, dst))
             except KeyError:
                 index = None
             else:
@@ -296,9 +303,7 @@ def validate_graph(graph: Graph, file: str = "graph.json", cycle_fix: str | None
     except KeyError:
         _check_edges(graph, file, ends=True)
     _check_edges(graph, file, ends=False)
-    try:
-        graph.topological_order()
-    except nx.NetworkXUnfeasible:
+    if not graph.is_acyclic():
         _raise_cycle(graph, file, cycle_fix or _CYCLE_FIX)
 
 
@@ -531,46 +536,93 @@ _QUICK_EDGE_FIELDS = frozenset({"src", "dst", "bandwidth", "bytes", "net", "virt
                                 "depth", "distance"})
 
 
-def _quick_node(raw: Any, shared: dict) -> Node | None:
-    """The node of an entry whose fields all have plain valid values; None when
-    the entry needs the checks that name a problem (:func:`_parse_node`)."""
-    if type(raw) is not dict or not raw.keys() <= _QUICK_NODE_FIELDS:
+def _quick_nodes(chunk: list, shared: dict) -> list[Node] | None:
+    """The nodes of a chunk of :func:`quick_json` entries, built column by column;
+    None unless every entry has only plain fields with valid values (the chunk
+    then goes entry by entry through the checks that name a problem)."""
+    keys = _keys_within(chunk, _QUICK_NODE_FIELDS)
+    if keys is None:
         return None
-    node_id, op, unit, category = (raw.get("id"), raw.get("op", ""), raw.get("unit", "any"),
-                                   raw.get("category"))
-    pcu, pmu, latency = raw.get("pcu"), raw.get("pmu"), raw.get("latency")
-    if not (type(node_id) is str and node_id and node_id.isascii() and type(op) is str
-            and type(unit) is str and unit in UNIT_KINDS
-            and (category is None or type(category) is str)
-            and (pcu is None or (type(pcu) in _NUMBER and 0 <= pcu <= _MAX_PCU))
-            and (pmu is None or (type(pmu) in _NUMBER and 0 <= pmu <= _MAX_PMU))
-            and (latency is None or (type(latency) is int and 0 <= latency <= _MAX_LATENCY))):
+    ids, ops, units = _column(chunk, keys, "id"), _column(chunk, keys, "op", ""), \
+        _column(chunk, keys, "unit", "any")
+    categories, latency = _column(chunk, keys, "category"), _column(chunk, keys, "latency")
+    pcu, pmu = _column(chunk, keys, "pcu"), _column(chunk, keys, "pmu")
+    if not (_ids(ids) and _kinds(ops) == {str} and _kinds(units) == {str}
+            and set(units) <= _UNITS and _kinds(categories) <= {str, type(None)}
+            and _within(pcu, _MAX_PCU) and _within(pmu, _MAX_PMU)
+            and _within(latency, _MAX_LATENCY, integer=True)):
         return None
     # one string object per op, unit and category text: 10^6 nodes share a handful
-    return Node(node_id, shared.setdefault(op, op), shared.setdefault(unit, unit), pcu, pmu,
-                latency, shared.setdefault(category, category))
+    same = shared.setdefault
+    return list(map(Node, ids, map(same, ops, ops), map(same, units, units), pcu, pmu, latency,
+                    map(same, categories, categories), repeat(()), repeat(False),
+                    repeat(SHARED_EMPTY), repeat(SHARED_EMPTY)))
 
 
-def _quick_edge(raw: Any, shared: dict) -> Edge | None:
-    """The edge of an entry whose fields all have plain valid values; None when
-    the entry needs the checks that name a problem (:func:`_parse_edge`)."""
-    if type(raw) is not dict or not raw.keys() <= _QUICK_EDGE_FIELDS:
+def _quick_edges(chunk: list, shared: dict) -> list[Edge] | None:
+    """The edges of a chunk of :func:`quick_json` entries, built column by column;
+    None unless every entry has only plain fields with valid values."""
+    keys = _keys_within(chunk, _QUICK_EDGE_FIELDS)
+    if keys is None:
         return None
-    src, dst, net, bandwidth = raw.get("src"), raw.get("dst"), raw.get("net"), raw.get("bandwidth")
-    channel, size = raw.get("virtual_channel", False), raw.get("bytes")
-    depth, distance = raw.get("depth"), raw.get("distance")
-    if not (type(src) is str and type(dst) is str and src and dst and src.isascii()
-            and dst.isascii() and (net is None or type(net) is str) and type(channel) is bool
-            and (bandwidth is None or (type(bandwidth) in _NUMBER and 0 < bandwidth <= 1))
-            and (size is None or (type(size) in _NUMBER and 0 <= size <= _MAX_BYTES))
-            and (depth is None or (type(depth) is int and 0 <= depth <= _MAX_DEPTH))
-            and (distance is None or (type(distance) is int and 0 <= distance <= _MAX_DISTANCE))):
+    src, dst, net = _column(chunk, keys, "src"), _column(chunk, keys, "dst"), \
+        _column(chunk, keys, "net")
+    channel = _column(chunk, keys, "virtual_channel", False)
+    bandwidth, size = _column(chunk, keys, "bandwidth"), _column(chunk, keys, "bytes")
+    depth, distance = _column(chunk, keys, "depth"), _column(chunk, keys, "distance")
+    if not (_ids(src) and _ids(dst) and _kinds(net) <= {str, type(None)}
+            and _kinds(channel) == {bool} and _within(bandwidth, 1, above_zero=True)
+            and _within(size, _MAX_BYTES) and _within(depth, _MAX_DEPTH, integer=True)
+            and _within(distance, _MAX_DISTANCE, integer=True)):
         return None
-    return Edge(src, dst, 1.0 if bandwidth is None else float(bandwidth), size, net, channel,
-                depth, distance or 0)
+    bandwidth = [1.0 if b is None else float(b) for b in bandwidth]
+    distance = [d or 0 for d in distance] if "distance" in keys else [0] * len(chunk)
+    return list(map(Edge, src, dst, bandwidth, size, net, channel, depth, distance,
+                    repeat(SHARED_EMPTY), repeat(SHARED_EMPTY)))
 
 
-_NUMBER = (int, float)
+def _keys_within(chunk: list, fields: frozenset) -> set[str] | None:
+    """The keys the chunk's entries use when every entry is an object whose keys
+    are among ``fields``; else None."""
+    if _kinds(chunk) != {dict}:
+        return None
+    keys = set().union(*chunk)
+    return keys if keys <= fields else None
+
+
+def _column(chunk: list, keys: set[str], key: str, default: Any = None) -> list:
+    """Every entry's ``key`` (``default`` where it has none)."""
+    if key not in keys:
+        return [default] * len(chunk)
+    return [raw.get(key, default) for raw in chunk]
+
+
+def _kinds(values: list) -> set[type]:
+    return set(map(type, values))
+
+
+def _ids(values: list) -> bool:
+    """Non-empty strings (quick_json's text is valid Unicode)."""
+    return _kinds(values) == {str} and all(values)
+
+
+def _within(values: list, maximum: float, *, integer: bool = False,
+            above_zero: bool = False) -> bool:
+    """Every value is None or a number (a whole one if ``integer``; never a
+    bool) from 0 (or above 0) to ``maximum``; quick_json has no NaN."""
+    kinds, numbers = _kinds(values), values
+    if type(None) in kinds:
+        kinds.discard(type(None))
+        numbers = [v for v in values if v is not None]
+    if not kinds:
+        return True
+    if not kinds <= ({int} if integer else {int, float}):
+        return False
+    low = min(numbers)
+    return (low > 0 if above_zero else low >= 0) and max(numbers) <= maximum
+
+
+_UNITS = frozenset(UNIT_KINDS)
 _MAX_PCU, _MAX_PMU, _MAX_LATENCY = LIMITS["pcu"], LIMITS["pmu"], LIMITS["latency"]
 _MAX_BYTES, _MAX_DEPTH, _MAX_DISTANCE = LIMITS["bytes"], LIMITS["depth"], LIMITS["distance"]
 

@@ -14,6 +14,7 @@ import dataclasses
 import gc
 import hashlib
 import json
+import pickle
 import random
 
 import networkx as nx
@@ -26,7 +27,7 @@ from formulations.sections.greedy import (ReadyNodes, category_topological_order
 from formulations.sections.problem import Capacity, Section, SectionError, unit_demand
 from hardware.errors import InputError
 from hardware.fields import parse_json
-from model.graph import Edge, Graph, Node, ordered_kahn, successor_lists
+from model.graph import SHARED_EMPTY, Edge, Graph, Node, ordered_kahn, successor_lists
 from model.graphjson import (gc_paused, graph_json_text, is_plain, parse_graph,
                              parse_graph_bytes, quick_json, write_graph)
 from model.importers import load_graph
@@ -69,6 +70,23 @@ def test_the_quick_and_the_full_path_read_the_same_graph(tmp_path):
     assert quick == full
     assert [dataclasses.asdict(e) for e in quick.edges] == \
         [dataclasses.asdict(e) for e in graph.edges]
+
+
+def test_bulk_read_entries_share_one_empty_attrs_that_refuses_changes(tmp_path):
+    path = tmp_path / "g.json"
+    write_graph(random_dag(300, 600, seed=1), path)
+    g = load_graph(path)
+    assert all(n.attrs is SHARED_EMPTY and n.extra is SHARED_EMPTY for n in g.nodes)
+    assert all(e.attrs is SHARED_EMPTY for e in g.edges)
+    with pytest.raises(TypeError, match="give the node or edge its own dict"):
+        g.nodes[0].attrs["state_bytes"] = 1
+    with pytest.raises(TypeError):
+        g.edges[0].extra.update(note=1)
+    assert SHARED_EMPTY == {} and not SHARED_EMPTY
+    g.nodes[0].attrs = {"state_bytes": 1}               # its own dict: then it may change
+    assert g.nodes[1].attrs == {}
+    copied = pickle.loads(pickle.dumps(g))              # Dask workers get pickled sections
+    assert copied.edges[5].attrs is SHARED_EMPTY and copied == g
 
 
 # -- the same messages on the quick path --------------------------------------------------
