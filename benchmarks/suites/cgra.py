@@ -44,7 +44,10 @@ __all__ = ["SUITE", "TARGETS", "map_one", "map_one_se", "kernel_files", "summari
 
 TARGETS = ("cgra4x4", "cgra4x4-torus", "cgra8x8", "hycube4x4")
 SMALL_NODES = 30
-SMALL_LIMIT = 10.0
+SMALL_LIMIT = 9.5
+#: The issue's target: the II proven minimal within this many seconds (the limit above leaves
+#: room for loading and the simulator).
+PROVEN_SECONDS = 10.0
 LARGE_LIMIT = 15.0
 #: The Streaming Engine rows (issue 23, item 3): se16 with max_ii 32, a whole-run time limit
 #: of :data:`SE_SMALL_LIMIT` s up to :data:`SE_NODES` nodes, :data:`SE_LARGE_LIMIT` s above.
@@ -224,7 +227,7 @@ def summarize(rows: list[dict[str, str]]) -> list[str]:
         mapped = [r for r in mine if _num(r.get("ii")) is not None]
         small = [r for r in mine if (_num(r.get("nodes")) or 1e9) <= SMALL_NODES]
         proven = [r for r in small if r.get("ii_proven") == "yes"
-                  and (_num(r.get("seconds")) or 1e9) <= SMALL_LIMIT]
+                  and (_num(r.get("seconds")) or 1e9) <= PROVEN_SECONDS]
         with_base = [r for r in mapped if _num(r.get("base_ii")) is not None]
         no_worse = [r for r in with_base if _num(r["ii"]) <= _num(r["base_ii"])]
         worse = len(with_base) - len(no_worse)

@@ -7,6 +7,8 @@ runs the pre-checks, the baseline (:func:`~formulations.cgra.listsched.list_sche
 :data:`BASELINE_SHARE` of the time), then, for the placer ``"model"``, the II sweep on
 ``settings.backend`` (CP-SAT: :func:`~formulations.cgra.sweep.sweep_ii` with its proofs; a
 linear backend: :func:`~formulations.cgra.milp.sweep_milp`), warm-started by the baseline.
+On a fabric larger than :data:`REGION` x :data:`REGION` PEs the kernel is first mapped on
+its corner (:func:`region_spec`), a warm start of the sweep when it beats the baseline.
 The placer ``"list"`` keeps the baseline (the classic mapper, for comparison).
 
 Examples
@@ -22,6 +24,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, replace
 from typing import Callable
@@ -35,7 +38,8 @@ from formulations.solver import SolveSettings
 from hardware import CgraSpec
 from model.graph import Graph
 
-__all__ = ["PLACERS", "BASELINE_SHARE", "SECOND_SHARE", "CgraResult", "map_kernel"]
+__all__ = ["PLACERS", "BASELINE_SHARE", "SECOND_SHARE", "REGION", "REGION_SHARE",
+           "CgraResult", "map_kernel", "region_spec"]
 
 #: Placers of a CGRA run (``--placer``): the CP-SAT sweep (``model``, default) or the
 #: baseline alone (``list``).
@@ -44,6 +48,10 @@ PLACERS = ("model", "list")
 BASELINE_SHARE = 0.5
 #: Share of the time left a large kernel's baseline gets again when its first share ran out.
 SECOND_SHARE = 0.7
+#: Rows and columns of the corner a larger fabric's kernel is mapped on first, and the share
+#: of the time that run gets (:func:`region_spec`).
+REGION = 4
+REGION_SHARE = 0.4
 
 
 @dataclass
@@ -90,7 +98,10 @@ def map_kernel(graph: Graph, spec: CgraSpec, settings: SolveSettings, placer: st
         return CgraResult(problem, bounds, baseline, baseline, baseline_seconds, note)
     rest = settings.with_time(max(0.5, settings.time_limit - baseline_seconds))
     if settings.backend == "cp-sat":
-        sched = sweep_ii(problem, rest, replace(baseline) if baseline else None, say)
+        warm = _region_warm(graph, spec, problem, rest, replace(baseline) if baseline else None,
+                            say)
+        rest = settings.with_time(max(0.5, settings.time_limit - (time.perf_counter() - started)))
+        sched = sweep_ii(problem, rest, warm, say)
     else:
         sched = sweep_milp(problem, rest, replace(baseline) if baseline else None)
     return CgraResult(problem, bounds, sched, baseline, baseline_seconds, note)
@@ -112,3 +123,51 @@ def _second_chance(problem: CgraProblem, settings: SolveSettings, started: float
         return None, note + "; " + "; ".join(exc.reasons)
     say(f"list scheduling (second chance): II {baseline.ii}, length {baseline.length}")
     return baseline, ""
+
+
+def region_spec(spec: CgraSpec) -> CgraSpec | None:
+    """The top-left :data:`REGION` x :data:`REGION` corner of a larger fabric, as a fabric of
+    its own (a torus's corner is a mesh: the wrap-around links are not in it); None when the
+    fabric is no larger or its memory PEs are not the same in the corner (only ``all`` and
+    ``left`` are). Every mapping of the corner is a mapping of the whole fabric.
+
+    >>> from hardware import load_hardware
+    >>> sub = region_spec(load_hardware("cgra8x8"))
+    >>> sub.rows, sub.cols, sub.neighbours, region_spec(load_hardware("cgra4x4"))
+    (4, 4, 'mesh', None)
+    """
+    if spec.rows * spec.cols <= REGION * REGION or spec.memory_pes not in ("all", "left"):
+        return None
+    return replace(spec, name=f"{spec.name}-region", rows=min(spec.rows, REGION),
+                   cols=min(spec.cols, REGION),
+                   neighbours="mesh" if spec.neighbours == "torus" else spec.neighbours)
+
+
+def _region_warm(graph: Graph, spec: CgraSpec, problem: CgraProblem, settings: SolveSettings,
+                 warm: CgraSchedule | None, say: Callable[[str], None]) -> CgraSchedule | None:
+    """On a fabric larger than :data:`REGION` x :data:`REGION`, map the kernel on its corner
+    first (:func:`region_spec`, :data:`REGION_SHARE` of the time: the full model there is a
+    fraction of the size) and keep that mapping, moved onto the whole fabric, as the warm
+    start when it beats ``warm`` (lower II, or the same II and shorter). Skipped when it
+    cannot lower ``warm``'s II, and above ``LARGE_KERNEL`` operations. Nothing the corner's
+    run proves is kept: the sweep on the whole fabric proves its own bounds."""
+    sub = region_spec(spec)
+    corner_ii = math.ceil(problem.n / (REGION * REGION))       # its ResMII at least
+    if sub is None or problem.n > LARGE_KERNEL or (warm is not None and (
+            warm.ii <= lower_bounds(problem)["ii"] or corner_ii >= warm.ii)):
+        return warm                          # nothing to gain: the II is at its bound already
+    try:
+        inner = map_kernel(graph, sub, settings.with_time(settings.time_limit * REGION_SHARE))
+    except CgraInfeasible:
+        return warm
+    index = {rc: q for q, rc in enumerate(problem.pes)}
+    to = [index[rc] for rc in inner.problem.pes]
+    s = inner.schedule
+    found = CgraSchedule(ii=s.ii, pe={n: to[p] for n, p in s.pe.items()}, cycle=dict(s.cycle),
+                         latency=dict(s.latency),
+                         routes={k: [(to[p], c) for p, c in path] for k, path in s.routes.items()},
+                         method=f"{s.method} on the {sub.rows} x {sub.cols} corner")
+    say(f"{sub.rows} x {sub.cols} corner: II {found.ii}, length {found.length}")
+    if warm is None or (found.ii, found.length) < (warm.ii, warm.length):
+        return found
+    return warm

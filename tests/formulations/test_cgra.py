@@ -160,3 +160,18 @@ def test_baseline_reaches_an_ii_far_above_the_bound():
     sched = list_schedule(problem, time_limit=20)
     assert sched.ii > lower_bounds(problem)["ii"] + 2       # far above the bound, found
     assert checked(graph, spec, sched)
+
+
+def test_a_large_fabric_is_warm_started_from_its_corner():
+    """On a 6 x 6 torus the kernel is first mapped on the 4 x 4 corner (a mesh: no wrap-around
+    links in it); the answer, moved onto the whole fabric, passes the simulator there."""
+    from formulations.cgra.kernel import region_spec
+    spec = CgraSpec(name="t6", rows=6, cols=6, neighbours="torus", max_ii=8)
+    sub = region_spec(spec)
+    assert (sub.rows, sub.cols, sub.neighbours) == (4, 4, "mesh")
+    assert region_spec(CgraSpec(name="b", rows=6, cols=6, memory_pes="boundary")) is None
+    lines: list[str] = []
+    result = map_kernel(wide(4), spec, SolveSettings(time_limit=6), progress=lines.append)
+    assert checked(wide(4), spec, result.schedule)
+    assert any("4 x 4 corner" in line for line in lines)     # the baseline is above the bound
+    assert result.schedule.ii <= result.baseline.ii
