@@ -3,17 +3,19 @@
 Scope
 -----
 With ``--cost-model wirelength`` (the default) a section keeps its placer's answer: the
-placers minimise bandwidth-weighted wirelength plus congestion. With any other model the
-placer gets :data:`PLACER_SHARE` of the placement's planned seconds and fills a
-:class:`~formulations.placement.candidates.CandidatePool` (:func:`candidate_pool`) with
-the distinct good placements its searches visit (the annealer's temperatures and
-restarts, the LNS's incumbents and kicks, the exact model's answer and warm start); the
-rest of the time routes and scores the candidates
+placers minimise bandwidth-weighted wirelength plus congestion. With any other model a
+searching placer (:data:`~formulations.placement.placers.POOLED`) keeps its whole planned
+time and fills a :class:`~formulations.placement.candidates.CandidatePool`
+(:func:`candidate_pool`) with the distinct good placements its searches visit (the
+annealer's temperatures and restarts, the LNS's incumbents and kicks, the exact model's
+answer and warm start): its answer is the one ``wirelength`` keeps (same work, same
+seed), and the candidates cost it nothing. The candidates
 (:func:`formulations.placement.candidates.placement_candidates`: the answer, the pool's
-members within 25 % of its wirelength cost, and low-temperature walks from the answer
-when the pool holds fewer than ``--candidates``). Each candidate is routed by the
+members within 25 % of its wirelength cost, and short low-temperature walks from the
+answer when the pool holds fewer than ``--candidates``) are routed by the
 negotiated-congestion router and scored, and the best score is kept (ties: the placer's
-own answer):
+own answer); a placer without a pool (``greedy``) gets :data:`PLACER_SHARE` of the time and
+the rest buys the walks:
 
 * ``analytic`` -- :func:`formulations.placement.cost_models.analytic.predict_normalised`,
   per-operator speed rules plus a congestion estimate (source 002's baseline);
@@ -54,7 +56,8 @@ COST_MODELS = ("wirelength", "analytic", "learned", "simulated")
 #: The learned model shipped with the package (trained on plasticine blocks).
 DEFAULT_MODEL = (Path(__file__).resolve().parents[1] / "formulations" / "placement"
                  / "cost_models" / "learned_plasticine.npz")
-#: Share of the placement's planned seconds the placer keeps when candidates are ranked.
+#: Share of the placement's planned seconds a placer without a pool keeps when candidates
+#: are ranked (the rest buys walks).
 PLACER_SHARE = 0.75
 #: Candidates per section (the placer's answer included).
 CANDIDATES = 8

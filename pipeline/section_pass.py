@@ -103,10 +103,9 @@ def map_section(sub: Graph, fabric, section_id: int, options, say: Callable[[str
 def _place(sub, fabric, section_id, options, outcome, settings, penalty) -> bool:
     started = time.perf_counter()
     scorer = scorer_for(options.cost_model, options.cost_model_file)
-    pool = None
-    if scorer is not None:       # the placer keeps a share; the rest buys ranked candidates
+    pool = None if scorer is None else candidate_pool(options.placer, options.candidates)
+    if scorer is not None and pool is None:   # no top-k of its own: a share buys walks
         settings = settings.with_time(PLACER_SHARE * settings.time_limit)
-        pool = candidate_pool(options.placer, options.candidates)
     try:
         placed = PLACERS[options.placer](sub, fabric, outcome.order, settings,
                                          site_penalty=penalty or None,
@@ -120,19 +119,21 @@ def _place(sub, fabric, section_id, options, outcome, settings, penalty) -> bool
                           | placed.extra)
     outcome.placement = placed.placement
     if scorer is not None:
-        _rank(sub, fabric, section_id, options, outcome, settings, penalty, scorer,
-              [p for p, _ in pool.members()] if pool is not None else [])
+        _rank(sub, fabric, section_id, options, outcome, settings, penalty, scorer, pool)
     return True
 
 
 def _rank(sub, fabric, section_id, options, outcome, settings, penalty, scorer, pool) -> None:
     """``--cost-model``: keep the best of the placement and its candidates
-    (:func:`pipeline.cost_model.rank_placement`), with a ``ranking`` stage record."""
+    (:func:`pipeline.cost_model.rank_placement`), with a ``ranking`` stage record. A placer
+    with a pool searched its whole plan (the candidates cost it nothing; walks fill up
+    at a minimal budget); one without spent :data:`PLACER_SHARE` and the rest is walks."""
     started = time.perf_counter()
-    seconds = settings.time_limit * (1 - PLACER_SHARE) / PLACER_SHARE
+    seconds = 0.0 if pool is not None else settings.time_limit * (1 - PLACER_SHARE) / PLACER_SHARE
     outcome.placement, extra = rank_placement(
         sub, fabric, outcome.placement, scorer, name=options.cost_model, seconds=seconds,
-        seed=settings.seed, count=options.candidates, site_penalty=penalty or None, pool=pool)
+        seed=settings.seed, count=options.candidates, site_penalty=penalty or None,
+        pool=[p for p, _ in pool.members()] if pool is not None else ())
     outcome.stages.append(stage_record(
         "ranking", section_id, f"cost model {options.cost_model}: best of "
         f"{extra['routed']} routed candidates", started, objective=extra.get("score"),

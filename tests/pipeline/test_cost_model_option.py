@@ -107,3 +107,33 @@ def test_learned_ranks_with_the_shipped_model(tmp_path):
     ranking = [s for s in mapping["stages"] if s["stage"] == "ranking"]
     assert code == 0 and ranking and all(s["cost_model"] == "learned" for s in ranking)
     assert all(0.0 <= s["score"] <= 1.0 for s in ranking)
+
+
+def test_a_pooled_placer_keeps_the_wirelength_answer_and_simulated_never_loses():
+    from formulations.solver import SolveSettings
+    from pipeline.section_pass import map_section
+    from sim.perf import simulate_section
+    from tests.formulations.test_placement_model import random_section
+    fabric = build_fabric(load_hardware("plasticine"))
+    graph = random_section(24, seed=4)
+    for node in graph.nodes:
+        node.flops = 1e4 if node.unit == "pcu" else None
+    for e in graph.edges:
+        e.bytes = 4096.0
+    runs = {}
+    for name in ("wirelength", "simulated"):
+        options = RunOptions(cost_model=name, router="negotiated", seed=1)
+        settings = (SolveSettings(time_limit=1.0, seed=1), SolveSettings(time_limit=1.0, seed=1))
+        runs[name] = map_section(graph, fabric, 0, options, lambda line: None, settings)
+    placed = {k: next(s for s in r.stages if s["stage"] == "placement") for k, r in runs.items()}
+    ranking = next(s for s in runs["simulated"].stages if s["stage"] == "ranking")
+    assert ranking["candidates"] >= 2 and ranking["score"] >= ranking["placer_score"]
+    assert 0 <= ranking["from_search"] < ranking["candidates"]
+    assert check_placement(graph, fabric, runs["simulated"].placement).ok
+    if not any(p.get("cut_short") for p in placed.values()):
+        # the placer searched its whole plan in both runs: same answer, and the ranking can
+        # only keep it or find a placement the simulator rates higher (same router)
+        assert placed["simulated"]["objective"] == placed["wirelength"]["objective"]
+        thr = {k: simulate_section(graph, fabric.spec, r.placement, r.paths,
+                                   fabric=fabric).samples_per_cycle for k, r in runs.items()}
+        assert thr["simulated"] >= thr["wirelength"] * (1 - 1e-9)
