@@ -21,17 +21,22 @@ import asyncio
 import logging
 import os
 import threading
+import uuid
 from contextlib import ExitStack, contextmanager
 from typing import Any, Callable, Iterator, Sequence
 
+from formulations.solver import clear_stop, request_stop
 from hardware import InputError
 
-__all__ = ["dask_client", "default_workers", "run_tasks", "Workers", "CONNECT_SECONDS"]
+__all__ = ["dask_client", "default_workers", "run_tasks", "run_until", "Workers",
+           "CONNECT_SECONDS", "WATCH_SECONDS"]
 
 #: How long to wait for a scheduler named by ``--scheduler``.
 CONNECT_SECONDS = 10.0
 #: How long a local cluster is given to shut down before its processes are killed.
 CLOSE_SECONDS = 10.0
+#: How often a worker's task looks whether the driver asked it to stop (seconds).
+WATCH_SECONDS = 0.1
 
 
 def default_workers() -> int:
@@ -131,6 +136,68 @@ def run_tasks(client: Any, function: Callable, tasks: Sequence[tuple],
     return results
 
 
+def run_until(client: Any, function: Callable, tasks: Sequence[tuple],
+              done: Callable[[Any], bool]) -> list:
+    """``function(*task)`` for every task at once on ``client``'s workers, in task order, up
+    to the first result ``done`` accepts; the tasks after it are stopped (their running
+    solves return at once, see :mod:`formulations.solver.interrupt`) and left out. All
+    results when ``done`` accepts none.
+
+    The results kept are those a run of the tasks one after another, stopping at the first
+    ``done``, gives (:func:`formulations.sections.portfolio.in_order`).
+    """
+    from distributed import Event, as_completed
+    stop = Event(f"stop-{uuid.uuid4().hex}", client=client)
+    futures = [client.submit(_stoppable, function, stop.name, task, pure=False)
+               for task in tasks]
+    position = {future.key: k for k, future in enumerate(futures)}
+    results: list = [None] * len(tasks)
+    arrived = [False] * len(tasks)
+    try:
+        for future in as_completed(futures, loop=client.loop):
+            k = position[future.key]
+            results[k], arrived[k] = future.result(), True
+            decided = _decided(results, arrived, done)
+            if decided is not None:
+                return decided
+        return results
+    finally:
+        stop.set()
+
+
+def _decided(results: list, arrived: list[bool], done: Callable[[Any], bool]) -> list | None:
+    """The results up to the first ``done`` one once all before it arrived; all of them
+    once all arrived; None while that is not known yet."""
+    for k, result in enumerate(results):
+        if not arrived[k]:
+            return None
+        if done(result):
+            return results[:k + 1]
+    return results
+
+
+def _stoppable(function: Callable, stop_name: str, task: tuple) -> Any:
+    """``function(*task)`` on a worker, its solves stopped when the event ``stop_name`` is
+    set (a watcher thread; the stop request is cleared before the worker's next task)."""
+    from distributed import Event
+    stop, finished = Event(stop_name), threading.Event()
+
+    def watch() -> None:
+        while not finished.is_set():
+            if stop.wait(WATCH_SECONDS):
+                request_stop()
+                return
+
+    watcher = threading.Thread(target=watch, name="stop-watch", daemon=True)
+    watcher.start()
+    try:
+        return function(*task)
+    finally:
+        finished.set()
+        watcher.join()
+        clear_stop()
+
+
 class Workers:
     """A run's workers: ``workers`` local processes or a ``scheduler``'s, started on
     first need (:meth:`client`) and stopped with the run (a context manager).
@@ -152,6 +219,11 @@ class Workers:
     def parallel(self) -> bool:
         """Whether there is anywhere to run but this process."""
         return self.scheduler is not None or self.workers > 1
+
+    @property
+    def started(self) -> bool:
+        """Whether workers were asked for in this run (booting or up)."""
+        return self._client is not None or self._starting is not None
 
     def start_soon(self) -> None:
         """Start the workers in the background (they take seconds to boot), so that

@@ -31,11 +31,12 @@ from typing import Callable
 
 from formulations.sections import (Capacity, Section, SectionError, cut_sections,
                                    materialize_banks)
+from formulations.sections.portfolio import RunAll
 from model.graph import Edge, Graph, Node
 from pipeline.budget import MAPPING_SHARE, Budget
 from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, MappingError,
                                SectionUsage)
-from pipeline.cluster import Workers, run_tasks
+from pipeline.cluster import Workers, run_tasks, run_until
 from pipeline.section_pass import SectionOutcome, congestion_penalty, stage_record
 from pipeline.section_task import (FAST_PATH_SECONDS, PAST_DEADLINE, SectionResult, SectionTask,
                                    compile_section, section_seed)
@@ -43,7 +44,7 @@ from sim.check import CheckReport
 
 __all__ = ["CompileState", "SectionWork", "CutLevel", "BufferLevel", "PlaceRouteLevel",
            "default_levels", "fast_path_reason", "SCALE_STEP", "REPLACE_ROUNDS", "LOCAL_RETRIES",
-           "FAST_PATH_SECONDS", "PAST_DEADLINE", "PARALLEL_MIN_SECONDS"]
+           "FAST_PATH_SECONDS", "PAST_DEADLINE", "PARALLEL_MIN_SECONDS", "CUT_PARALLEL_SECONDS"]
 
 #: A raised scale factor grows by at least this much per feedback round.
 SCALE_STEP = 1.25
@@ -54,6 +55,9 @@ LOCAL_RETRIES = 1
 #: Planned seconds of a level's sections together below which they are compiled in this
 #: process even when workers are at hand: starting a local cluster costs about 3 s.
 PARALLEL_MIN_SECONDS = 8.0
+#: Planned seconds of one section-model solve (its seeds together) from which the seeds run
+#: on the workers at once rather than here one after another.
+CUT_PARALLEL_SECONDS = 1.0
 
 
 @dataclass
@@ -161,10 +165,11 @@ class CutLevel:
         scales = {k - len(keep): s for k, s in state.scales.items() if k >= len(keep)}
         scales = {k: scales.get(k, state.default_scale) for k in range(len(rest) + 1)}
         try:
-            plan = cut_sections(state.graph.subgraph(rest), state.cap,
-                                _cut_settings(state.options, state.budget), scales,
+            settings = _cut_settings(state.options, state.budget)
+            plan = cut_sections(state.graph.subgraph(rest), state.cap, settings, scales,
                                 separate=[p for p in state.separate if p[0] in rest],
-                                first_id=len(keep))
+                                first_id=len(keep),
+                                run_all=_cut_runner(state, settings.time_limit))
         except SectionError as exc:
             raise MappingError(ErrorHandlingData(ErrorCode.UNRESOLVABLE, self.name, str(exc)))
         state.work = keep + [SectionWork(s) for s in plan.sections]
@@ -253,6 +258,22 @@ def _clamped(new: dict[str, float], old: dict[str, float], state: CompileState
 
 def _show(scale: dict[str, float]) -> str:
     return "{" + ", ".join(f"{r} {v:.3g}" for r, v in sorted(scale.items())) + "}"
+
+
+def _cut_runner(state: CompileState, seconds: float) -> RunAll | None:
+    """Where the cut's portfolio solves run: on the run's workers when they were started
+    for it and the cut is worth them, else here; the cut is the same either way. The
+    workers are waited for now, before the cut's wall clock starts."""
+    client = state.workers.client() \
+        if state.workers.started and seconds >= CUT_PARALLEL_SECONDS else None
+    if client is None:
+        return None
+
+    def run_all(function: Callable, tasks: list[tuple], done: Callable) -> list | None:
+        if sum(task[0].seconds for task in tasks) < CUT_PARALLEL_SECONDS:
+            return None                  # not worth a round trip: here
+        return run_until(client, function, tasks, done)
+    return run_all
 
 
 def _cut_settings(options, budget: Budget):

@@ -11,11 +11,15 @@ for big ones. The answer is never worse than greedy.
 
 from __future__ import annotations
 
+import math
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
 from formulations.sections.greedy import greedy_sections
-from formulations.sections.model import (WINDOW_NODES, build_section_model, decode_assignment,
-                                         forced_traffic, solve_section_model)
+from formulations.sections.model import WINDOW_NODES, build_section_model, forced_traffic
+from formulations.sections.portfolio import (CutSolve, CutSolved, RunAll, found, proven,
+                                             solve_portfolio)
 from formulations.sections.problem import (Capacity, Scale, SectionPlan, assignment_of,
                                            cut_traffic, lower_bound, sections_from,
                                            smallest_scale)
@@ -42,7 +46,8 @@ WINDOW_SECONDS = 5.0
 
 def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
                  scales: dict[int, Scale] | None = None, *,
-                 separate: list[tuple[str, str]] = (), first_id: int = 0) -> SectionPlan:
+                 separate: list[tuple[str, str]] = (), first_id: int = 0,
+                 run_all: RunAll | None = None) -> SectionPlan:
     """Cut ``graph`` into the fewest sections, then the least DRAM traffic.
 
     The greedy topological cut is the baseline and the warm start. The model
@@ -64,6 +69,9 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
     separate : node pairs that must land in different sections (a moved
         boundary: the later node goes to a later section).
     first_id : the id of the first section (sections are numbered on from it).
+    run_all : where each model's portfolio of seeds runs
+        (:mod:`formulations.sections.portfolio`; default: here, one after another).
+        The cut is the same wherever they run.
 
     Raises
     ------
@@ -83,57 +91,137 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
     if len(graph.nodes) <= 1 or len(graph.nodes) > MODEL_NODES or settings.backend in SOLVERLESS:
         plan.bound_traffic = forced_traffic(graph, cap, plan.count, scales)
         return _numbered(plan, first_id)
-    best = _fewest_sections(graph, cap, scales, separate, settings, budget, plan)
-    best = _least_traffic(graph, cap, scales, separate, settings, budget, plan, best)
+    cutter = _Cutter(graph, cap, scales, tuple(separate), settings, budget, plan, run_all)
+    best = cutter.fewest_sections()
+    best = cutter.least_traffic(best)
     _keep_the_better(graph, cap, scales, plan, best)
     if budget.cut_short:
         plan.extra["cut_short"] = True
     return _numbered(plan, first_id)
 
 
-def _fewest_sections(graph: Graph, cap: Capacity, scales: dict[int, Scale], separate,
-                     settings: SolveSettings, budget: WorkBudget,
-                     plan: SectionPlan) -> dict[str, int]:
-    """The first feasible cut with fewer sections than greedy, counting up from the
-    lower bound (greedy's cut when none is found in time)."""
-    best = assignment_of(plan.sections)
-    for count in range(plan.lower_bound, plan.greedy_sections):
-        remaining = budget.left()
-        if remaining < 0.5 or budget.wall_out():
-            break
-        model, x, _ = build_section_model(graph, cap, count, scales, separate)
-        result = solve_section_model(model, settings.with_time(remaining / 2),
-                                     f"sections_k{count}", budget)
-        plan.results.append(result)
-        if result.has_solution:
-            return decode_assignment(graph, x, count, result)
-        if result.status.name != "INFEASIBLE":
-            break      # unknown within the budget: keep the greedy count
-    return best
+@dataclass
+class _Cutter:
+    """The model phases of one cut, and the one way they solve a model."""
 
+    graph: Graph
+    cap: Capacity
+    scales: dict[int, Scale]
+    separate: tuple[tuple[str, str], ...]
+    settings: SolveSettings
+    budget: WorkBudget
+    plan: SectionPlan
+    run_all: RunAll | None
 
-def _least_traffic(graph: Graph, cap: Capacity, scales: dict[int, Scale], separate,
-                   settings: SolveSettings, budget: WorkBudget, plan: SectionPlan,
-                   best: dict[str, int]) -> dict[str, int]:
-    """With ``best``'s section count, the cut of least traffic: one model hinted with
-    ``best`` up to :data:`MONOLITHIC_LIMIT` node-section pairs, else the window search."""
-    count = len(set(best.values()))
-    remaining = budget.left()
-    if remaining < 0.5 or budget.wall_out():
+    def solve(self, graph: Graph, count: int, seconds: float, done, *,
+              hint: dict[str, int] | None = None, first: int = 0,
+              stem: str | None = None) -> CutSolved:
+        """The section model of ``graph`` (sections ``first`` on) with ``count``
+        sections, solved by the portfolio on ``seconds`` planned seconds."""
+        scales = {k - first: s for k, s in self.scales.items()}
+        separate = tuple((a, b) for a, b in self.separate if a in graph and b in graph)
+        if stem is not None and self.settings.export_dir:
+            folder = Path(self.settings.export_dir)
+            folder.mkdir(parents=True, exist_ok=True)
+            model = build_section_model(graph, self.cap, count, scales, list(separate))[0]
+            model.write_mps(str(folder / f"{model.name}_{stem}.mps"))
+        wall = min(self.budget.wall, self.settings.deadline or math.inf)
+        job = CutSolve(graph, self.cap, count, scales, separate, hint, self.settings.backend,
+                       seconds, self.settings.seed, wall + time.time() - time.monotonic())
+        solved = solve_portfolio(job, self.budget, done, self.run_all)
+        self.plan.results.append(solved.result)
+        return solved
+
+    def out_of_time(self) -> bool:
+        return self.budget.left() < 0.5 or self.budget.wall_out()
+
+    def fewest_sections(self) -> dict[str, int]:
+        """The first feasible cut with fewer sections than greedy, counting up from the
+        lower bound (greedy's cut when none is found in time)."""
+        for count in range(self.plan.lower_bound, self.plan.greedy_sections):
+            if self.out_of_time():
+                break
+            solved = self.solve(self.graph, count, self.budget.left() / 2, found,
+                                stem=f"sections_k{count}")
+            if solved.assignment is not None:
+                return solved.assignment
+            if solved.result.status.name != "INFEASIBLE":
+                break      # unknown within the budget: keep the greedy count
+        return assignment_of(self.plan.sections)
+
+    def least_traffic(self, best: dict[str, int]) -> dict[str, int]:
+        """With ``best``'s section count, the cut of least traffic: one model hinted with
+        ``best`` up to :data:`MONOLITHIC_LIMIT` node-section pairs, else the window search."""
+        count = len(set(best.values()))
+        if self.out_of_time():
+            return best
+        if len(self.graph.nodes) * count > MONOLITHIC_LIMIT:
+            return self.window_search(best)
+        solved = self.solve(self.graph, count, self.budget.left(), proven, hint=best,
+                            stem=f"sections_traffic_k{count}")
+        if solved.assignment is not None:
+            best = solved.assignment
+            self.plan.status = solved.result.status.name
+            if solved.bound_bytes is not None:
+                self.plan.bound_traffic = solved.bound_bytes
         return best
-    if len(graph.nodes) * count > MONOLITHIC_LIMIT:
-        return _window_search(graph, cap, best, scales, separate, settings, budget, plan)
-    model, x, hint_for = build_section_model(graph, cap, count, scales, separate)
-    model.set_hint(hint_for(best))
-    result = solve_section_model(model, settings.with_time(remaining),
-                                 f"sections_traffic_k{count}", budget)
-    plan.results.append(result)
-    if result.has_solution:
-        best = decode_assignment(graph, x, count, result)
-        plan.status = result.status.name
-        if result.bound is not None:
-            plan.bound_traffic = model.bytes_of_bound(result.bound)
-    return best
+
+    def window_search(self, assignment: dict[str, int]) -> dict[str, int]:
+        """Re-cut windows of consecutive sections with the rest fixed, until the budget
+        is spent (planned seconds, charged by each window's solver work).
+
+        Nodes outside a window keep their section, so every edge leaving the
+        window stays legal whatever the window's cut; only edges inside it change
+        traffic. Sweeps overlapping windows of WINDOW sections left to right; when
+        a sweep improves nothing, the windows grow by two sections (a larger
+        neighbourhood), and shrink back after the next improvement.
+        """
+        count = len(set(assignment.values()))
+        size = min(WINDOW, count)
+        self.plan.status = "FEASIBLE"
+        while not self.out_of_time():
+            improved, whole_proven = self.sweep(assignment, size)
+            if whole_proven:                 # the one window was the whole model, solved
+                self.plan.status = "OPTIMAL"
+                break
+            if improved:
+                size = min(WINDOW, count)
+            elif size >= count:
+                break
+            else:
+                size = min(size + 2, count)
+        return assignment
+
+    def sweep(self, assignment: dict[str, int], size: int) -> tuple[bool, bool]:
+        """One left-to-right pass of windows of ``size`` sections.
+
+        Returns whether any window improved, and whether the cut is proven optimal
+        (the window spanned every section and its model was solved to optimality).
+        """
+        count = len(set(assignment.values()))
+        improved = whole_proven = False
+        for first in range(0, max(1, count - size + 1), max(1, size - 1)):
+            if self.out_of_time():
+                break
+            window = [v for v in self.graph.node_ids if first <= assignment[v] < first + size]
+            sub = self.graph.subgraph(window)
+            local = {v: assignment[v] - first for v in window}
+            span = len(set(local.values()))
+            whole = span == count          # the whole model: worth all the time left
+            remaining = self.budget.left()
+            solved = self.solve(sub, span, remaining if whole else
+                                min(remaining, WINDOW_SECONDS * size / WINDOW), proven,
+                                hint=local, first=first)
+            if solved.assignment is None:
+                continue
+            whole_proven = whole and solved.result.status.name == "OPTIMAL"
+            before = cut_traffic(sub, sections_from(sub, local))
+            after = cut_traffic(sub, sections_from(sub, solved.assignment))
+            if after < before - 1e-9:
+                for v in window:
+                    assignment[v] = solved.assignment[v] + first
+                improved = True
+        return improved, whole_proven
 
 
 def _keep_the_better(graph: Graph, cap: Capacity, scales: dict[int, Scale], plan: SectionPlan,
@@ -151,76 +239,6 @@ def _keep_the_better(graph: Graph, cap: Capacity, scales: dict[int, Scale], plan
     plan.bound_traffic = max(plan.bound_traffic or 0.0, forced, proven)
     if plan.traffic <= plan.bound_traffic + 1e-9 * max(1.0, plan.traffic):
         plan.status = "OPTIMAL"
-
-
-def _window_search(graph: Graph, cap: Capacity, assignment: dict[str, int],
-                   scales: dict[int, Scale], separate, settings: SolveSettings,
-                   budget: WorkBudget, plan: SectionPlan) -> dict[str, int]:
-    """Re-cut windows of consecutive sections with the rest fixed, until the budget is
-    spent (planned seconds, charged by each window's solver work).
-
-    Nodes outside a window keep their section, so every edge leaving the
-    window stays legal whatever the window's cut; only edges inside it change
-    traffic. Sweeps overlapping windows of WINDOW sections left to right; when
-    a sweep improves nothing, the windows grow by two sections (a larger
-    neighbourhood), and shrink back after the next improvement.
-    """
-    count = len(set(assignment.values()))
-    size = min(WINDOW, count)
-    plan.status = "FEASIBLE"
-    while budget.left() >= 0.5 and not budget.wall_out():
-        improved, proven = _sweep(graph, cap, assignment, scales, separate, settings,
-                                  budget, plan, size)
-        if proven:                          # the one window was the whole model, solved
-            plan.status = "OPTIMAL"
-            break
-        if improved:
-            size = min(WINDOW, count)
-        elif size >= count:
-            break
-        else:
-            size = min(size + 2, count)
-    return assignment
-
-
-def _sweep(graph: Graph, cap: Capacity, assignment: dict[str, int], scales: dict[int, Scale],
-           separate, settings: SolveSettings, budget: WorkBudget, plan: SectionPlan,
-           size: int) -> tuple[bool, bool]:
-    """One left-to-right pass of windows of ``size`` sections.
-
-    Returns whether any window improved, and whether the cut is proven optimal
-    (the window spanned every section and its model was solved to optimality).
-    """
-    count = len(set(assignment.values()))
-    improved = proven = False
-    for first in range(0, max(1, count - size + 1), max(1, size - 1)):
-        remaining = budget.left()
-        if remaining < 0.5 or budget.wall_out():
-            break
-        window = [v for v in graph.node_ids if first <= assignment[v] < first + size]
-        sub = graph.subgraph(window)
-        local = {v: assignment[v] - first for v in window}
-        span = len(set(local.values()))
-        model, x, hint_for = build_section_model(
-            sub, cap, span, {k - first: s for k, s in scales.items()},
-            [(a, b) for a, b in separate if a in local and b in local])
-        model.set_hint(hint_for(local))
-        whole = span == count          # the whole model: worth all the time left
-        result = solve_section_model(model, settings.with_time(
-            remaining if whole else min(remaining, WINDOW_SECONDS * size / WINDOW)),
-            budget=budget)
-        plan.results.append(result)
-        if not result.has_solution:
-            continue
-        proven = whole and result.status.name == "OPTIMAL"
-        new = decode_assignment(sub, x, span, result)
-        before = cut_traffic(sub, sections_from(sub, local))
-        after = cut_traffic(sub, sections_from(sub, new))
-        if after < before - 1e-9:
-            for v in window:
-                assignment[v] = new[v] + first
-            improved = True
-    return improved, proven
 
 
 def _numbered(plan: SectionPlan, first_id: int) -> SectionPlan:

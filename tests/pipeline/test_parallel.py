@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 
 import pytest
 from distributed import LocalCluster
@@ -14,8 +15,9 @@ import pipeline.cluster as cluster
 import pipeline.flow as flow
 import pipeline.levels as levels
 from benchmarks.generators import random_dag
+from formulations.solver import running
 from hardware import load_hardware
-from pipeline.cluster import Workers, dask_client, run_tasks
+from pipeline.cluster import Workers, dask_client, run_tasks, run_until
 from pipeline.flow import map_graph
 from pipeline.options import RunOptions
 from pipeline.run import main
@@ -35,6 +37,7 @@ def _without_timing(data):
 def always_parallel(monkeypatch):
     """Hand even a small plan to the workers (the tests' graphs are small)."""
     monkeypatch.setattr(levels, "PARALLEL_MIN_SECONDS", 0.0)
+    monkeypatch.setattr(levels, "CUT_PARALLEL_SECONDS", 0.0)   # the cut's seeds too
     monkeypatch.setattr(flow, "PARALLEL_MIN_SECONDS", 0.0)
 
 
@@ -77,6 +80,24 @@ def test_a_worker_that_dies_costs_only_its_task(tmp_path):
     with dask_client(workers=2) as client:
         squares = run_tasks(client, _dies_once, [(marker, k) for k in range(6)])
     assert os.path.exists(marker) and squares == [k * k for k in range(6)]
+
+
+def _solve_like(seconds: float) -> str:
+    """A stand-in for a solve: waits ``seconds`` unless its stop hook is called."""
+    stopped = threading.Event()
+    with running(stopped.set):
+        stopped.wait(seconds)
+    return "stopped" if stopped.is_set() else "ran its course"
+
+
+def test_run_until_keeps_the_first_proven_answer_and_stops_the_rest():
+    with dask_client(workers=2) as client:
+        kept = run_until(client, _solve_like, [(0.0,), (600.0,)], lambda r: True)
+        assert kept == ["ran its course"]          # the same prefix in_order would keep
+        # the stopped solve freed its worker: two more tasks run on both workers at once
+        assert run_tasks(client, _solve_like, [(0.0,), (0.0,)]) == ["ran its course"] * 2
+        assert run_until(client, _solve_like, [(0.0,), (0.0,)], lambda r: False) == \
+            ["ran its course"] * 2                 # none proven: every result, in order
 
 
 def test_workers_are_only_started_when_asked_and_stopped_with_the_run():

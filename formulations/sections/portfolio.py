@@ -1,0 +1,147 @@
+"""The section model solved by a portfolio of seeds, as tasks that run anywhere.
+
+One solve of the section model (:mod:`formulations.sections.model`) becomes
+:data:`PORTFOLIO` independent solves with their own seeds, each planned an equal
+share of the solve's work. The first solve, in seed order, that proves its answer
+(``done``: optimal, or infeasible) is kept; when none does, the best objective
+(ties: the earlier seed). Only the solves up to the one kept count against the
+budget, so the answer and the budget left are the same whether the solves ran one
+after another here (the rest skipped once one proves its answer) or at once on
+workers: each is a pure function of its :class:`CutSolve` (the model is rebuilt
+where it runs, the wall caps travel as epoch seconds), and a caller may hand them
+to any ``run_all`` (e.g. ``pipeline.cluster.run_tasks``). On two workers a cut
+then takes about half the wall time of one process, with the same cut.
+
+Examples
+--------
+>>> from formulations.sections.problem import Capacity
+>>> from formulations.solver.backends import WorkBudget
+>>> from model.graph import Graph, Node, Edge
+>>> g = Graph("g", [Node("a", pcu=1), Node("b", pcu=1)], [Edge("a", "b", bytes=8)])
+>>> job = CutSolve(g, Capacity(pcu=1, pmu=1, total=2, agcu=1), 2, {}, (), None, "cp-sat",
+...                seconds=1.0, seed=0, wall=time.time() + 30)
+>>> solved = solve_portfolio(job, WorkBudget(1.0, time.monotonic() + 30), proven)
+>>> solved.assignment, solved.result.status.name
+({'a': 0, 'b': 1}, 'OPTIMAL')
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Sequence
+
+from formulations.sections.model import build_section_model, decode_assignment
+from formulations.sections.problem import Capacity, Scale
+from formulations.solver.backends import WorkBudget, solve_planned
+from formulations.solver.result import SolveResult
+from model.graph import Graph
+
+__all__ = ["PORTFOLIO", "CutSolve", "CutSolved", "RunAll", "solve_cut", "solve_portfolio",
+           "in_order", "proven", "found"]
+
+#: Seeds per solve of the section model. A constant of the plan, never the number of
+#: workers: the answer must not depend on where the solves run.
+PORTFOLIO = 2
+
+#: ``run_all(function, tasks, done)`` -> ``[function(*task) for task in tasks]`` in task
+#: order, wherever they run, up to the first result ``done`` accepts at least (the tasks
+#: after it may be left out); or None to leave them to this process.
+RunAll = Callable[[Callable, Sequence[tuple], Callable[[Any], bool]], list]
+
+
+@dataclass(frozen=True, eq=False)
+class CutSolve:
+    """Everything one solve of the section model reads."""
+
+    graph: Graph
+    cap: Capacity
+    count: int                                  # sections
+    scales: dict[int, Scale]
+    separate: tuple[tuple[str, str], ...]
+    hint: dict[str, int] | None                 # a cut to start from (node -> section)
+    backend: str
+    seconds: float                              # planned seconds of solver work
+    seed: int
+    wall: float                                 # the wall-clock cap, epoch seconds
+
+
+@dataclass
+class CutSolved:
+    """A solve's result, its cut (None without a solution), the traffic its bound
+    proves (bytes), and the planned seconds it spent."""
+
+    result: SolveResult
+    assignment: dict[str, int] | None
+    bound_bytes: float | None
+    spent: float
+    cut_short: bool
+
+
+def proven(solved: CutSolved) -> bool:
+    """Optimal or infeasible: no other seed can do better."""
+    return solved.result.status.name in ("OPTIMAL", "INFEASIBLE")
+
+
+def found(solved: CutSolved) -> bool:
+    """A cut with this section count exists or cannot (the fewest-sections question)."""
+    return solved.assignment is not None or solved.result.status.name == "INFEASIBLE"
+
+
+def solve_cut(task: CutSolve) -> CutSolved:
+    """Build and solve the section model of ``task`` (in whichever process runs it)."""
+    return _solve_built(task, *_built(task))
+
+
+def _built(task: CutSolve) -> tuple[Any, Any]:
+    """The section model of ``task``, hinted, and its ``x``."""
+    model, x, hint_for = build_section_model(task.graph, task.cap, task.count, task.scales,
+                                             list(task.separate))
+    if task.hint is not None:
+        model.set_hint(hint_for(task.hint))
+    return model, x
+
+
+def _solve_built(task: CutSolve, model: Any, x: Any) -> CutSolved:
+    wall = time.monotonic() + (task.wall - time.time())
+    budget = WorkBudget(task.seconds, wall)
+    result = solve_planned(model, task.backend, task.seconds, budget, seed=task.seed,
+                           deadline=wall)
+    assignment = decode_assignment(task.graph, x, task.count, result) \
+        if result.has_solution else None
+    bound = model.bytes_of_bound(result.bound) if result.bound is not None else None
+    return CutSolved(result, assignment, bound, budget.spent, budget.cut_short)
+
+
+def in_order(function: Callable, tasks: Sequence[tuple],
+             done: Callable[[Any], bool] = lambda _: False) -> list:
+    """``function(*task)`` for each task here, one after another, stopping after the first
+    result ``done`` accepts (the tasks after it are left out)."""
+    results = []
+    for task in tasks:
+        results.append(function(*task))
+        if done(results[-1]):
+            break
+    return results
+
+
+def solve_portfolio(job: CutSolve, budget: WorkBudget, done: Callable[[CutSolved], bool],
+                    run_all: RunAll | None = None) -> CutSolved:
+    """``job`` solved by :data:`PORTFOLIO` seeds sharing its planned seconds (see the module
+    docstring); the work of the solves kept in count is charged to ``budget``."""
+    share = job.seconds / PORTFOLIO
+    tasks = [(replace(job, seconds=share, seed=(job.seed + k) % 2**31),)
+             for k in range(PORTFOLIO)]
+    solved = run_all(solve_cut, tasks, done) if run_all else None
+    if solved is None:        # here, one seed after another, on one model build
+        model, x = _built(job)
+        solved = in_order(lambda task: _solve_built(task, model, x), tasks, done)
+    counted = next((solved[:k + 1] for k, s in enumerate(solved) if done(s)), solved)
+    for s in counted:
+        budget.spend(s.spent)
+        if s.cut_short:
+            budget.mark_cut()
+    if done(counted[-1]):
+        return counted[-1]
+    with_cut = [s for s in counted if s.assignment is not None]
+    return min(with_cut, key=lambda s: s.result.objective) if with_cut else counted[0]
