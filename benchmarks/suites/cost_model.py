@@ -10,12 +10,18 @@ Three parts, one table (``benchmarks/results/cost_model.md``):
   labels differ): how well a model orders placements of one section, which is what the
   placer asks of it.
 * **placement** -- sections of the MSR BERT graphs (bert_l-3/6/12 inference and training)
-  and resnet50, cut by the greedy section cut for ``plasticine``: each placed by the
-  placement model and ranked by ``--cost-model`` wirelength / analytic / learned /
-  simulated with the same budget (:func:`pipeline.section_pass.map_section`), routed,
-  checked by :func:`sim.check.check_section` and simulated
-  (:func:`sim.perf.simulate_section`); the throughput of each and the gain over
-  wirelength.
+  and resnet50, of the ONNX examples (BERT encoder layer and GPT-2 block at seq 128: they
+  carry FLOPs) on ``plasticine`` and ``sn10``, cut by the greedy section cut, and blocks
+  of an unseen seed: each placed by the placement model and ranked by ``--cost-model``
+  wirelength / analytic / learned / simulated with the same budget
+  (:func:`pipeline.section_pass.map_section`; the candidates are the searches' own top-k,
+  :class:`~formulations.placement.candidates.CandidatePool`), routed, checked by
+  :func:`sim.check.check_section` and simulated (:func:`sim.perf.simulate_section`); the
+  throughput of each, the gain over wirelength, and what bounds the wirelength answer
+  (``simulated`` ranks by the simulator itself: the ceiling of any ranking).
+* **pipeline** -- the ONNX examples mapped whole by :func:`pipeline.flow.map_graph` (lanes,
+  stage buffers, the checker) with each ``--cost-model``, simulated by
+  :func:`sim.perf.simulate_mapping`.
 * **timing** -- training time of the shipped model on this machine, and the inference
   time per section (one section alone and batched as the ranking calls it).
 
@@ -42,21 +48,26 @@ from benchmarks.cost_model_data import (decision_of, generate, load_meta, load_s
                                          sample_block)
 from benchmarks.registry import Column, Entry, Suite
 from benchmarks.suites.common import graphs_root
+from benchmarks.suites.perf import EXAMPLES_DIR, ONNX_EXAMPLES
 from benchmarks.suites.placement import load_section
+from formulations.sections import Capacity, greedy_cut
 from formulations.placement.cost_models.analytic import predict_normalised
 from formulations.placement.cost_models.features import section_features
 from formulations.placement.cost_models.learned import (CostModelConfig, LearnedCostModel,
                                                         relative_error, spearman, train)
 from formulations.solver import SolveSettings
 from hardware import build_fabric, load_hardware
+from model.importers import load_graph
 from pipeline.cost_model import DEFAULT_MODEL, learned_available
+from pipeline.feedback import CheckerRejected, MappingFailed
+from pipeline.flow import map_graph
 from pipeline.options import RunOptions
 from pipeline.section_pass import map_section
 from sim.check import check_section
-from sim.perf import simulate_section
+from sim.perf import describe, simulate_mapping, simulate_section
 
 __all__ = ["SUITE", "DATA", "cross_validate", "accuracy_row", "placement_row", "timing_row",
-           "train_shipped", "within_block_spearman", "folds"]
+           "train_shipped", "within_block_spearman", "folds", "pipeline_row", "onnx_section"]
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The data set (``python -m benchmarks.cost_model_data``) and the CV predictions cache.
@@ -66,8 +77,9 @@ CV_CACHE = ROOT / "data" / "cost_model" / "cv_predictions.npz"
 #: when present: python -m benchmarks.suites.cost_model --train --grouped --rank-weight 1
 #: --out data/cost_model/learned_grouped.npz
 GROUPED_MODEL = ROOT / "data" / "cost_model" / "learned_grouped.npz"
-#: Configuration of the shipped model and of every fold.
-CONFIG = CostModelConfig()
+#: Configuration of the shipped model and of every fold: mixed and whole-block batches
+#: interleaved, ranking within blocks (see the learned module's loss).
+CONFIG = CostModelConfig(rank_weight=0.3, mixed=True)
 FOLDS = 5
 #: Sections of the placement part: (MSR graph stem, section index of the greedy cut).
 SECTIONS = tuple((stem, k) for stem in ("bert_l-3_inference", "bert_l-3_training",
@@ -78,6 +90,16 @@ SECTIONS = tuple((stem, k) for stem in ("bert_l-3_inference", "bert_l-3_training
 #: the data set generator with a seed the shipped model never saw.
 BLOCK_SEED = 99
 BLOCKS = tuple(("block", k) for k in range(4, 12))
+#: Sequence lengths of the ONNX rows: the performance suite's 128, and 16 (a micro-batch
+#: like the data set's blocks: transfers weigh more against compute, placement matters).
+ONNX_SEQS = (128, 16)
+#: ONNX sections of the placement part: ("onnx/<example>@<preset>#<seq>", section index).
+ONNX_SECTIONS = tuple((f"onnx/{name}@{preset}#{seq}", 0) for seq in ONNX_SEQS
+                      for name in ONNX_EXAMPLES for preset in ("plasticine", "sn10"))
+#: The pipeline part: (example, preset, seq) mapped whole with each cost model.
+PIPELINE_CASES = tuple((name, preset, seq) for seq in ONNX_SEQS for name in ONNX_EXAMPLES
+                       for preset in ("plasticine", "sn10"))
+PIPELINE_LIMIT = 30.0
 QUICK_SECTIONS = SECTIONS[:1]
 MODELS = ("wirelength", "analytic", "learned", "simulated")
 BUDGET, QUICK_BUDGET = 2.0, 1.0
@@ -141,7 +163,8 @@ def cross_validate(path: Path = DATA, config: CostModelConfig = CONFIG,
     for k in range(FOLDS):
         held = np.flatnonzero(fold == k)
         result = train(features.subset(np.flatnonzero(fold != k)),
-                       columns["label"][fold != k], config)
+                       columns["label"][fold != k], config,
+                       groups=columns["block"][fold != k] if config.mixed else None)
         learned[held] = result.model.predict(features.subset(held))
         seconds.append(result.seconds)
         print(f"fold {k}: trained in {result.seconds:.0f} s, held-out RE "
@@ -207,18 +230,44 @@ def _quick_cv() -> dict[str, np.ndarray]:
 
 # -- placement ------------------------------------------------------------------------------
 
+def _onnx(name: str, seq: int | None):
+    """ONNX example ``name`` with its dimensions of
+    :data:`benchmarks.suites.perf.ONNX_EXAMPLES`, ``seq`` replaced when given."""
+    dims = dict(ONNX_EXAMPLES[name]) | ({} if seq is None else {"seq": int(seq)})
+    return load_graph(EXAMPLES_DIR / f"{name}.onnx", dims=dims)
+
+
+def onnx_section(name: str, preset: str, section: int, seq: int | None = None):
+    """Section ``section`` of the greedy cut of ONNX example ``name`` (sequence length
+    ``seq``, default that of the performance suite) for ``preset``: ``(graph, fabric)``."""
+    fabric = build_fabric(load_hardware(preset))
+    graph = _onnx(name, seq)
+    part = greedy_cut(graph, Capacity.of_fabric(fabric))[section]
+    return graph.subgraph(part.nodes, name=f"{name}/s{section}"), fabric
+
+
+def _bound_note(perf) -> str:
+    """What bounds a simulated section: the bottleneck's kind and where."""
+    return f"wl answer: normalised {perf.normalised:.3f}, bound by {describe(perf.bottleneck)}"[:120]
+
+
 def placement_row(stem: str, section: int, budget: float, seed: int = 0,
                   placer: str = "model") -> dict[str, Any]:
     """One row of the placement part: one section mapped with every cost model. ``stem``
-    is an MSR graph (``section``: index in its greedy cut for plasticine) or ``block``
+    is an MSR graph (``section``: index in its greedy cut for plasticine), ``block``
     (``section``: a block of the data set's generator with seed :data:`BLOCK_SEED`, not a
-    block the shipped model was trained on)."""
+    block the shipped model was trained on) or ``onnx/<example>@<preset>``."""
     if stem == "block":
         graph, fabric = sample_block(BLOCK_SEED, section), build_fabric(load_hardware("plasticine"))
+    elif stem.startswith("onnx/"):
+        name, rest = stem[5:].split("@")
+        preset, _, seq = rest.partition("#")
+        graph, fabric = onnx_section(name, preset, section, int(seq) if seq else None)
     else:
         graph, fabric = load_section("msr", {"preset": "plasticine", "stem": stem,
                                              "section": section})
     row: dict[str, Any] = {"samples": len(graph.nodes)}
+    notes = []
     checked = True
     started = time.perf_counter()
     for name in MODELS + ("grouped",):
@@ -237,13 +286,54 @@ def placement_row(stem: str, section: int, budget: float, seed: int = 0,
             checked = False
             continue
         checked = checked and check_section(graph, fabric, out.placement, out.paths).ok
-        row[f"thr_{name}"] = simulate_section(graph, fabric.spec, out.placement, out.paths,
-                                              fabric=fabric).samples_per_cycle
+        perf = simulate_section(graph, fabric.spec, out.placement, out.paths, fabric=fabric)
+        row[f"thr_{name}"] = perf.samples_per_cycle
+        ranking = next((st for st in out.stages if st["stage"] == "ranking"), None)
+        if name == "wirelength":
+            notes.append(_bound_note(perf))
+        elif name == "simulated" and ranking is not None:
+            notes.append(f"candidates {ranking['routed']} routed ({ranking.get('from_search', 0)}"
+                         f" from the search's pool), simulated chose #{ranking['chosen']}")
     base = row.get("thr_wirelength")
     for name in MODELS[1:] + ("grouped",):
         if base and row.get(f"thr_{name}") is not None:
             row[f"gain_{name}"] = row[f"thr_{name}"] / base - 1
+    if notes and "note" not in row:
+        row["note"] = "; ".join(notes)
     return row | {"checked": "ok" if checked else "REJECTED",
+                  "seconds": time.perf_counter() - started}
+
+
+def pipeline_row(name: str, preset: str, seq: int | None = None,
+                 time_limit: float = PIPELINE_LIMIT, seed: int = 0) -> dict[str, Any]:
+    """One row of the pipeline part: ONNX example ``name`` (sequence length ``seq``)
+    mapped whole on ``preset`` with each cost model (one worker, ``time_limit`` s each;
+    every answer passed the checker or the run raised), simulated by
+    :func:`sim.perf.simulate_mapping`: samples per cycle of the whole graph."""
+    graph, spec = _onnx(name, seq), load_hardware(preset)
+    row: dict[str, Any] = {"samples": len(graph.nodes)}
+    started, notes, checked = time.perf_counter(), [], True
+    for model in MODELS:
+        if model == "learned" and not (learned_available() and DEFAULT_MODEL.exists()):
+            continue
+        try:
+            mapping = map_graph(graph, spec, RunOptions(cost_model=model, time_limit=time_limit,
+                                                        seed=seed, workers=1))
+        except (MappingFailed, CheckerRejected) as exc:
+            notes.append(f"{model}: {str(exc)[:60]}")
+            checked = checked and not isinstance(exc, CheckerRejected)
+            continue
+        report = simulate_mapping(graph, spec, mapping)
+        row[f"thr_{model}"] = report.samples_per_cycle
+        if model == "wirelength":
+            norm = min((s.normalised for s in report.sections), default=0.0)
+            notes.append(f"{len(mapping.sections)} section(s), normalised {norm:.3f}, "
+                         f"bottleneck {report.bottleneck}"[:110])
+    base = row.get("thr_wirelength")
+    for model in MODELS[1:]:
+        if base and row.get(f"thr_{model}") is not None:
+            row[f"gain_{model}"] = row[f"thr_{model}"] / base - 1
+    return row | {"checked": "ok" if checked else "REJECTED", "note": "; ".join(notes),
                   "seconds": time.perf_counter() - started}
 
 
@@ -257,7 +347,7 @@ def train_shipped(path: Path = DATA, out: Path = DEFAULT_MODEL,
     features, columns = load_samples(path)
     result = train(features, columns["label"], config,
                    progress=lambda e, loss: print(f"epoch {e}: loss {loss:.4f}", file=sys.stderr),
-                   groups=columns["block"] if grouped else None)
+                   groups=columns["block"] if grouped or config.mixed else None)
     result.model.save(out)
     return result.seconds
 
@@ -302,6 +392,10 @@ def timing_row(quick: bool = False) -> dict[str, Any]:
 def _case(stem: str, k: int) -> str:
     if stem == "block":
         return f"{FAMILIES[k % len(FAMILIES)]} block {k} ({sample_block(BLOCK_SEED, k).name})"
+    if stem.startswith("onnx/"):
+        name, rest = stem[5:].split("@")
+        preset, _, seq = rest.partition("#")
+        return f"{name} seq {seq} s{k} on {preset}"
     return f"{stem} s{k}"
 
 
@@ -319,7 +413,14 @@ def _entries(quick: bool) -> list[Entry]:
                       {"stem": stem, "section": k, "budget": budget}, timeout=60 * budget + 300,
                       fixed={"part": "placement", "case": _case(stem, k)},
                       skip=None if have or stem == "block" else "msr-dnn graphs are absent")
-                for stem, k in (QUICK_SECTIONS if quick else SECTIONS + BLOCKS)]
+                for stem, k in (QUICK_SECTIONS if quick else SECTIONS + ONNX_SECTIONS + BLOCKS)]
+    if not quick:
+        entries += [Entry(f"pipeline {name} seq {seq} on {preset}",
+                          "benchmarks.suites.cost_model:pipeline_row",
+                          {"name": name, "preset": preset, "seq": seq},
+                          timeout=12 * PIPELINE_LIMIT + 300,
+                          fixed={"part": "pipeline", "case": f"{name} seq {seq} on {preset}"})
+                    for name, preset, seq in PIPELINE_CASES]
     entries.append(Entry("timing", "benchmarks.suites.cost_model:timing_row", {"quick": quick},
                          timeout=3600, fixed={"part": "timing", "case": "learned model"},
                          skip=no_jax or (None if DEFAULT_MODEL.exists() else "no model file")))
@@ -346,12 +447,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=str(DATA))
     parser.add_argument("--out", default=str(DEFAULT_MODEL))
     parser.add_argument("--grouped", action="store_true",
-                        help="rank placements within their block while training (fold 0: "
+                        help="whole-block batches only, ranking within blocks (fold 0: "
                              "in-block Spearman 0.49 -> 0.77, pooled RE 0.085 -> 0.166)")
     parser.add_argument("--rank-weight", type=float, default=CONFIG.rank_weight)
     args = parser.parse_args(argv)
     if args.train:
-        config = CostModelConfig(**{**CONFIG.__dict__, "rank_weight": args.rank_weight})
+        config = CostModelConfig(**{**CONFIG.__dict__, "rank_weight": args.rank_weight,
+                                    "mixed": CONFIG.mixed and not args.grouped})
         seconds = train_shipped(Path(args.data), Path(args.out), config, args.grouped)
         print(f"trained in {seconds:.0f} s: {args.out}", file=sys.stderr)
     return 0

@@ -33,3 +33,22 @@ def test_same_seed_same_samples_and_every_decision_is_legal(tmp_path):
         assert check_section(graph, fabric, placement, routes).ok
         again = section_features(graph, fabric, placement, routes)
         assert np.array_equal(again.edge_x, features.section(k).edge_x)
+
+
+def test_suite_places_msr_onnx_and_block_sections_and_maps_onnx_whole():
+    from benchmarks.suites.cost_model import ONNX_SEQS, SUITE, onnx_section
+    entries = SUITE.entries(False)
+    cases = [e.fixed["case"] for e in entries if e.fixed.get("part") == "placement"]
+    piped = [e.params for e in entries if e.fixed.get("part") == "pipeline"]
+    for seq in ONNX_SEQS:
+        for preset in ("plasticine", "sn10"):
+            assert f"gpt2_block seq {seq} s0 on {preset}" in cases
+            assert {"name": "bert_encoder_layer", "preset": preset, "seq": seq} in piped
+    assert any(c.startswith("bert_L-12_training") for c in cases)
+    assert sum(" block " in c for c in cases) == 8
+    graph, fabric = onnx_section("gpt2_block", "sn10", 0, seq=16)
+    assert fabric.spec.name == "sn10" and any(n.flops for n in graph.nodes)
+    small = {n.id: n.flops for n in graph.nodes if n.flops}
+    big = {n.id: n.flops for n in onnx_section("gpt2_block", "sn10", 0, seq=128)[0].nodes
+           if n.flops}
+    assert all(big[k] > small[k] for k in small if k in big)   # seq scales the work

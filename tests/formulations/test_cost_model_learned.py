@@ -109,3 +109,26 @@ def test_grouped_training_ranks_within_groups_and_is_deterministic():
     a = train(features, labels, config, groups=groups)
     b = train(features, labels, config, groups=groups)
     assert a.losses == b.losses and len(a.losses) == 3
+
+
+def test_mixed_training_interleaves_mixed_and_whole_group_batches():
+    from formulations.placement.cost_models.learned import _epoch_batches
+    features, labels = _data(64)
+    groups = np.arange(64) // 8
+    sections = [features.section(k) for k in range(64)]
+    config = CostModelConfig(**{**SMALL.__dict__, "mixed": True})
+    batches = _epoch_batches(sections, groups, np.random.default_rng(0), config)
+    kinds = [grouped for _, grouped in batches]
+    assert kinds[:2] == [False, True] and kinds.count(True) == kinds.count(False)
+    for kind in (False, True):                  # each kind covers every sample once
+        seen = np.concatenate([b for b, g in batches if g == kind])
+        assert sorted(seen.tolist()) == list(range(64))
+    for b, grouped in batches:
+        if grouped:                             # whole groups only
+            assert all((groups[b] == g).sum() == 8 for g in np.unique(groups[b]))
+    plain = _epoch_batches(sections, groups, np.random.default_rng(0), SMALL)
+    assert all(grouped for _, grouped in plain)
+    assert not any(g for _, g in _epoch_batches(sections, None, np.random.default_rng(0), config))
+    run = CostModelConfig(**{**config.__dict__, "epochs": 6, "rank_weight": 0.3})
+    a, b = train(features, labels, run, groups=groups), train(features, labels, run, groups=groups)
+    assert a.losses == b.losses and a.losses[-1] < a.losses[0]
