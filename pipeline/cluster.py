@@ -241,6 +241,10 @@ class Workers:
                 except BaseException as exc:      # said by client(), in the caller's thread
                     self._error = exc
 
+    def client_if_up(self) -> Any:
+        """The ``distributed.Client`` once the workers are up, else None (never waits)."""
+        return self._client if self._error is None else None
+
     def client(self) -> Any:
         """The ``distributed.Client`` to submit to, or None to run here."""
         if not self.parallel:

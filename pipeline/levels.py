@@ -165,11 +165,10 @@ class CutLevel:
         scales = {k - len(keep): s for k, s in state.scales.items() if k >= len(keep)}
         scales = {k: scales.get(k, state.default_scale) for k in range(len(rest) + 1)}
         try:
-            settings = _cut_settings(state.options, state.budget)
-            plan = cut_sections(state.graph.subgraph(rest), state.cap, settings, scales,
+            plan = cut_sections(state.graph.subgraph(rest), state.cap,
+                                _cut_settings(state.options, state.budget), scales,
                                 separate=[p for p in state.separate if p[0] in rest],
-                                first_id=len(keep),
-                                run_all=_cut_runner(state, settings.time_limit))
+                                first_id=len(keep), run_all=_cut_runner(state))
         except SectionError as exc:
             raise MappingError(ErrorHandlingData(ErrorCode.UNRESOLVABLE, self.name, str(exc)))
         state.work = keep + [SectionWork(s) for s in plan.sections]
@@ -260,18 +259,17 @@ def _show(scale: dict[str, float]) -> str:
     return "{" + ", ".join(f"{r} {v:.3g}" for r, v in sorted(scale.items())) + "}"
 
 
-def _cut_runner(state: CompileState, seconds: float) -> RunAll | None:
-    """Where the cut's portfolio solves run: on the run's workers when they were started
-    for it and the cut is worth them, else here; the cut is the same either way. The
-    workers are waited for now, before the cut's wall clock starts."""
-    client = state.workers.client() \
-        if state.workers.started and seconds >= CUT_PARALLEL_SECONDS else None
-    if client is None:
+def _cut_runner(state: CompileState) -> RunAll | None:
+    """Where the cut's solves run: on the run's workers once they are up (they boot
+    while the first solves run here) and a solve is worth them, else here; the cut is
+    the same either way."""
+    if not state.workers.started:
         return None
 
     def run_all(function: Callable, tasks: list[tuple], done: Callable) -> list | None:
-        if sum(task[0].seconds for task in tasks) < CUT_PARALLEL_SECONDS:
-            return None                  # not worth a round trip: here
+        client = state.workers.client_if_up()
+        if client is None or sum(task[0].seconds for task in tasks) < CUT_PARALLEL_SECONDS:
+            return None                  # here: not up yet, or not worth a round trip
         return run_until(client, function, tasks, done)
     return run_all
 

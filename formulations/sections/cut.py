@@ -19,7 +19,7 @@ from pathlib import Path
 from formulations.sections.greedy import greedy_sections
 from formulations.sections.model import WINDOW_NODES, build_section_model, forced_traffic
 from formulations.sections.portfolio import (CutSolve, CutSolved, RunAll, found, proven,
-                                             solve_portfolio)
+                                             solve_each, solve_portfolio)
 from formulations.sections.problem import (Capacity, Scale, SectionPlan, assignment_of,
                                            cut_traffic, lower_bound, sections_from,
                                            smallest_scale)
@@ -113,21 +113,27 @@ class _Cutter:
     plan: SectionPlan
     run_all: RunAll | None
 
-    def solve(self, graph: Graph, count: int, seconds: float, done, *,
-              hint: dict[str, int] | None = None, first: int = 0,
-              stem: str | None = None) -> CutSolved:
-        """The section model of ``graph`` (sections ``first`` on) with ``count``
-        sections, solved by the portfolio on ``seconds`` planned seconds."""
+    def job(self, graph: Graph, count: int, seconds: float, *,
+            hint: dict[str, int] | None = None, first: int = 0) -> CutSolve:
+        """The solve of the section model of ``graph`` (sections ``first`` on) with
+        ``count`` sections on ``seconds`` planned seconds."""
         scales = {k - first: s for k, s in self.scales.items()}
         separate = tuple((a, b) for a, b in self.separate if a in graph and b in graph)
+        wall = min(self.budget.wall, self.settings.deadline or math.inf)
+        return CutSolve(graph, self.cap, count, scales, separate, hint, self.settings.backend,
+                        seconds, self.settings.seed, wall + time.time() - time.monotonic())
+
+    def solve(self, graph: Graph, count: int, seconds: float, done, *,
+              hint: dict[str, int] | None = None, stem: str | None = None) -> CutSolved:
+        """The section model of ``graph`` solved by the portfolio of seeds (written to the
+        export folder first when ``stem`` names it)."""
+        job = self.job(graph, count, seconds, hint=hint)
         if stem is not None and self.settings.export_dir:
             folder = Path(self.settings.export_dir)
             folder.mkdir(parents=True, exist_ok=True)
-            model = build_section_model(graph, self.cap, count, scales, list(separate))[0]
+            model = build_section_model(graph, self.cap, count, job.scales,
+                                        list(job.separate))[0]
             model.write_mps(str(folder / f"{model.name}_{stem}.mps"))
-        wall = min(self.budget.wall, self.settings.deadline or math.inf)
-        job = CutSolve(graph, self.cap, count, scales, separate, hint, self.settings.backend,
-                       seconds, self.settings.seed, wall + time.time() - time.monotonic())
         solved = solve_portfolio(job, self.budget, done, self.run_all)
         self.plan.results.append(solved.result)
         return solved
@@ -172,7 +178,7 @@ class _Cutter:
 
         Nodes outside a window keep their section, so every edge leaving the
         window stays legal whatever the window's cut; only edges inside it change
-        traffic. Sweeps overlapping windows of WINDOW sections left to right; when
+        traffic. Sweeps overlapping windows of WINDOW sections (:meth:`sweep`); when
         a sweep improves nothing, the windows grow by two sections (a larger
         neighbourhood), and shrink back after the next improvement.
         """
@@ -193,35 +199,50 @@ class _Cutter:
         return assignment
 
     def sweep(self, assignment: dict[str, int], size: int) -> tuple[bool, bool]:
-        """One left-to-right pass of windows of ``size`` sections.
+        """One pass of windows of ``size`` sections, overlapping by one section: first
+        every other window (they share no section, so they are independent solves that
+        may run at once), then the ones between.
 
         Returns whether any window improved, and whether the cut is proven optimal
         (the window spanned every section and its model was solved to optimality).
         """
         count = len(set(assignment.values()))
-        improved = whole_proven = False
-        for first in range(0, max(1, count - size + 1), max(1, size - 1)):
-            if self.out_of_time():
+        if size >= count:                  # the whole model: worth all the time left
+            solved = self.solve(self.graph, count, self.budget.left(), proven,
+                                hint=dict(assignment))
+            improved = self.apply(assignment, self.graph, 0, solved)
+            return improved, solved.result.status.name == "OPTIMAL"
+        starts = list(range(0, max(1, count - size + 1), max(1, size - 1)))
+        improved = False
+        for phase in (starts[0::2], starts[1::2]):
+            if not phase or self.out_of_time():
                 break
-            window = [v for v in self.graph.node_ids if first <= assignment[v] < first + size]
-            sub = self.graph.subgraph(window)
-            local = {v: assignment[v] - first for v in window}
-            span = len(set(local.values()))
-            whole = span == count          # the whole model: worth all the time left
-            remaining = self.budget.left()
-            solved = self.solve(sub, span, remaining if whole else
-                                min(remaining, WINDOW_SECONDS * size / WINDOW), proven,
-                                hint=local, first=first)
-            if solved.assignment is None:
-                continue
-            whole_proven = whole and solved.result.status.name == "OPTIMAL"
-            before = cut_traffic(sub, sections_from(sub, local))
-            after = cut_traffic(sub, sections_from(sub, solved.assignment))
-            if after < before - 1e-9:
-                for v in window:
-                    assignment[v] = solved.assignment[v] + first
-                improved = True
-        return improved, whole_proven
+            seconds = min(WINDOW_SECONDS * size / WINDOW, self.budget.left() / len(phase))
+            subs = [self.graph.subgraph([v for v in self.graph.node_ids
+                                         if first <= assignment[v] < first + size])
+                    for first in phase]
+            jobs = [self.job(sub, size, seconds, first=first,
+                             hint={v: assignment[v] - first for v in sub.node_ids})
+                    for first, sub in zip(phase, subs)]
+            for first, sub, solved in zip(phase, subs,
+                                          solve_each(jobs, self.budget, self.run_all)):
+                self.plan.results.append(solved.result)
+                improved |= self.apply(assignment, sub, first, solved)
+        return improved, False
+
+    @staticmethod
+    def apply(assignment: dict[str, int], sub: Graph, first: int, solved: CutSolved) -> bool:
+        """Take the new cut of window ``sub`` (sections ``first`` on) when it carries
+        less traffic; whether it did."""
+        if solved.assignment is None:
+            return False
+        local = {v: assignment[v] - first for v in sub.node_ids}
+        before = cut_traffic(sub, sections_from(sub, local))
+        if cut_traffic(sub, sections_from(sub, solved.assignment)) >= before - 1e-9:
+            return False
+        for v in sub.node_ids:
+            assignment[v] = solved.assignment[v] + first
+        return True
 
 
 def _keep_the_better(graph: Graph, cap: Capacity, scales: dict[int, Scale], plan: SectionPlan,

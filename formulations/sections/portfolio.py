@@ -38,7 +38,7 @@ from formulations.solver.result import SolveResult
 from model.graph import Graph
 
 __all__ = ["PORTFOLIO", "CutSolve", "CutSolved", "RunAll", "solve_cut", "solve_portfolio",
-           "in_order", "proven", "found"]
+           "solve_each", "in_order", "proven", "found"]
 
 #: Seeds per solve of the section model. A constant of the plan, never the number of
 #: workers: the answer must not depend on where the solves run.
@@ -137,11 +137,31 @@ def solve_portfolio(job: CutSolve, budget: WorkBudget, done: Callable[[CutSolved
         model, x = _built(job)
         solved = in_order(lambda task: _solve_built(task, model, x), tasks, done)
     counted = next((solved[:k + 1] for k, s in enumerate(solved) if done(s)), solved)
-    for s in counted:
-        budget.spend(s.spent)
-        if s.cut_short:
-            budget.mark_cut()
+    _charge(budget, counted)
     if done(counted[-1]):
         return counted[-1]
     with_cut = [s for s in counted if s.assignment is not None]
     return min(with_cut, key=lambda s: s.result.objective) if with_cut else counted[0]
+
+
+def solve_each(jobs: Sequence[CutSolve], budget: WorkBudget,
+               run_all: RunAll | None = None) -> list[CutSolved]:
+    """Independent solves, one seed each (the windows of a sweep that share no section),
+    at once where ``run_all`` runs them; all are charged to ``budget``."""
+    tasks = [(job,) for job in jobs]
+    solved = run_all(solve_cut, tasks, _never) if run_all else None
+    if solved is None:
+        solved = in_order(solve_cut, tasks)
+    _charge(budget, solved)
+    return solved
+
+
+def _never(_: Any) -> bool:
+    return False
+
+
+def _charge(budget: WorkBudget, solved: list[CutSolved]) -> None:
+    for s in solved:
+        budget.spend(s.spent)
+        if s.cut_short:
+            budget.mark_cut()
