@@ -31,20 +31,21 @@ from typing import Callable
 
 from formulations.sections import (Capacity, Section, SectionError, cut_sections,
                                    materialize_banks)
-from formulations.sections.portfolio import RunAll
+from formulations.sections.portfolio import RunAll, in_order
 from model.graph import Edge, Graph, Node
 from pipeline.budget import MAPPING_SHARE, Budget
 from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, MappingError,
                                SectionUsage)
 from pipeline.cluster import Workers, run_tasks, run_until
 from pipeline.section_pass import SectionOutcome, congestion_penalty, stage_record
-from pipeline.section_task import (FAST_PATH_SECONDS, PAST_DEADLINE, SectionResult, SectionTask,
-                                   compile_section, section_seed)
+from pipeline.section_task import (FAST_PATH_SECONDS, PAST_DEADLINE, BufferResult, BufferTask,
+                                   SectionResult, SectionTask, balance_buffers, compile_section,
+                                   section_seed)
 from sim.check import CheckReport
 
 __all__ = ["CompileState", "SectionWork", "CutLevel", "BufferLevel", "PlaceRouteLevel",
            "default_levels", "fast_path_reason", "SCALE_STEP", "REPLACE_ROUNDS", "LOCAL_RETRIES",
-           "FAST_PATH_SECONDS", "PAST_DEADLINE", "PARALLEL_MIN_SECONDS", "CUT_PARALLEL_SECONDS"]
+           "FAST_PATH_SECONDS", "PAST_DEADLINE", "PARALLEL_MIN_SECONDS", "BATCH_PARALLEL_SECONDS"]
 
 #: A raised scale factor grows by at least this much per feedback round.
 SCALE_STEP = 1.25
@@ -55,9 +56,9 @@ LOCAL_RETRIES = 1
 #: Planned seconds of a level's sections together below which they are compiled in this
 #: process even when workers are at hand: starting a local cluster costs about 3 s.
 PARALLEL_MIN_SECONDS = 8.0
-#: Planned seconds of one section-model solve (its seeds together) from which the seeds run
-#: on the workers at once rather than here one after another.
-CUT_PARALLEL_SECONDS = 1.0
+#: Planned seconds of a batch of solves (a cut's seeds, sections' balancing) from which they
+#: run at once on workers that are up, rather than here one after another.
+BATCH_PARALLEL_SECONDS = 1.0
 
 
 @dataclass
@@ -260,18 +261,31 @@ def _show(scale: dict[str, float]) -> str:
 
 
 def _cut_runner(state: CompileState) -> RunAll | None:
-    """Where the cut's solves run: on the run's workers once they are up (they boot
-    while the first solves run here) and a solve is worth them, else here; the cut is
-    the same either way."""
+    """Where the cut's solves run (see :func:`_run_batch`); the cut is the same either way."""
     if not state.workers.started:
         return None
 
     def run_all(function: Callable, tasks: list[tuple], done: Callable) -> list | None:
-        client = state.workers.client_if_up()
-        if client is None or sum(task[0].seconds for task in tasks) < CUT_PARALLEL_SECONDS:
-            return None                  # here: not up yet, or not worth a round trip
-        return run_until(client, function, tasks, done)
+        planned = sum(task[0].seconds for task in tasks)
+        return _run_batch(state, function, tasks, planned, done, here=None)
     return run_all
+
+
+def _run_batch(state: CompileState, function: Callable, tasks: list[tuple], planned: float,
+               done: Callable | None = None, here: Callable | None = in_order) -> list | None:
+    """``function(*task)`` for every task, in order: on the run's workers when they are up
+    (never waited for: they boot while the first solves run here) and the batch is worth
+    a round trip (:data:`BATCH_PARALLEL_SECONDS`), else by ``here`` (None: leave them to
+    the caller). With ``done``, the results after the first it accepts may be left out."""
+    client = state.workers.client_if_up() if state.workers.started and len(tasks) > 1 \
+        and planned >= BATCH_PARALLEL_SECONDS else None
+    if client is not None:
+        return run_until(client, function, tasks, done or _never)
+    return here(function, tasks, done or _never) if here is not None else None
+
+
+def _never(_: object) -> bool:
+    return False
 
 
 def _cut_settings(options, budget: Budget):
@@ -295,18 +309,27 @@ class BufferLevel:
         self.balancer = balancer
 
     def run(self, state: CompileState) -> None:
+        """Balance every new section (each one's plan from the sizes before balancing,
+        so all are planned at once and may run at once on workers), then check that
+        each section still fits with its buffer units."""
         left = state.nodes_left()
+        todo: list[tuple[SectionWork, BufferTask]] = []
         for w in state.work:
-            before = w.size
             done = state.buffered.get(w.key)
             if done is not None:
                 w.graph, w.edge_map, w.buffer_rows, w.buffer_lines = (
                     done.graph, done.edge_map, done.buffer_rows, done.buffer_lines)
-            else:
-                self._balance(state, w, left)
+            elif self.balancer is None:
+                self._balance(state, w)
                 state.buffered[w.key] = w
-            if w.outcome is None:
-                left += w.size - before
+            else:
+                todo.append((w, self._task(state, w, left)))
+        tasks = [(task,) for _, task in todo]
+        results = _run_batch(state, balance_buffers, tasks,
+                             sum(task.settings.time_limit for _, task in todo))
+        for (w, task), result in zip(todo, results):
+            self._balance(state, w, task.graph, result)
+            state.buffered[w.key] = w
         for w in state.work:
             d = sites_needed(w.graph)
             if not _fits(d, state.cap):
@@ -317,24 +340,30 @@ class BufferLevel:
                     "of the chip", state.usage(w.section.id, lack=True), w.section.id,
                     [x.section.id for x in state.work if x.section.id < w.section.id]))
 
-    def _balance(self, state: CompileState, w: SectionWork, nodes_left: int = 0) -> None:
-        """Balance ``w`` (``nodes_left``: nodes not compiled yet, for its time share)."""
+    def _task(self, state: CompileState, w: SectionWork, nodes_left: int) -> BufferTask:
+        """Section ``w``'s balancing: its graph as cut and its share of the plan."""
         sub = state.graph.subgraph(w.section.nodes, name=f"{state.graph.name}/section"
                                                          f"{w.section.id}")
+        seconds = state.budget.buffer_seconds(len(sub.nodes), nodes_left)
+        settings = state.budget.settings(state.options, "buffers", seconds)
+        deadline = state.budget.deadline + time.time() - state.budget.clock()
+        return BufferTask(sub, state.spec, w.section.id, state.options,
+                          replace(settings, deadline=None), self.balancer, deadline)
+
+    @staticmethod
+    def _balance(state: CompileState, w: SectionWork, sub: Graph | None = None,
+                 result: BufferResult | None = None) -> None:
+        """Give ``w`` its buffer units: those of ``result`` (balancing of ``sub``), or none
+        (no buffer level ran)."""
+        if sub is None:
+            sub = state.graph.subgraph(w.section.nodes, name=f"{state.graph.name}/section"
+                                                             f"{w.section.id}")
         index = state.graph.induced_edges(w.section.nodes)    # the subgraph's edges, in order
         added: dict[int, int] = {}
-        if self.balancer is not None:
-            started = time.perf_counter()
-            seconds = state.budget.buffer_seconds(len(sub.nodes), nodes_left)
-            settings = state.budget.settings(state.options, "buffers", seconds)
-            result = self.balancer(sub, state.spec, state.options, settings, section=w.section.id)
-            rows, added, lines, stage = _read_balancer(result)
-            w.buffer_rows = {index[local]: row for local, row in rows.items()}
-            w.buffer_lines = lines
-            if stage:
-                state.stages.append(stage | {"section": w.section.id})
-            else:
-                state.stages.append(stage_record("buffers", w.section.id, "balancing", started))
+        if result is not None:
+            w.buffer_rows = {index[local]: row for local, row in result.rows.items()}
+            w.buffer_lines, added = result.lines, result.added
+            state.stages.append(result.stage)
         buffered, local_map = materialize_buffers(sub, added)
         w.graph = materialize_banks(buffered)
         w.edge_map = {index[local]: chain for local, chain in local_map.items()}
@@ -346,26 +375,6 @@ class BufferLevel:
 def _fits(d: dict[str, float], cap: Capacity) -> bool:
     return d["pcu"] <= cap.pcu and d["pmu"] <= cap.pmu and d["units"] <= cap.total \
         and d["agcu"] <= cap.agcu
-
-
-def _read_balancer(result) -> tuple[dict[int, dict], dict[int, int], list[str], dict | None]:
-    """Rows per local edge, PMUs added per local edge, report lines, stage record.
-
-    The PMUs an edge's buffer already had (``ceil(original depth / depth per
-    PMU)``) are part of the units around it; only the PMUs balancing adds
-    become new buffer units in the section.
-    """
-    rows = dict(result.rows)
-    added = {}
-    for k, row in rows.items():
-        extra = row.get("pmus_added")
-        if extra is None:
-            before = math.ceil((row.get("original_depth") or 1) / (row.get("depth_per_pmu") or 1))
-            extra = max(0, int(row.get("pmus", 0)) - before)
-        if extra:
-            added[k] = int(extra)
-    lines = list(result.report_lines()) if hasattr(result, "report_lines") else []
-    return rows, added, lines, getattr(result, "stage", None)
 
 
 def materialize_buffers(sub: Graph, added: dict[int, int]) -> tuple[Graph, dict[int, list[int]]]:
@@ -432,7 +441,7 @@ class PlaceRouteLevel:
         for w in state.work:
             pending, before = w.outcome is None, w.size
             if w.graph is None:      # no buffer level ran: the section as cut
-                BufferLevel(balancer=None)._balance(state, w)
+                BufferLevel._balance(state, w)
             left += (w.size - before) if pending else 0
             done = state.compiled.get(self._key(w))
             if done is not None:     # compiled in an earlier iteration: reuse, never redo

@@ -14,6 +14,7 @@ same :class:`SectionResult` in this process, on a local worker or on a cluster
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable
@@ -21,11 +22,11 @@ from typing import Any, Callable
 from formulations.solver import SolveSettings
 from hardware import build_fabric
 from model.graph import Graph
-from pipeline.section_pass import SectionOutcome, map_section
+from pipeline.section_pass import SectionOutcome, map_section, stage_record
 from sim.check import CheckReport, check_section
 
 __all__ = ["SectionTask", "SectionResult", "compile_section", "section_seed", "PAST_DEADLINE",
-           "FAST_PATH_SECONDS"]
+           "FAST_PATH_SECONDS", "BufferTask", "BufferResult", "balance_buffers"]
 
 #: A section planned less than this for placement and routing together takes the fast
 #: path (greedy + PathFinder): the models' own set-up costs about this much.
@@ -99,3 +100,48 @@ def compile_section(task: SectionTask, say: Callable[[str], None] | None = None
 
 def _silent(line: str) -> None:
     """Progress lines of a worker stay there: the driver reports each section as it lands."""
+
+
+@dataclass(frozen=True, eq=False)
+class BufferTask:
+    """Everything one section's stage-buffer balancing reads: the section as cut, the
+    balancer (``pipeline.buffers_pass.balance_section`` or a stand-in), its settings
+    without the deadline, and the run's deadline as epoch seconds."""
+
+    graph: Graph
+    spec: Any
+    section: int
+    options: Any
+    settings: SolveSettings
+    balancer: Callable
+    deadline: float
+
+
+@dataclass
+class BufferResult:
+    """Rows per local edge, PMUs added per local edge, report lines, stage record."""
+
+    rows: dict[int, dict]
+    added: dict[int, int]
+    lines: list[str]
+    stage: dict
+
+
+def balance_buffers(task: BufferTask) -> BufferResult:
+    """Balance one section's stage buffers (in whichever process runs it)."""
+    started = time.perf_counter()
+    settings = replace(task.settings, deadline=time.monotonic() + (task.deadline - time.time()))
+    result = task.balancer(task.graph, task.spec, task.options, settings, section=task.section)
+    rows = dict(result.rows)
+    added = {}
+    for k, row in rows.items():
+        extra = row.get("pmus_added")
+        if extra is None:   # the PMUs an edge's buffer already had are not new units
+            before = math.ceil((row.get("original_depth") or 1) / (row.get("depth_per_pmu") or 1))
+            extra = max(0, int(row.get("pmus", 0)) - before)
+        if extra:
+            added[k] = int(extra)
+    lines = list(result.report_lines()) if hasattr(result, "report_lines") else []
+    stage = getattr(result, "stage", None)
+    stage = stage_record("buffers", task.section, "balancing", started) if not stage else stage
+    return BufferResult(rows, added, lines, stage | {"section": task.section})

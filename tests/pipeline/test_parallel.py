@@ -37,7 +37,7 @@ def _without_timing(data):
 def always_parallel(monkeypatch):
     """Hand even a small plan to the workers (the tests' graphs are small)."""
     monkeypatch.setattr(levels, "PARALLEL_MIN_SECONDS", 0.0)
-    monkeypatch.setattr(levels, "CUT_PARALLEL_SECONDS", 0.0)   # the cut's seeds too
+    monkeypatch.setattr(levels, "BATCH_PARALLEL_SECONDS", 0.0)  # cut seeds, balancing too
     monkeypatch.setattr(flow, "PARALLEL_MIN_SECONDS", 0.0)
 
 
