@@ -109,13 +109,16 @@ def _close(client: Any, cluster: Any, seconds: float) -> None:
 
 
 def run_tasks(client: Any, function: Callable, tasks: Sequence[tuple],
-              done: Callable[[int, Any], None] | None = None) -> list:
+              done: Callable[[int, Any], None] | None = None,
+              sizes: Sequence[float] | None = None) -> list:
     """``[function(*task) for task in tasks]``, on ``client``'s workers when given.
 
     Results come back in task order whatever order the workers finish in;
-    ``done(index, result)`` is called as each one arrives (progress). A task
-    whose worker dies is run again by the scheduler (Dask retries tasks of lost
-    workers), so a lost worker costs time, not the answer.
+    ``done(index, result)`` is called as each one arrives (progress). With
+    ``sizes`` (expected work per task) the largest tasks start first, so one long
+    task does not run alone at the end. A task whose worker dies is run again by
+    the scheduler (Dask retries tasks of lost workers), so a lost worker costs
+    time, not the answer.
     """
     if client is None:
         results = []
@@ -125,7 +128,10 @@ def run_tasks(client: Any, function: Callable, tasks: Sequence[tuple],
                 done(k, results[-1])
         return results
     from distributed import as_completed
-    futures = [client.submit(function, *task, pure=False) for task in tasks]
+    rank = {k: r for r, k in enumerate(sorted(range(len(tasks)),
+                                              key=lambda k: -sizes[k] if sizes else k))}
+    futures = [client.submit(function, *task, pure=False, priority=len(tasks) - rank[k])
+               for k, task in enumerate(tasks)]
     position = {future.key: k for k, future in enumerate(futures)}
     results: list = [None] * len(tasks)
     for future in as_completed(futures, loop=client.loop):

@@ -502,7 +502,8 @@ class PlaceRouteLevel:
                 results.append(compile_section(task, state.say))
                 landed(k, results[-1])
             return results
-        return run_tasks(client, compile_section, [(task,) for _, task in todo], landed)
+        return run_tasks(client, compile_section, [(task,) for _, task in todo], landed,
+                         sizes=[sum(s.time_limit for s in task.settings) for _, task in todo])
 
     @staticmethod
     def _finish(state: CompileState, todo: list, results: list[SectionResult]
