@@ -42,7 +42,8 @@ from typing import Callable, Sequence
 from formulations.placement.candidates import CandidatePool, placement_candidates
 from formulations.placement.cost_models.analytic import predict_normalised
 from formulations.placement.cost_models.features import section_features
-from formulations.placement.cost_models.learned import LEARN_HINT, LearnedCostModel
+from formulations.placement.cost_models.learned import (LEARN_HINT, CostModelEnsemble,
+                                                        LearnedCostModel)
 from formulations.placement.placers import POOLED
 from formulations.routing import ROUTERS
 from model.graph import Graph
@@ -74,7 +75,7 @@ def learned_available() -> bool:
 
 
 @lru_cache(maxsize=4)
-def load_learned(path: str) -> LearnedCostModel:
+def load_learned(path: str) -> LearnedCostModel | CostModelEnsemble:
     """The learned model at ``path`` (read once per process)."""
     return LearnedCostModel.load(path)
 

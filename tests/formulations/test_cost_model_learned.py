@@ -132,3 +132,25 @@ def test_mixed_training_interleaves_mixed_and_whole_group_batches():
     run = CostModelConfig(**{**config.__dict__, "epochs": 6, "rank_weight": 0.3})
     a, b = train(features, labels, run, groups=groups), train(features, labels, run, groups=groups)
     assert a.losses == b.losses and a.losses[-1] < a.losses[0]
+
+
+def test_an_ensemble_predicts_the_mean_and_survives_save_and_load(tmp_path):
+    from formulations.placement.cost_models.learned import CostModelEnsemble
+    features, labels = _data(32)
+    quick = CostModelConfig(**{**SMALL.__dict__, "epochs": 2})
+    a = train(features, labels, quick).model
+    b = train(features, labels, CostModelConfig(**{**quick.__dict__, "seed": 1})).model
+    pair = CostModelEnsemble([a, b])
+    want = (a.predict(features) + b.predict(features)) / 2
+    assert np.allclose(pair.predict(features), want)
+    pair.save(tmp_path / "pair.npz")
+    again = LearnedCostModel.load(tmp_path / "pair.npz")
+    assert isinstance(again, CostModelEnsemble) and len(again.members) == 2
+    assert np.allclose(again.predict(features), want, atol=1e-6)
+    a.save(tmp_path / "one.npz")
+    assert isinstance(LearnedCostModel.load(tmp_path / "one.npz"), LearnedCostModel)
+    data = dict(np.load(tmp_path / "pair.npz"))
+    data.pop(next(k for k in data if k.startswith("m1/")))
+    np.savez(tmp_path / "broken.npz", **data)
+    with pytest.raises(ValueError, match="broken.npz: parameters"):
+        LearnedCostModel.load(tmp_path / "broken.npz")

@@ -4,9 +4,10 @@ from formulations.placement.cost_models.analytic import (AnalyticEstimate, analy
                                                          predict_normalised)
 from formulations.placement.cost_models.features import (FeatureSet, SectionFeatures, pack,
                                                          section_features)
-from formulations.placement.cost_models.learned import (CostModelConfig, LearnedCostModel,
+from formulations.placement.cost_models.learned import (CostModelConfig, CostModelEnsemble,
+                                                        LearnedCostModel,
                                                         LearnedModelUnavailable, train)
 
 __all__ = ["AnalyticEstimate", "analytic_estimate", "predict_normalised",
            "FeatureSet", "SectionFeatures", "pack", "section_features",
-           "CostModelConfig", "LearnedCostModel", "LearnedModelUnavailable", "train"]
+           "CostModelConfig", "CostModelEnsemble", "LearnedCostModel", "LearnedModelUnavailable", "train"]
