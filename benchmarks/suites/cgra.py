@@ -57,8 +57,15 @@ SE_SMALL_LIMIT = 60.0
 SE_LARGE_LIMIT = 30.0
 
 #: Published IIs for kernels of this set: (kernel key, architecture) -> (II, source). Only
-#: figures found in the papers' text; see the table notes for what was searched.
-PUBLISHED: dict[tuple[str, str], tuple[int, str]] = {}
+#: figures found for the same kernel (same DFG); see the table notes for what was searched and
+#: how the architecture differs.
+PUBLISHED: dict[tuple[str, str], tuple[int, str]] = {
+    ("array_add/array_add_LN1_PartPred", "hycube4x4"): (
+        4, "Morpher's mapper on its HyCUBE 4x4, memory on column 0 only, 5 registers per PE: "
+           "output file name ..._XDim=4_YDim=4_II=4_... in ecolab-nus/Morpher_CGRA_Mapper "
+           "applications/hycube/array_add, commit 4a054698; not the same architecture as "
+           "hycube4x4"),
+}
 
 COLUMNS = (
     Column("graph", "kernel"), Column("target", "target"), Column("nodes", "nodes"),
@@ -286,14 +293,23 @@ SUITE = Suite(
            "link per cycle, max_ii 32 (all assumed, hardware/README.md). Time limit per kernel "
            f"{SMALL_LIMIT:g} s up to {SMALL_NODES} nodes, {LARGE_LIMIT:g} s above, 1 CP-SAT "
            "worker, seed 0; the baseline (iterative modulo list scheduling + PathFinder, "
-           "also --placer list) may use half of it and warm-starts the sweep. 'II bound' = "
-           "every smaller II proven impossible (ResMII/MemII/RecMII, then the placement-timing "
-           "relaxation, which needs no horizon); 'II proven minimal' = the II reached equals "
-           "it. 'cycles bound' = cycles of one iteration proven at that II (destructive lower "
-           "bounding with the full model); 'status' optimal = II and cycles proven. Both "
-           "answers are executed by sim.cgra for several iterations ('sim'). 'published II' "
-           "= a figure printed in a paper for the same kernel and architecture (none found "
-           "that matches these kernels and presets exactly; see benchmarks/results/cgra.md)."),
+           "also --placer list) may use half of it and warm-starts the sweep (a kernel of more "
+           "than 60 operations whose baseline found nothing gets a second try); on cgra8x8 the "
+           "kernel is also mapped on the 4 x 4 corner first (a warm start, nothing proven "
+           "there). 'II bound' = every smaller II proven impossible (ResMII/MemII/RecMII, then "
+           "the placement-timing relaxation, which needs no horizon); 'II proven minimal' = "
+           "the II reached equals it. 'cycles bound' = cycles of one iteration proven at that "
+           "II (destructive lower bounding with the full model); 'status' optimal = II and "
+           "cycles proven; 'unmappable (proven)' = a rule with a proof (C5: an operation reads "
+           "more distinct operands than a PE has registers; on se16-ii32 the Streaming "
+           "Engine's O1/R1 rules); 'bad input' = the graph's same-iteration edges form a cycle "
+           "(G0). Both answers are executed by sim.cgra (sim.streaming on se16-ii32) for "
+           "several iterations ('sim'). se16-ii32 rows: the Streaming Engine pass "
+           f"(pipeline.streaming) with a whole-run limit of {SE_SMALL_LIMIT:g} s up to "
+           f"{SE_NODES} nodes, {SE_LARGE_LIMIT:g} s above; 'II bound' there is the II when it "
+           "is proven minimal, else the static bound; the baseline is its greedy warm start. "
+           "'published II' = a figure reported elsewhere for the same kernel (same DFG), with "
+           "its source and how its architecture differs."),
     summary=append_summary,
 )
 
