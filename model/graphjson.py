@@ -29,7 +29,6 @@ import math
 import os
 import re
 import tempfile
-from array import array
 from collections import deque
 from contextlib import contextmanager
 from itertools import repeat
@@ -219,7 +218,7 @@ def _build_graph(data: Any, file: str, default_name: str, check: "_Checker") -> 
     check.plain({k: v for k, v in data.items() if k not in ("nodes", "edges")}, 0)
     nodes = _built(data["nodes"], "nodes", _quick_nodes, _parse_node, check)
     index = dict(zip(map(attrgetter("id"), nodes), range(len(nodes))))
-    ends = (array("q"), array("q"))      # 8-byte ints: numpy reads them without a copy
+    ends: tuple[list[int], list[int]] = ([], [])
     edges = _built(data["edges"], "edges", _quick_edges, _parse_edge, check, index, ends)
     name = data.get("name", default_name)
     check.is_type(name, str, "name", "a string")
@@ -228,8 +227,8 @@ def _build_graph(data: Any, file: str, default_name: str, check: "_Checker") -> 
     graph = Graph(name, nodes, edges, dict(attrs),
                   {k: v for k, v in data.items() if k not in _GRAPH_FIELDS})
     if len(ends[0]) == len(edges):
-        graph.keep_derived(index, (np.frombuffer(ends[0], dtype=np.int64),
-                                   np.frombuffer(ends[1], dtype=np.int64)))
+        graph.keep_derived(index, (np.array(ends[0], dtype=np.int64),
+                                   np.array(ends[1], dtype=np.int64)))
     validate_graph(graph, file)
     return graph
 
@@ -246,7 +245,7 @@ _CHUNK = 1 << 14
 
 def _built(items: list, name: str, quick: Any, careful: Any, check: "_Checker",
            index: dict[str, int] | None = None,
-           ends: tuple[array, array] | None = None) -> list:
+           ends: tuple[list[int], list[int]] | None = None) -> list:
     """The node or edge of every entry, a chunk at a time: ``quick(chunk, shared)``
     when it can build the whole chunk, else ``careful`` entry by entry.
 
