@@ -199,9 +199,10 @@ class _Cutter:
         return assignment
 
     def sweep(self, assignment: dict[str, int], size: int) -> tuple[bool, bool]:
-        """One pass of windows of ``size`` sections, overlapping by one section: first
-        every other window (they share no section, so they are independent solves that
-        may run at once), then the ones between.
+        """One pass of windows of ``size`` sections in two phases: windows side by side
+        from section 0, then side by side from ``size // 2`` (each straddles a border
+        of the first phase). The windows of a phase share no section, so they are
+        independent solves that may run at once.
 
         Returns whether any window improved, and whether the cut is proven optimal
         (the window spanned every section and its model was solved to optimality).
@@ -212,23 +213,27 @@ class _Cutter:
                                 hint=dict(assignment))
             improved = self.apply(assignment, self.graph, 0, solved)
             return improved, solved.result.status.name == "OPTIMAL"
-        starts = list(range(0, max(1, count - size + 1), max(1, size - 1)))
         improved = False
-        for phase in (starts[0::2], starts[1::2]):
+        for offset in (0, max(1, size // 2)):
+            phase = [(first, min(first + size, count)) for first in range(offset, count, size)
+                     if min(first + size, count) - first >= 2]
             if not phase or self.out_of_time():
                 break
-            seconds = min(WINDOW_SECONDS * size / WINDOW, self.budget.left() / len(phase))
             subs = [self.graph.subgraph([v for v in self.graph.node_ids
-                                         if first <= assignment[v] < first + size])
-                    for first in phase]
-            jobs = [self.job(sub, size, seconds, first=first,
-                             hint={v: assignment[v] - first for v in sub.node_ids})
-                    for first, sub in zip(phase, subs)]
-            for first, sub, solved in zip(phase, subs,
-                                          solve_each(jobs, self.budget, self.run_all)):
+                                         if first <= assignment[v] < last])
+                    for first, last in phase]
+            jobs = [self.job(sub, last - first, self.window_seconds(last - first, len(phase)),
+                             first=first, hint={v: assignment[v] - first for v in sub.node_ids})
+                    for (first, last), sub in zip(phase, subs)]
+            for (first, _), sub, solved in zip(phase, subs,
+                                               solve_each(jobs, self.budget, self.run_all)):
                 self.plan.results.append(solved.result)
                 improved |= self.apply(assignment, sub, first, solved)
         return improved, False
+
+    def window_seconds(self, span: int, windows: int) -> float:
+        """Planned seconds of one of ``windows`` windows of a phase, ``span`` sections."""
+        return min(WINDOW_SECONDS * span / WINDOW, self.budget.left() / windows)
 
     @staticmethod
     def apply(assignment: dict[str, int], sub: Graph, first: int, solved: CutSolved) -> bool:
