@@ -54,7 +54,7 @@ LARGE_LIMIT = 15.0
 SE_TARGET = "se16-ii32"
 SE_NODES = 60
 SE_SMALL_LIMIT = 60.0
-SE_LARGE_LIMIT = 30.0
+SE_LARGE_LIMIT = 60.0
 
 #: Published IIs for kernels of this set: (kernel key, architecture) -> (II, source). Only
 #: figures found for the same kernel (same DFG); see the table notes for what was searched and
