@@ -52,6 +52,9 @@ __all__ = ["sweep_ii", "length_ladder", "MAX_ROUTING_VARIABLES", "RELAX_SHARE", 
 
 #: Largest time-extended routing graph (registers + link uses) the full model is built for.
 MAX_ROUTING_VARIABLES = 250_000
+#: Seconds to build the full model per routing variable (measured 7-8 us on an idle core;
+#: doubled for a loaded machine), kept out of the solver's share near the deadline.
+BUILD_SECONDS = 1.5e-5
 #: Share of an II's time for the relaxation.
 RELAX_SHARE = 0.3
 #: The compact layout's search stops after this many seconds without a shorter one.
@@ -73,13 +76,15 @@ def length_ladder(problem: CgraProblem, ii: int, low: int, high: int, deadline: 
                   ) -> tuple[CgraSchedule | None, int]:
     """Horizons ``low..high``: the first mapping found and the length bound proven.
 
-    Each horizon gets 0.6 of the time left (at least 0.5 s, never past the deadline); an
-    unfinished question ends the ladder. Returns ``(mapping or None, bound)``.
+    Each horizon gets 0.6 of the time left once its model is built (at least 0.5 s, never past
+    the deadline; the build is estimated at :data:`BUILD_SECONDS` per routing variable, about
+    0.9 s for a 64-PE fabric's 120k); an unfinished question ends the ladder. Returns
+    ``(mapping or None, bound)``.
     """
     bound = low
     for horizon in range(low, high + 1):
-        left = _left(deadline)
-        if left < 0.2:
+        left = _left(deadline) - model_size(problem, ii, horizon) * BUILD_SECONDS
+        if left < 0.2:           # not even time to build the model and ask
             break
         result, sched = solve_full(problem, ii, horizon, min(left, max(0.5, left * 0.6)), seed,
                                    warm=warm)
