@@ -74,10 +74,6 @@ ROOT = Path(__file__).resolve().parents[2]
 #: The data set (``python -m benchmarks.cost_model_data``) and the CV predictions cache.
 DATA = ROOT / "data" / "cost_model" / "samples.npz"
 CV_CACHE = ROOT / "data" / "cost_model" / "cv_predictions.npz"
-#: A model trained with --grouped (ranking within blocks), compared in the placement part
-#: when present: python -m benchmarks.suites.cost_model --train --grouped --rank-weight 1
-#: --out data/cost_model/learned_grouped.npz
-GROUPED_MODEL = ROOT / "data" / "cost_model" / "learned_grouped.npz"
 #: The shipped model and every fold's: the mean of two members (a CostModelEnsemble), one
 #: trained on mixed batches, one on mixed and whole-block batches interleaved, ranking
 #: within blocks (see the learned module's loss).
@@ -117,11 +113,9 @@ COLUMNS = (
     Column("thr_analytic", "thr. analytic", "{:.4g}"),
     Column("thr_learned", "thr. learned", "{:.4g}"),
     Column("thr_simulated", "thr. simulated", "{:.4g}"),
-    Column("thr_grouped", "thr. learned grouped", "{:.4g}"),
     Column("gain_analytic", "analytic vs wl", "{:+.1%}"),
     Column("gain_learned", "learned vs wl", "{:+.1%}"),
     Column("gain_simulated", "simulated vs wl", "{:+.1%}"),
-    Column("gain_grouped", "learned grouped vs wl", "{:+.1%}"),
     Column("checked", "sim.check"), Column("seconds", "seconds", "{:.3g}"),
     Column("note", "note"),
 )
@@ -282,14 +276,10 @@ def placement_row(stem: str, section: int, budget: float, seed: int = 0,
     notes = []
     checked = True
     started = time.perf_counter()
-    for name in MODELS + ("grouped",):
-        if name in ("learned", "grouped") and not (learned_available() and DEFAULT_MODEL.exists()):
+    for name in MODELS:
+        if name == "learned" and not (learned_available() and DEFAULT_MODEL.exists()):
             continue
-        if name == "grouped" and not GROUPED_MODEL.exists():
-            continue
-        options = RunOptions(cost_model="learned" if name == "grouped" else name, placer=placer,
-                             router="negotiated", seed=seed,
-                             cost_model_file=str(GROUPED_MODEL) if name == "grouped" else None)
+        options = RunOptions(cost_model=name, placer=placer, router="negotiated", seed=seed)
         settings = (SolveSettings(time_limit=budget, seed=seed),
                     SolveSettings(time_limit=budget, seed=seed))
         out = map_section(graph, fabric, section, options, lambda line: None, settings)
@@ -307,10 +297,11 @@ def placement_row(stem: str, section: int, budget: float, seed: int = 0,
             notes.append(f"candidates {ranking['routed']} routed ({ranking.get('from_search', 0)}"
                          f" from the search's pool), simulated chose #{ranking['chosen']}")
     base = row.get("thr_wirelength")
-    for name in MODELS[1:] + ("grouped",):
+    for name in MODELS[1:]:
         if base and row.get(f"thr_{name}") is not None:
             row[f"gain_{name}"] = row[f"thr_{name}"] / base - 1
-    if notes and "note" not in row:
+    notes.append(f"load {os.getloadavg()[0]:.1f}")
+    if "note" not in row:
         row["note"] = "; ".join(notes)
     return row | {"checked": "ok" if checked else "REJECTED",
                   "seconds": time.perf_counter() - started}
@@ -345,6 +336,7 @@ def pipeline_row(name: str, preset: str, seq: int | None = None,
     for model in MODELS[1:]:
         if base and row.get(f"thr_{model}") is not None:
             row[f"gain_{model}"] = row[f"thr_{model}"] / base - 1
+    notes.append(f"load {os.getloadavg()[0]:.1f}")
     return row | {"checked": "ok" if checked else "REJECTED", "note": "; ".join(notes),
                   "seconds": time.perf_counter() - started}
 
