@@ -185,8 +185,9 @@ def _decided(results: list, arrived: list[bool], done: Callable[[Any], bool]) ->
 def _stoppable(function: Callable, stop_name: str, task: tuple) -> Any:
     """``function(*task)`` on a worker, its solves stopped when the event ``stop_name`` is
     set (a watcher thread; the stop request is cleared before the worker's next task)."""
-    from distributed import Event
-    stop, finished = Event(stop_name), threading.Event()
+    from distributed import Event, get_client
+    # the worker's client is found from this task's thread, not from the watcher's
+    stop, finished = Event(stop_name, client=get_client()), threading.Event()
 
     def watch() -> None:
         while not finished.is_set():

@@ -273,12 +273,13 @@ def _cut_runner(state: CompileState) -> RunAll | None:
 
 def _run_batch(state: CompileState, function: Callable, tasks: list[tuple], planned: float,
                done: Callable | None = None, here: Callable | None = in_order) -> list | None:
-    """``function(*task)`` for every task, in order: on the run's workers when they are up
-    (never waited for: they boot while the first solves run here) and the batch is worth
-    a round trip (:data:`BATCH_PARALLEL_SECONDS`), else by ``here`` (None: leave them to
-    the caller). With ``done``, the results after the first it accepts may be left out."""
-    client = state.workers.client_if_up() if state.workers.started and len(tasks) > 1 \
-        and planned >= BATCH_PARALLEL_SECONDS else None
+    """``function(*task)`` for every task, in order: on the run's workers when the batch is
+    worth a round trip (:data:`BATCH_PARALLEL_SECONDS`) and they are up, or worth waiting
+    for while they boot (:data:`PARALLEL_MIN_SECONDS`); else by ``here`` (None: leave them
+    to the caller). With ``done``, the results after the first it accepts may be left out."""
+    workers, client = state.workers, None
+    if workers.started and len(tasks) > 1 and planned >= BATCH_PARALLEL_SECONDS:
+        client = workers.client() if planned >= PARALLEL_MIN_SECONDS else workers.client_if_up()
     if client is not None:
         return run_until(client, function, tasks, done or _never)
     return here(function, tasks, done or _never) if here is not None else None
