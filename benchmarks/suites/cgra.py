@@ -99,18 +99,26 @@ def _sim(graph, spec, problem, sched: CgraSchedule) -> bool:
     return check_cgra(graph, spec, placement, sched.ii, routes).ok
 
 
-def map_one(path: str, target: str, time_limit: float | None = None,
-            seed: int = 0) -> dict[str, Any]:
-    """One row: bounds, the mapper's answer, the baseline's, both executed by the simulator."""
+def _load_row(path: str, target: str) -> tuple[Any, dict[str, Any], Any]:
+    """The target's description, the row's first fields, and the kernel (None when it
+    cannot be read: the row then says why)."""
     spec = load_hardware(target)
     row: dict[str, Any] = {"graph": _short(path), "target": target}
     try:
         graph = load_graph(path)
     except InputError as exc:
-        return row | {"status": "bad input", "note": shorten(str(exc), 160)}
+        return spec, row | {"status": "bad input", "note": shorten(str(exc), 160)}, None
+    return spec, row | {"nodes": len(graph.nodes), "edges": len(graph.edges)}, graph
+
+
+def map_one(path: str, target: str, time_limit: float | None = None,
+            seed: int = 0) -> dict[str, Any]:
+    """One row: bounds, the mapper's answer, the baseline's, both executed by the simulator."""
+    spec, row, graph = _load_row(path, target)
+    if graph is None:
+        return row
     n = len(graph.nodes)
     limit = time_limit or (SMALL_LIMIT if n <= SMALL_NODES else LARGE_LIMIT)
-    row |= {"nodes": n, "edges": len(graph.edges)}
     started = time.perf_counter()
     try:
         result = map_kernel(graph, spec, SolveSettings(time_limit=limit, seed=seed))
@@ -140,15 +148,12 @@ def map_one_se(path: str, target: str = SE_TARGET, time_limit: float | None = No
                seed: int = 0) -> dict[str, Any]:
     """One Streaming Engine row: the full pass (:func:`pipeline.streaming.map_streaming`, its
     answer re-checked by ``sim.streaming``) and the greedy warm start as the baseline."""
-    spec = load_hardware(target)
-    row: dict[str, Any] = {"graph": _short(path), "target": target}
-    try:
-        graph = load_graph(path)
-    except InputError as exc:
-        return row | {"status": "bad input", "note": shorten(str(exc), 160)}
+    spec, row, graph = _load_row(path, target)
+    if graph is None:
+        return row
     n = len(graph.nodes)
     limit = time_limit or (SE_SMALL_LIMIT if n <= SE_NODES else SE_LARGE_LIMIT)
-    row |= {"nodes": n, "edges": len(graph.edges)} | _greedy(graph, spec)
+    row |= _greedy(graph, spec)
     started = time.perf_counter()
     try:
         mapping = map_streaming(graph, spec, RunOptions(time_limit=limit, seed=seed))

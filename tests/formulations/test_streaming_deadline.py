@@ -28,31 +28,10 @@ def ring(n: int) -> Graph:
                  [Edge(f"n{i}", f"n{(i + 1) % n}", distance=int(i == n - 1)) for i in range(n)])
 
 
-def test_the_time_limit_caps_the_whole_sweep(monkeypatch):
-    clock = FakeClock()
-    monkeypatch.setattr(sweep.time, "perf_counter", clock)
-    budgets: list[tuple[int, float]] = []
-
-    def layout_first(problem, ii, time_limit, seed, warm):
-        budgets.append((ii, time_limit))
-        return None, None, time_limit
-
-    def solve_ii(problem, ii, deadline, *rest):
-        clock.now = max(clock.now, deadline)     # every II uses all it was given, finds nothing
-        return None, False, 0, False
-
-    monkeypatch.setattr(sweep, "_layout_first", layout_first)
-    monkeypatch.setattr(sweep, "_solve_ii", solve_ii)
-    problem = problem_from_graph(ring(3), load_hardware("se16-ii32"))
-    assert problem.max_ii - lower_bounds(problem)["ii"] > 10
-    with pytest.raises(StreamingInfeasible, match="T0 time limit: no mapping found within 8 s"):
-        sweep.sweep_ii(problem, SolveSettings(time_limit=8.0))
-    assert clock.now - 1000.0 <= 8.0 + 1e-9        # the whole sweep within its limit
-    assert budgets[0] == (lower_bounds(problem)["ii"], 8.0 * sweep.II_SHARE)
-    assert all(b2 < b1 for (_, b1), (_, b2) in zip(budgets, budgets[1:]))   # what is left
-
-
-def test_the_ii_of_the_warm_start_gets_all_the_time_left(monkeypatch):
+@pytest.fixture
+def stubbed(monkeypatch):
+    """A fake clock and solves that each use all the time they were given and find
+    nothing; the (II, seconds) each layout search was given."""
     clock = FakeClock()
     monkeypatch.setattr(sweep.time, "perf_counter", clock)
     budgets: list[tuple[int, float]] = []
@@ -67,6 +46,22 @@ def test_the_ii_of_the_warm_start_gets_all_the_time_left(monkeypatch):
 
     monkeypatch.setattr(sweep, "_layout_first", layout_first)
     monkeypatch.setattr(sweep, "_solve_ii", solve_ii)
+    return clock, budgets
+
+
+def test_the_time_limit_caps_the_whole_sweep(stubbed):
+    clock, budgets = stubbed
+    problem = problem_from_graph(ring(3), load_hardware("se16-ii32"))
+    assert problem.max_ii - lower_bounds(problem)["ii"] > 10
+    with pytest.raises(StreamingInfeasible, match="T0 time limit: no mapping found within 8 s"):
+        sweep.sweep_ii(problem, SolveSettings(time_limit=8.0))
+    assert clock.now - 1000.0 <= 8.0 + 1e-9        # the whole sweep within its limit
+    assert budgets[0] == (lower_bounds(problem)["ii"], 8.0 * sweep.II_SHARE)
+    assert all(b2 < b1 for (_, b1), (_, b2) in zip(budgets, budgets[1:]))   # what is left
+
+
+def test_the_ii_of_the_warm_start_gets_all_the_time_left(stubbed):
+    _, budgets = stubbed
     problem = problem_from_graph(ring(3), load_hardware("se16-ii32"))
     low = lower_bounds(problem)["ii"]
 
