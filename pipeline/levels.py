@@ -31,7 +31,7 @@ from typing import Callable
 
 from formulations.sections import (Capacity, Section, SectionError, cut_sections,
                                    materialize_banks)
-from formulations.sections.portfolio import RunAll, in_order
+from formulations.sections.portfolio import RunAll, in_order, never
 from model.graph import Edge, Graph, Node
 from pipeline.budget import MAPPING_SHARE, Budget
 from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, MappingError,
@@ -281,12 +281,8 @@ def _run_batch(state: CompileState, function: Callable, tasks: list[tuple], plan
     if workers.started and len(tasks) > 1 and planned >= BATCH_PARALLEL_SECONDS:
         client = workers.client() if planned >= PARALLEL_MIN_SECONDS else workers.client_if_up()
     if client is not None:
-        return run_until(client, function, tasks, done or _never)
-    return here(function, tasks, done or _never) if here is not None else None
-
-
-def _never(_: object) -> bool:
-    return False
+        return run_until(client, function, tasks, done or never)
+    return here(function, tasks, done or never) if here is not None else None
 
 
 def _cut_settings(options, budget: Budget):

@@ -38,7 +38,7 @@ from formulations.solver.result import SolveResult
 from model.graph import Graph
 
 __all__ = ["PORTFOLIO", "CutSolve", "CutSolved", "RunAll", "solve_cut", "solve_portfolio",
-           "solve_each", "in_order", "proven", "found"]
+           "solve_each", "in_order", "proven", "found", "never"]
 
 #: Seeds per solve of the section model. A constant of the plan, never the number of
 #: workers: the answer must not depend on where the solves run.
@@ -114,13 +114,13 @@ def _solve_built(task: CutSolve, model: Any, x: Any) -> CutSolved:
 
 
 def in_order(function: Callable, tasks: Sequence[tuple],
-             done: Callable[[Any], bool] = lambda _: False) -> list:
+             done: Callable[[Any], bool] | None = None) -> list:
     """``function(*task)`` for each task here, one after another, stopping after the first
     result ``done`` accepts (the tasks after it are left out)."""
     results = []
     for task in tasks:
         results.append(function(*task))
-        if done(results[-1]):
+        if (done or never)(results[-1]):
             break
     return results
 
@@ -149,14 +149,15 @@ def solve_each(jobs: Sequence[CutSolve], budget: WorkBudget,
     """Independent solves, one seed each (the windows of a sweep that share no section),
     at once where ``run_all`` runs them; all are charged to ``budget``."""
     tasks = [(job,) for job in jobs]
-    solved = run_all(solve_cut, tasks, _never) if run_all else None
+    solved = run_all(solve_cut, tasks, never) if run_all else None
     if solved is None:
         solved = in_order(solve_cut, tasks)
     _charge(budget, solved)
     return solved
 
 
-def _never(_: Any) -> bool:
+def never(_: Any) -> bool:
+    """The ``done`` that accepts no result: every task of the batch runs."""
     return False
 
 
