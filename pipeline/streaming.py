@@ -16,6 +16,14 @@ run (:func:`pipeline.feedback.run_levels`), over the decisions of
 - ``check`` -- the independent simulator (:mod:`sim.streaming`) judges the answer; a rejection
   is :class:`~pipeline.feedback.CheckerRejected` (a bug, never a result).
 
+``--time-limit`` is one deadline for the whole run (the :class:`~pipeline.budget.Budget`'s,
+carried by ``settings.deadline``), the split path included: each part of a split not scheduled
+yet gets its share of the time left (in proportion to its instructions; time a part leaves
+unused carries over), no part and no further partition is begun with less than
+:data:`~formulations.streaming.sweep.LAST_SECONDS` left, and a run stopped by the deadline
+says so (a ``T0 time limit`` reason and a stage with ``cut_short``, counted in
+``mapping.json``'s ``run``).
+
 ``mapping.json`` lists the SDFs in ``sections`` (II, start cycle, cycles),
 ``placement[n]["sdf"]``, the AF edges in ``routes`` (``"via": "af"``), every feedback round in
 ``trace`` and every model in ``stages``. Its picture is
@@ -25,6 +33,7 @@ run (:func:`pipeline.feedback.run_levels`), over the decisions of
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -36,6 +45,7 @@ from formulations.streaming.kernel import (KernelPlan, SdfAnswer, SdfUnmapped, f
 from formulations.streaming.problem import StreamingInfeasible, StreamingSchedule
 from formulations.streaming.rl import DEFAULT_POLICY, RLPolicy, rl_schedule
 from formulations.streaming.split import SplitSchedule, repair_of
+from formulations.streaming.sweep import LAST_SECONDS
 from hardware import StreamingEngineSpec
 from model.graph import Graph
 from model.mapping import Mapping
@@ -47,7 +57,7 @@ from pipeline.section_pass import stage_record
 from sim.streaming import StreamingReport, check_split, check_streaming
 
 __all__ = ["StreamingState", "StreamingCutLevel", "ScheduleLevel", "StreamingCheckLevel",
-           "streaming_levels", "map_streaming",
+           "streaming_levels", "map_streaming", "part_settings",
            "spoke_entries"]
 
 
@@ -71,6 +81,35 @@ class StreamingState:
     trace: list[dict] = field(default_factory=list)
     placer: str = "model"                 # "rl": the PPO policy places one-SDF kernels
     policy_file: str | None = None
+
+
+def _left(state: StreamingState) -> float:
+    """Seconds until the run's deadline (infinite without one)."""
+    deadline = state.settings.deadline
+    return math.inf if deadline is None else deadline - time.monotonic()
+
+
+def part_settings(state: StreamingState, parts: list, k: int) -> SolveSettings | None:
+    """The settings of part ``k`` of a split: its share of the time left before the run's
+    deadline, in proportion to its instructions among the parts from ``k`` on not scheduled
+    yet (never more than the run's own limit); None when less than
+    :data:`~formulations.streaming.sweep.LAST_SECONDS` is left (the part is not begun)."""
+    left = _left(state)
+    if left < LAST_SECONDS:
+        return None
+    fresh = [p for p in parts[k:] if part_key(p) not in state.cache]
+    share = len(parts[k].nodes) / max(1, sum(len(p.nodes) for p in fresh))
+    return state.settings.with_time(max(LAST_SECONDS, min(state.settings.time_limit,
+                                                          left * share)))
+
+
+def _cut_short(state: StreamingState, level: str, what: str, section: int | None = None
+               ) -> list[str]:
+    """A stage that says the deadline stopped the run, and its ``T0`` reason."""
+    state.stages.append(stage_record(level, section, what, state.started, status="NOT BEGUN",
+                                     extra=dict(cut_short=True)))
+    limit = state.settings.time_limit
+    return [f"T0 time limit: the run's deadline ({limit:g} s of mapping) passed; {what}"]
 
 
 def _error(state: StreamingState, code: ErrorCode, level: str, reasons: list[str],
@@ -108,6 +147,10 @@ class StreamingCutLevel:
 
     def fix(self, state: StreamingState, data: ErrorHandlingData) -> str | None:
         plan = state.plan
+        if _left(state) < LAST_SECONDS:     # the run's deadline: no further partition
+            state.reasons = data.hints["reasons"] + _cut_short(
+                state, self.name, "no further split into SDFs was tried")
+            return None
         if plan.split is None:
             plan.single_error, plan.parts = data.hints["reasons"], plan.first_split
         else:
@@ -130,10 +173,16 @@ class ScheduleLevel:
         if plan.split is None:
             self._one_sdf(state, plan)
             return
-        for part in plan.split.parts:
+        parts = plan.split.parts
+        for k, part in enumerate(parts):
             fresh = part_key(part) not in state.cache
+            settings = part_settings(state, parts, k) if fresh else state.settings
+            if settings is None:
+                raise _error(state, ErrorCode.UNRESOLVABLE, self.name, _cut_short(
+                    state, "modulo placement", f"SDF {part.index} of {len(parts)} was not "
+                    f"begun", part.index), part.index)
             try:
-                answer = schedule_part(part, state.spec, state.settings, state.cache, state.say)
+                answer = schedule_part(part, state.spec, settings, state.cache, state.say)
             except SdfUnmapped as exc:
                 if fresh:
                     _sdf_stages(state, part.index, exc, exc.warm)

@@ -1,15 +1,24 @@
-"""The Streaming Engine's II sweep keeps one deadline for the whole run (issue 23, item 3):
-``--time-limit`` caps the sweep, it is not spent again at every II."""
+"""The Streaming Engine keeps one deadline for the whole run (issue 23, item 3):
+``--time-limit`` caps the sweep, it is not spent again at every II, nor again by every part
+and partition of a split kernel."""
 
 from __future__ import annotations
+
+import time
+from types import SimpleNamespace
 
 import pytest
 
 import formulations.streaming.sweep as sweep
+import pipeline.streaming as streaming
 from formulations.solver import SolveSettings
+from formulations.streaming.kernel import SdfUnmapped, part_key
 from formulations.streaming.problem import StreamingInfeasible, lower_bounds, problem_from_graph
 from hardware import load_hardware
 from model.graph import Edge, Graph, Node
+from pipeline.budget import MAPPING_SHARE
+from pipeline.feedback import MappingFailed
+from pipeline.options import RunOptions
 
 
 class FakeClock:
@@ -70,3 +79,42 @@ def test_the_ii_of_the_warm_start_gets_all_the_time_left(stubbed):
 
     assert sweep.sweep_ii(problem, SolveSettings(time_limit=8.0), Warm()).ii == low + 1
     assert budgets == [(low, 4.0), (low + 1, 4.0)]
+
+
+# ---------------------------------------------------------------------------------------------
+# the split path (pipeline.streaming): the run's deadline caps parts and partitions
+# ---------------------------------------------------------------------------------------------
+def chain(n: int) -> Graph:
+    """A chain of ``n`` instructions: more than se16's 16 tiles x 6 slots, so it is split."""
+    return Graph(f"chain{n}", [Node(f"n{i}") for i in range(n)],
+                 [Edge(f"n{i}", f"n{i + 1}") for i in range(n - 1)])
+
+
+def test_the_run_deadline_caps_the_split_path(monkeypatch):
+    """Every part's sweep uses all the time it is given (and half a second more, as the
+    minimum solves do) and finds nothing: no part or partition is begun after the deadline,
+    each part gets a share of what is left, and the failure says it was cut short."""
+    start = time.monotonic()
+    clock = FakeClock()
+    clock.now = start
+    monkeypatch.setattr(streaming, "time", SimpleNamespace(monotonic=clock,
+                                                           perf_counter=time.perf_counter))
+    given: list[tuple[int, float]] = []
+
+    def schedule_part(part, spec, settings, cache, say):
+        given.append((len(part.nodes), settings.time_limit))
+        clock.now += settings.time_limit + 0.5
+        cache[part_key(part)] = SdfUnmapped(["T0 time limit: no mapping found"], [])
+        raise cache[part_key(part)]
+
+    monkeypatch.setattr(streaming, "schedule_part", schedule_part)
+    with pytest.raises(MappingFailed) as failed:
+        streaming.map_streaming(chain(120), load_hardware("se16"), RunOptions(time_limit=20.0))
+    mapping = failed.value.mapping
+    total = 20.0 * MAPPING_SHARE
+    # nothing begun after the deadline (the run's budget starts a moment after ``start``)
+    assert clock.now - start <= total + 0.5 + 0.25
+    assert given and given[0][1] < total                    # the first part gets a share
+    assert given[0][1] == pytest.approx(total * given[0][0] / 120, rel=0.05)
+    assert "T0 time limit: the run's deadline" in mapping.diagnosis
+    assert mapping.run["cut_short"] >= 1
