@@ -27,8 +27,9 @@ from formulations.sections.greedy import (ReadyNodes, category_topological_order
 from formulations.sections.problem import Capacity, Section, SectionError, unit_demand
 from hardware.errors import InputError
 from hardware.fields import parse_json
-from model.graph import SHARED_EMPTY, Edge, Graph, Node, ordered_kahn, successor_lists
-from model.graphjson import (gc_paused, graph_json_text, is_plain, parse_graph,
+from model.graph import (PEEL_MIN, SHARED_EMPTY, Edge, Graph, Node, is_acyclic, ordered_kahn,
+                         successor_lists)
+from model.graphjson import (FREEZE_ENTRIES, gc_paused, graph_json_text, is_plain, parse_graph,
                              parse_graph_bytes, quick_json, write_graph)
 from model.importers import load_graph
 
@@ -146,6 +147,23 @@ def test_is_plain():
     assert is_plain([[]], depth=62) and not is_plain([[]], depth=63)
 
 
+def test_a_big_graph_read_is_kept_out_of_the_cyclic_collector(tmp_path):
+    """Its objects live for the run: full collections must not walk them again."""
+    path = tmp_path / "big.json"
+    n = FREEZE_ENTRIES // 3 + 1
+    write_graph(random_dag(n, 2 * n, seed=0), path)
+    small = tmp_path / "small.json"
+    write_graph(random_dag(50, 100, seed=0), small)
+    gc.unfreeze()
+    try:
+        load_graph(small)
+        assert gc.get_freeze_count() == 0
+        graph = load_graph(path)
+        assert gc.get_freeze_count() >= len(graph.nodes) + len(graph.edges)
+    finally:
+        gc.unfreeze()
+
+
 def test_gc_paused_restores_the_collector():
     assert gc.isenabled()
     with gc_paused():
@@ -174,6 +192,24 @@ def test_ordered_kahn_matches_networkx_lexicographic_order():
         src = np.array([a for a, _ in arcs], dtype=np.int64)
         dst = np.array([b for _, b in arcs], dtype=np.int64)
         assert ordered_kahn(n, src, dst) == list(nx.lexicographical_topological_sort(g))
+
+
+@pytest.mark.parametrize("shape", ["wide", "deep", "mixed"])
+def test_is_acyclic_agrees_with_networkx_with_and_without_a_cycle(shape):
+    """Wide graphs peel in array rounds, deep ones one index at a time; a back arc
+    anywhere (early, late, in a wide round) must be seen either way."""
+    rng = random.Random(len(shape))
+    n = 40 * PEEL_MIN
+    width = {"wide": n // 4, "deep": 1, "mixed": PEEL_MIN}[shape]
+    arcs = [(a, b) for a, b in ((rng.randrange(n), rng.randrange(n)) for _ in range(3 * n))
+            if a // width < b // width] + [(k, k + width) for k in range(n - width)]
+    for back in [None, arcs[0], arcs[len(arcs) // 2], arcs[-1]]:
+        edges = arcs + ([(back[1], back[0])] if back else [])
+        order = rng.sample(range(n), n)          # not in file order: no fast path
+        src = np.array([order[a] for a, _ in edges], dtype=np.int64)
+        dst = np.array([order[b] for _, b in edges], dtype=np.int64)
+        g = nx.DiGraph(list(zip(src.tolist(), dst.tolist())))
+        assert is_acyclic(n, src, dst) == nx.is_directed_acyclic_graph(g) == (back is None)
 
 
 def test_ordered_kahn_leaves_out_a_cycle():
