@@ -47,20 +47,32 @@ def detect_format(data: Any) -> str | None:
 
 def _text_if_markup(raw: bytes) -> str | None:
     """The file's text when it starts with '<' (markup, not JSON); None otherwise."""
-    try:
-        text = raw.decode("utf-8-sig")  # a byte-order mark is not content
-    except UnicodeDecodeError:
-        return None  # parse_json reports it with its usual message
-    return text if text.lstrip().startswith("<") else None
+    head = _head(raw).lstrip()
+    return _text(raw) if head.startswith("<") or (not head and len(raw) > HEAD_BYTES) else None
 
 
 def _dot_text(raw: bytes) -> str | None:
     """The file's text when it is a Graphviz digraph; None otherwise."""
+    return _text(raw) if looks_like_dot(_head(raw)) else None
+
+
+#: Bytes of a file enough to recognise a text format (a graph.json of 10^6 nodes is not
+#: decoded whole twice over just to learn it is JSON).
+HEAD_BYTES = 1 << 14
+
+
+def _head(raw: bytes) -> str:
+    """The text of the file's first :data:`HEAD_BYTES` (a character cut in two dropped)."""
+    return raw[:HEAD_BYTES].decode("utf-8-sig", errors="ignore")
+
+
+def _text(raw: bytes) -> str | None:
+    """The file's text; None when it is not UTF-8 (parse_json reports it with its usual
+    message)."""
     try:
-        text = raw.decode("utf-8-sig")
+        return raw.decode("utf-8-sig")  # a byte-order mark is not content
     except UnicodeDecodeError:
         return None
-    return text if looks_like_dot(text) else None
 
 
 def load_graph(path: str | os.PathLike, format: str | None = None, *, batch: int = 1,
