@@ -17,7 +17,8 @@ run (:func:`pipeline.feedback.run_levels`), over the decisions of
   is :class:`~pipeline.feedback.CheckerRejected` (a bug, never a result).
 
 ``--time-limit`` is one deadline for the whole run (the :class:`~pipeline.budget.Budget`'s,
-carried by ``settings.deadline``), the split path included: each part of a split not scheduled
+carried by ``settings.deadline``), the split path included: one SDF that the greedy warm
+start does not map gets :data:`ONE_SDF_SHARE` of it (the rest is the splits'), each part of a split not scheduled
 yet gets its share of the time left (in proportion to its instructions; time a part leaves
 unused carries over), no part and no further partition is begun with less than
 :data:`~formulations.streaming.sweep.LAST_SECONDS` left, and a run stopped by the deadline
@@ -39,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from formulations.solver import SolveSettings
+from formulations.streaming.env import greedy_schedule
 from formulations.streaming.kernel import (KernelPlan, SdfAnswer, SdfUnmapped, finish_split,
                                            next_split, part_key, plan_kernel, schedule_part,
                                            schedule_sdf, split_failure, split_proof)
@@ -57,7 +59,7 @@ from pipeline.section_pass import stage_record
 from sim.streaming import StreamingReport, check_split, check_streaming
 
 __all__ = ["StreamingState", "StreamingCutLevel", "ScheduleLevel", "StreamingCheckLevel",
-           "streaming_levels", "map_streaming", "part_settings",
+           "streaming_levels", "map_streaming", "part_settings", "ONE_SDF_SHARE",
            "spoke_entries"]
 
 
@@ -83,6 +85,11 @@ class StreamingState:
     policy_file: str | None = None
 
 
+#: Share of the time left that one SDF gets when no greedy warm start maps it (the rest is
+#: kept for a split into several SDFs).
+ONE_SDF_SHARE = 0.6
+
+
 def _left(state: StreamingState) -> float:
     """Seconds until the run's deadline (infinite without one)."""
     deadline = state.settings.deadline
@@ -101,6 +108,21 @@ def part_settings(state: StreamingState, parts: list, k: int) -> SolveSettings |
     share = len(parts[k].nodes) / max(1, sum(len(p.nodes) for p in fresh))
     return state.settings.with_time(max(LAST_SECONDS, min(state.settings.time_limit,
                                                           left * share)))
+
+
+def _one_sdf_settings(state: StreamingState, plan: KernelPlan) -> SolveSettings:
+    """The one SDF's settings: the whole run when the greedy warm start maps it (the sweep
+    then returns a mapping at worst), else :data:`ONE_SDF_SHARE` of the time left, so that
+    a split into several SDFs still has time before the run's deadline."""
+    left = _left(state)
+    if math.isinf(left):
+        return state.settings
+    try:
+        greedy_schedule(plan.work, state.spec)
+        return state.settings
+    except StreamingInfeasible:
+        return state.settings.with_time(max(LAST_SECONDS, min(state.settings.time_limit,
+                                                              left * ONE_SDF_SHARE)))
 
 
 def _cut_short(state: StreamingState, level: str, what: str, section: int | None = None
@@ -206,8 +228,8 @@ class ScheduleLevel:
             _rl_sdf(state, plan)
             return
         try:
-            answer = schedule_sdf(plan.work, plan.work_problem, state.spec, state.settings,
-                                  state.say)
+            answer = schedule_sdf(plan.work, plan.work_problem, state.spec,
+                                  _one_sdf_settings(state, plan), state.say)
         except SdfUnmapped as exc:
             _sdf_stages(state, 0, exc, exc.warm)
             fixable = all(repair_of(r) is not None for r in exc.reasons)

@@ -118,3 +118,29 @@ def test_the_run_deadline_caps_the_split_path(monkeypatch):
     assert given[0][1] == pytest.approx(total * given[0][0] / 120, rel=0.05)
     assert "T0 time limit: the run's deadline" in mapping.diagnosis
     assert mapping.run["cut_short"] >= 1
+
+
+def test_one_sdf_without_a_greedy_mapping_leaves_time_for_a_split(monkeypatch):
+    """When the greedy warm start does not map the one SDF, its sweep gets ONE_SDF_SHARE of
+    the run and the splits the rest; with a greedy mapping it gets the whole run."""
+    given: list[float] = []
+
+    def schedule_sdf(graph, problem, spec, settings, say):
+        given.append(settings.time_limit)
+        raise SdfUnmapped(["T0 time limit: no mapping found"], [])
+
+    def no_greedy(graph, spec):
+        raise StreamingInfeasible(["greedy: dead end"])
+
+    monkeypatch.setattr(streaming, "schedule_sdf", schedule_sdf)
+    monkeypatch.setattr(streaming, "schedule_part", lambda *args: (_ for _ in ()).throw(
+        SdfUnmapped(["T0 time limit: no mapping found"], [])))
+    options = RunOptions(time_limit=20.0, max_iterations=2)
+    with pytest.raises(MappingFailed):
+        streaming.map_streaming(chain(5), load_hardware("se16"), options)
+    monkeypatch.setattr(streaming, "greedy_schedule", no_greedy)
+    with pytest.raises(MappingFailed):
+        streaming.map_streaming(chain(5), load_hardware("se16"), options)
+    total = 20.0 * MAPPING_SHARE
+    assert given[0] == total
+    assert given[1] == pytest.approx(total * streaming.ONE_SDF_SHARE, rel=0.02)
