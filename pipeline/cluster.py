@@ -187,22 +187,26 @@ def _stoppable(function: Callable, stop_name: str, task: tuple) -> Any:
     set (a watcher thread; the stop request is cleared before the worker's next task)."""
     from distributed import Event, get_client
     # the worker's client is found from this task's thread, not from the watcher's
-    stop, finished = Event(stop_name, client=get_client()), threading.Event()
+    stop, finished, order = Event(stop_name, client=get_client()), threading.Event(), \
+        threading.Lock()
 
     def watch() -> None:
         while not finished.is_set():
             if stop.wait(WATCH_SECONDS):
-                request_stop()
+                with order:       # never stops the worker's next task: see below
+                    if not finished.is_set():
+                        request_stop()
                 return
 
-    watcher = threading.Thread(target=watch, name="stop-watch", daemon=True)
-    watcher.start()
+    threading.Thread(target=watch, name="stop-watch", daemon=True).start()
     try:
         return function(*task)
     finally:
-        finished.set()
-        watcher.join()
-        clear_stop()
+        # not joined: its wait on the scheduler would hold the result up to WATCH_SECONDS
+        # (0.2 s per batch of six short solves); it ends at its next look
+        with order:
+            finished.set()
+            clear_stop()
 
 
 class Workers:
@@ -247,6 +251,11 @@ class Workers:
                         dask_client(self.workers, self.scheduler))
                 except BaseException as exc:      # said by client(), in the caller's thread
                     self._error = exc
+
+    @property
+    def failed(self) -> bool:
+        """Whether the workers could not be started (:meth:`client` says why)."""
+        return self._error is not None
 
     def client_if_up(self) -> Any:
         """The ``distributed.Client`` once the workers are up, else None (never waits)."""

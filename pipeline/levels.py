@@ -267,22 +267,39 @@ def _cut_runner(state: CompileState) -> RunAll | None:
 
     def run_all(function: Callable, tasks: list[tuple], done: Callable) -> list | None:
         planned = sum(task[0].seconds for task in tasks)
-        return _run_batch(state, function, tasks, planned, done, here=None)
+        return _run_batch(state, function, tasks, planned, done, here=None,
+                          sizes=[len(task[0].graph.nodes) for task in tasks])
     return run_all
 
 
 def _run_batch(state: CompileState, function: Callable, tasks: list[tuple], planned: float,
-               done: Callable | None = None, here: Callable | None = in_order) -> list | None:
+               done: Callable | None = None, here: Callable | None = in_order,
+               sizes: list[float] | None = None) -> list | None:
     """``function(*task)`` for every task, in order: on the run's workers when the batch is
-    worth a round trip (:data:`BATCH_PARALLEL_SECONDS`) and they are up, or worth waiting
-    for while they boot (:data:`PARALLEL_MIN_SECONDS`); else by ``here`` (None: leave them
-    to the caller). With ``done``, the results after the first it accepts may be left out."""
-    workers, client = state.workers, None
-    if workers.started and len(tasks) > 1 and planned >= BATCH_PARALLEL_SECONDS:
-        client = workers.client() if planned >= PARALLEL_MIN_SECONDS else workers.client_if_up()
-    if client is not None:
-        return run_until(client, function, tasks, done or never)
-    return here(function, tasks, done or never) if here is not None else None
+    worth a round trip (:data:`BATCH_PARALLEL_SECONDS`) and they are up, or worth them
+    while they boot (:data:`PARALLEL_MIN_SECONDS`: the first tasks then run here until
+    they are up); else by ``here`` (None: leave them to the caller). With ``done``, the
+    results after the first it accepts may be left out; ``sizes`` (work per task) start
+    the largest first."""
+    workers, done = state.workers, done or never
+    worth = workers.started and len(tasks) > 1 and planned >= BATCH_PARALLEL_SECONDS
+    if not worth or (planned < PARALLEL_MIN_SECONDS and workers.client_if_up() is None):
+        return here(function, tasks, done) if here is not None else None
+    results: list = []
+    while workers.client_if_up() is None and not workers.failed and len(results) < len(tasks):
+        results.append(function(*tasks[len(results)]))     # here while the workers boot
+        if done(results[-1]):
+            return results
+    rest = tasks[len(results):]
+    if not rest:
+        return results
+    client = workers.client()
+    if len(rest) == 1:
+        return results + [function(*rest[0])]
+    if done is never:              # every result is needed: nothing to stop
+        return results + run_tasks(client, function, rest,
+                                   sizes=sizes[len(results):] if sizes else None)
+    return results + run_until(client, function, rest, done)
 
 
 def _cut_settings(options, budget: Budget):
@@ -323,7 +340,8 @@ class BufferLevel:
                 todo.append((w, self._task(state, w, left)))
         tasks = [(task,) for _, task in todo]
         results = _run_batch(state, balance_buffers, tasks,
-                             sum(task.settings.time_limit for _, task in todo))
+                             sum(task.settings.time_limit for _, task in todo),
+                             sizes=[len(task.graph.nodes) for _, task in todo])
         for (w, task), result in zip(todo, results):
             self._balance(state, w, task.graph, result)
             state.buffered[w.key] = w

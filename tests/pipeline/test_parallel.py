@@ -15,6 +15,7 @@ import pipeline.cluster as cluster
 import pipeline.flow as flow
 import pipeline.levels as levels
 from benchmarks.generators import random_dag
+from formulations.sections.portfolio import in_order
 from formulations.solver import running
 from hardware import load_hardware
 from pipeline.cluster import Workers, dask_client, run_tasks, run_until
@@ -102,6 +103,44 @@ def test_run_until_keeps_the_first_proven_answer_and_stops_the_rest():
         assert after == "ran its course"
         assert run_until(client, _solve_like, [(0.0,), (0.0,)], lambda r: False) == \
             ["ran its course"] * 2                 # none proven: every result, in order
+
+
+class _BootingWorkers:
+    """Workers that come up after ``boot`` tasks ran here (a stand-in for a booting cluster)."""
+
+    def __init__(self, boot: int):
+        self.boot, self.ran_here, self.started, self.failed = boot, [], True, False
+
+    def client_if_up(self):
+        return "client" if len(self.ran_here) >= self.boot else None
+
+    def client(self):
+        return "client"
+
+
+def test_a_batch_starts_here_while_the_workers_boot_and_hands_them_the_rest(monkeypatch):
+    state = levels.CompileState(None, None, None, None, workers=_BootingWorkers(boot=2))
+    sent = []
+    monkeypatch.setattr(levels, "run_tasks", lambda client, f, tasks, sizes=None:
+                        sent.append(("all", [t[0] for t in tasks])) or [f(*t) for t in tasks])
+    monkeypatch.setattr(levels, "run_until", lambda client, f, tasks, done:
+                        sent.append(("until", [t[0] for t in tasks])) or in_order(f, tasks, done))
+
+    def square(k):
+        if not sent:                       # not handed to the workers yet: ran here
+            state.workers.ran_here.append(k)
+        return k * k
+
+    tasks = [(k,) for k in range(5)]
+    assert levels._run_batch(state, square, tasks, planned=100.0) == [0, 1, 4, 9, 16]
+    assert state.workers.ran_here == [0, 1] and sent == [("all", [2, 3, 4])]
+    state.workers, sent[:] = _BootingWorkers(boot=3), []
+    # a result accepted while still here ends the batch: the in-order prefix
+    assert levels._run_batch(state, square, tasks, 100.0, done=lambda r: r == 1) == [0, 1]
+    assert sent == []
+    state.workers = _BootingWorkers(boot=3)
+    assert levels._run_batch(state, square, tasks, 100.0, done=lambda r: r == 9) == \
+        [0, 1, 4, 9] and sent == [("until", [3, 4])]
 
 
 def test_workers_are_only_started_when_asked_and_stopped_with_the_run():
