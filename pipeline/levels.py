@@ -32,6 +32,7 @@ from typing import Callable
 from formulations.sections import (Capacity, Section, SectionError, cut_sections,
                                    materialize_banks)
 from formulations.sections.portfolio import RunAll, in_order, never
+from formulations.solver import to_epoch
 from model.graph import Edge, Graph, Node
 from pipeline.budget import MAPPING_SHARE, Budget
 from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, MappingError,
@@ -361,9 +362,9 @@ class BufferLevel:
                                                          f"{w.section.id}")
         seconds = state.budget.buffer_seconds(len(sub.nodes), nodes_left)
         settings = state.budget.settings(state.options, "buffers", seconds)
-        deadline = state.budget.deadline + time.time() - state.budget.clock()
         return BufferTask(sub, state.spec, w.section.id, state.options,
-                          replace(settings, deadline=None), self.balancer, deadline)
+                          replace(settings, deadline=None), self.balancer,
+                          to_epoch(state.budget.deadline, state.budget.clock))
 
     @staticmethod
     def _balance(state: CompileState, w: SectionWork, sub: Graph | None = None,
@@ -491,12 +492,12 @@ class PlaceRouteLevel:
         place, route = state.budget.place_route_seconds(len(w.graph.nodes), nodes_left)
         settings = (state.budget.settings(options, "placement", place),
                     state.budget.settings(options, "routing", route))
-        to_epoch = time.time() - state.budget.clock()     # workers may be other machines
+        budget = state.budget                           # workers may be other machines
         return SectionTask(w.graph, state.spec, w.section.id, options, settings,
                            state.penalties.get(w.key),
                            fast_path_reason(options, place + route),
-                           state.budget.deadline + to_epoch,
-                           state.budget.deadline + state.budget.grace + to_epoch)
+                           to_epoch(budget.deadline, budget.clock),
+                           to_epoch(budget.deadline + budget.grace, budget.clock))
 
     def _compile_all(self, state: CompileState, todo: list) -> list[SectionResult]:
         """Every task's result, in order: on the run's workers when the plan is worth

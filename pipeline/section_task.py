@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from formulations.solver import SolveSettings
+from formulations.solver import SolveSettings, from_epoch
 from hardware import build_fabric
 from model.graph import Graph
 from pipeline.section_pass import SectionOutcome, map_section, stage_record
@@ -82,8 +82,7 @@ def compile_section(task: SectionTask, say: Callable[[str], None] | None = None
         fast = PAST_DEADLINE
     # past the deadline, the fast path may work up to the overdue point
     cap = task.overdue if fast == PAST_DEADLINE else task.deadline
-    local_cap = time.monotonic() + (cap - time.time())
-    settings = tuple(replace(s, deadline=local_cap) for s in task.settings)
+    settings = tuple(replace(s, deadline=from_epoch(cap)) for s in task.settings)
     if fast:   # the fastest legal answer, said so in the stages
         options = replace(options, placer="greedy", router="negotiated")
     outcome = map_section(task.graph, fabric, task.section, options, say or _silent, settings,
@@ -130,7 +129,7 @@ class BufferResult:
 def balance_buffers(task: BufferTask) -> BufferResult:
     """Balance one section's stage buffers (in whichever process runs it)."""
     started = time.perf_counter()
-    settings = replace(task.settings, deadline=time.monotonic() + (task.deadline - time.time()))
+    settings = replace(task.settings, deadline=from_epoch(task.deadline))
     result = task.balancer(task.graph, task.spec, task.options, settings, section=task.section)
     rows = dict(result.rows)
     added = {}

@@ -24,7 +24,7 @@ from formulations.sections.problem import (Capacity, Scale, SectionPlan, assignm
                                            cut_traffic, lower_bound, sections_from,
                                            smallest_scale)
 from formulations.solver.backends import WorkBudget, wall_cap
-from formulations.solver import SolveSettings
+from formulations.solver import SolveSettings, to_epoch
 from model.graph import Graph
 
 __all__ = ["cut_sections", "SOLVERLESS", "MODEL_NODES", "MONOLITHIC_LIMIT", "WINDOW",
@@ -121,7 +121,7 @@ class _Cutter:
         separate = tuple((a, b) for a, b in self.separate if a in graph and b in graph)
         wall = min(self.budget.wall, self.settings.deadline or math.inf)
         return CutSolve(graph, self.cap, count, scales, separate, hint, self.settings.backend,
-                        seconds, self.settings.seed, wall + time.time() - time.monotonic())
+                        seconds, self.settings.seed, to_epoch(wall))
 
     def solve(self, graph: Graph, count: int, seconds: float, done, *,
               hint: dict[str, int] | None = None, stem: str | None = None) -> CutSolved:

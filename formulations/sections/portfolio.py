@@ -14,6 +14,7 @@ then takes about half the wall time of one process, with the same cut.
 
 Examples
 --------
+>>> import time
 >>> from formulations.sections.problem import Capacity
 >>> from formulations.solver.backends import WorkBudget
 >>> from model.graph import Graph, Node, Edge
@@ -27,7 +28,6 @@ Examples
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
@@ -35,6 +35,7 @@ from formulations.sections.model import build_section_model, decode_assignment
 from formulations.sections.problem import Capacity, Scale
 from formulations.solver.backends import WorkBudget, solve_planned
 from formulations.solver.result import SolveResult
+from formulations.solver.settings import from_epoch
 from model.graph import Graph
 
 __all__ = ["PORTFOLIO", "CutSolve", "CutSolved", "RunAll", "solve_cut", "solve_portfolio",
@@ -103,7 +104,7 @@ def _built(task: CutSolve) -> tuple[Any, Any]:
 
 
 def _solve_built(task: CutSolve, model: Any, x: Any) -> CutSolved:
-    wall = time.monotonic() + (task.wall - time.time())
+    wall = from_epoch(task.wall)
     budget = WorkBudget(task.seconds, wall)
     result = solve_planned(model, task.backend, task.seconds, budget, seed=task.seed,
                            deadline=wall)

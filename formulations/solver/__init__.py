@@ -32,7 +32,7 @@ from .linear import (INF, HintCheck, LinearConstraint, LinearModel, LinExpr, Mod
 from .result import SolveResult, SolveStatus, relative_gap
 from .interrupt import (clear_stop, deferred_signals, request_stop, running, stop_requested,
                         watch_signals)
-from .settings import SolveSettings
+from .settings import SolveSettings, from_epoch, to_epoch
 
 __all__ = [
     # model building
@@ -40,6 +40,7 @@ __all__ = [
     "INF",
     # solving
     "solve", "SolveOptions", "SolveSettings", "SolveResult", "SolveStatus", "relative_gap",
+    "to_epoch", "from_epoch",
     # backends
     "Backend", "DEFAULT_BACKEND", "available_backends", "get_backend", "register_backend",
     "unregister_backend",

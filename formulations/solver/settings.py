@@ -11,8 +11,25 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, replace
+from typing import Callable
 
-__all__ = ["SolveSettings"]
+__all__ = ["SolveSettings", "to_epoch", "from_epoch"]
+
+
+def to_epoch(moment: float, clock: Callable[[], float] = time.monotonic) -> float:
+    """``moment`` of ``clock`` (this process's monotonic seconds) as epoch seconds: the
+    clock a deadline keeps when it travels to another process or machine, whose
+    monotonic clock has another origin.
+
+    >>> abs(from_epoch(to_epoch(time.monotonic() + 5.0)) - time.monotonic() - 5.0) < 0.1
+    True
+    """
+    return moment + (time.time() - clock())
+
+
+def from_epoch(epoch: float) -> float:
+    """Epoch seconds as this process's ``time.monotonic()`` seconds (see :func:`to_epoch`)."""
+    return time.monotonic() + (epoch - time.time())
 
 
 @dataclass(frozen=True)
