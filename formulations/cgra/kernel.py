@@ -4,7 +4,10 @@ Scope
 -----
 :func:`map_kernel` indexes the kernel (:func:`~formulations.cgra.problem.problem_from_graph`),
 runs the pre-checks, the baseline (:func:`~formulations.cgra.listsched.list_schedule`, at most
-:data:`BASELINE_SHARE` of the time), then, for the placer ``"model"``, the II sweep on
+:data:`BASELINE_SHARE` of the time), then, for the placer ``"model"``, on a kernel of more than
+:data:`DESCENT_NODES` operations a descent below the baseline's II
+(:func:`~formulations.cgra.listsched.descend`, :data:`DESCENT_SHARE` of the time left), then
+the II sweep on
 ``settings.backend`` (CP-SAT: :func:`~formulations.cgra.sweep.sweep_ii` with its proofs; a
 linear backend: :func:`~formulations.cgra.milp.sweep_milp`), warm-started by the baseline.
 On a fabric larger than :data:`REGION` x :data:`REGION` PEs the kernel is first mapped on
@@ -29,7 +32,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from formulations.cgra.listsched import LARGE_KERNEL, ROUNDS, list_schedule
+from formulations.cgra.listsched import LARGE_KERNEL, ROUNDS, descend, list_schedule
 from formulations.cgra.milp import sweep_milp
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, lower_bounds,
                                        precheck, problem_from_graph)
@@ -39,7 +42,7 @@ from hardware import CgraSpec
 from model.graph import Graph
 
 __all__ = ["PLACERS", "BASELINE_SHARE", "SECOND_SHARE", "REGION", "REGION_SHARE",
-           "CgraResult", "map_kernel", "region_spec"]
+           "DESCENT_NODES", "DESCENT_SHARE", "CgraResult", "map_kernel", "region_spec"]
 
 #: Placers of a CGRA run (``--placer``): the CP-SAT sweep (``model``, default) or the
 #: baseline alone (``list``).
@@ -48,6 +51,12 @@ PLACERS = ("model", "list")
 BASELINE_SHARE = 0.5
 #: Share of the time left a large kernel's baseline gets again when its first share ran out.
 SECOND_SHARE = 0.7
+#: Kernels of more operations than this whose baseline is above the II bound get a descent
+#: below the baseline's II (:func:`~formulations.cgra.listsched.descend`) with
+#: ``DESCENT_SHARE`` of the time left before the sweep (smaller kernels: the sweep's proofs
+#: need the time, and it reaches their II from below).
+DESCENT_NODES = 30
+DESCENT_SHARE = 0.6
 #: Rows and columns of the corner a larger fabric's kernel is mapped on first, and the share
 #: of the time that run gets (:func:`region_spec`).
 REGION = 4
@@ -96,15 +105,34 @@ def map_kernel(graph: Graph, spec: CgraSpec, settings: SolveSettings, placer: st
         baseline.ii_bound = bounds["ii"]
         baseline.proven_ii = baseline.ii == bounds["ii"]
         return CgraResult(problem, bounds, baseline, baseline, baseline_seconds, note)
-    rest = settings.with_time(max(0.5, settings.time_limit - baseline_seconds))
+    warm = _descent(problem, bounds, baseline, settings, started, say)
+    rest = settings.with_time(max(0.5, settings.time_limit - (time.perf_counter() - started)))
     if settings.backend == "cp-sat":
-        warm = _region_warm(graph, spec, problem, rest, replace(baseline) if baseline else None,
-                            say)
+        warm = _region_warm(graph, spec, problem, rest, warm, say)
         rest = settings.with_time(max(0.5, settings.time_limit - (time.perf_counter() - started)))
         sched = sweep_ii(problem, rest, warm, say)
     else:
-        sched = sweep_milp(problem, rest, replace(baseline) if baseline else None)
+        sched = sweep_milp(problem, rest, warm)
     return CgraResult(problem, bounds, sched, baseline, baseline_seconds, note)
+
+
+def _descent(problem: CgraProblem, bounds: dict[str, int], baseline: CgraSchedule | None,
+             settings: SolveSettings, started: float, say: Callable[[str], None]
+             ) -> CgraSchedule | None:
+    """A copy of the baseline, or a mapping at a smaller II: on a kernel of more than
+    :data:`DESCENT_NODES` operations whose baseline is above the II bound, list-scheduling
+    attempts below the baseline's II (:func:`~formulations.cgra.listsched.descend`, seeded
+    by the baseline's operation order) get :data:`DESCENT_SHARE` of the time left. The II
+    sweep up from the bound rarely reaches such a kernel's II within the time limit; the
+    descent comes down to it from above, and the sweep then proves what it can below."""
+    if baseline is None or problem.n <= DESCENT_NODES or baseline.ii <= bounds["ii"]:
+        return replace(baseline) if baseline else None
+    left = min(settings.time_limit - (time.perf_counter() - started), settings.wall_seconds())
+    found = descend(problem, replace(baseline), time.perf_counter() + left * DESCENT_SHARE,
+                    settings.seed, say)
+    if found.ii < baseline.ii:
+        say(f"descent below the baseline: II {found.ii}, length {found.length}")
+    return found
 
 
 def _second_chance(problem: CgraProblem, settings: SolveSettings, started: float,

@@ -37,13 +37,15 @@ import random
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Callable
 
 import networkx as nx
 
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, Step,
                                        lower_bounds, precheck, time_windows)
 
-__all__ = ["list_schedule", "schedule_at_ii", "route_fixed", "Router", "NEGOTIATION_ROUNDS",
+__all__ = ["list_schedule", "schedule_at_ii", "descend", "route_fixed", "Router",
+           "NEGOTIATION_ROUNDS", "DESCENT_SEED",
            "CANDIDATES", "GROWTH", "LARGE_KERNEL", "ROUNDS"]
 
 #: PathFinder rounds of rip-up and re-route per II.
@@ -62,6 +64,8 @@ LARGE_KERNEL = 60
 ROUNDS = 4
 #: Cost of one cycle of delay of an operation, against its routes' cost.
 TIME_WEIGHT = 2.0
+#: First seed of :func:`descend`'s attempts (far from the seeds :func:`list_schedule` uses).
+DESCENT_SEED = 1000
 _BIG = 10**9
 
 
@@ -396,8 +400,13 @@ def route_fixed(problem: CgraProblem, ii: int, pe: list[int], t: list[int],
 
 
 def schedule_at_ii(problem: CgraProblem, ii: int, seed: int = 0,
-                   deadline: float | None = None) -> CgraSchedule | None:
-    """One list-scheduling attempt at ``ii`` (None when it dead-ends or cannot route)."""
+                   deadline: float | None = None, guide: CgraSchedule | None = None
+                   ) -> CgraSchedule | None:
+    """One list-scheduling attempt at ``ii`` (None when it dead-ends or cannot route).
+
+    ``guide`` (a mapping, e.g. at a larger II) orders the operations by their issue cycles
+    in it, scaled to ``ii``, instead of by their earliest issue (:func:`descend`).
+    """
     deadline = deadline if deadline is not None else time.perf_counter() + 3600
     horizon = sum(problem.latency) + problem.n * (ii + problem.diameter) + ii
     windows = time_windows(problem, ii, horizon)
@@ -407,7 +416,12 @@ def schedule_at_ii(problem: CgraProblem, ii: int, seed: int = 0,
     height = _heights(problem)
     rng = random.Random(seed * 7919 + ii)
     jitter = [rng.random() * (seed % 3) for _ in range(problem.n)]
-    order = sorted(range(problem.n), key=lambda v: (early[v] + jitter[v], -height[v], v))
+    if guide is not None:
+        scale = ii / guide.ii
+        early_of = [guide.cycle[problem.names[v]] * scale for v in range(problem.n)]
+    else:
+        early_of = early
+    order = sorted(range(problem.n), key=lambda v: (early_of[v] + jitter[v], -height[v], v))
     plain = seed % 2 == 1   # every other try: no recurrence look-ahead, earliest issue 0
     attempt = _Attempt(problem, ii, Router(problem, ii), scc=[] if plain else _sccs(problem))
     for v in order:
@@ -476,6 +490,47 @@ def list_schedule(problem: CgraProblem, seed: int = 0, time_limit: float = 10.0,
         else:
             failed = mid
     best.seconds = time.perf_counter() - started
+    return best
+
+
+def descend(problem: CgraProblem, best: CgraSchedule, deadline: float, seed: int = 0,
+            progress: Callable[[str], None] | None = None,
+            attempts: int | None = None) -> CgraSchedule:
+    """Below a mapping's II: list-scheduling attempts at ``best.ii - 1`` until one maps or
+    ``deadline`` passes, then at the II below that one, and so on down to the lower bound.
+
+    The attempts alternate between the operation order of the best mapping so far (its issue
+    cycles scaled to the smaller II: an order known to close every recurrence and route at the
+    larger II) and the usual earliest-issue order, each with a seed not used by
+    :func:`list_schedule`; both ordering modes (with and without the recurrence look-ahead)
+    take turns. ``attempts`` caps the attempts (a deterministic budget; the deadline stays
+    the outer cap). Returns the mapping of the smallest II reached (``best`` when none is
+    lower).
+
+    >>> from hardware import load_hardware
+    >>> from model.graph import Graph, Node, Edge
+    >>> from formulations.cgra.problem import problem_from_graph
+    >>> g = Graph("fan", [Node("a", op="LOAD")] + [Node(f"m{i}", op="MUL") for i in range(6)],
+    ...           [Edge("a", f"m{i}") for i in range(6)])
+    >>> p = problem_from_graph(g, load_hardware("cgra4x4"))
+    >>> descend(p, schedule_at_ii(p, 3), time.perf_counter() + 10).ii
+    1
+    """
+    say = progress or (lambda line: None)
+    low = lower_bounds(problem)["ii"]
+    cap = attempts if attempts is not None else _BIG
+    done = 0
+    while best.ii > low and time.perf_counter() < deadline:
+        ii, found = best.ii - 1, None
+        while found is None and done < cap and time.perf_counter() < deadline:
+            guide = best if done % 2 == 0 else None
+            found = schedule_at_ii(problem, ii, seed + DESCENT_SEED + done, deadline, guide)
+            done += 1
+        if found is None:
+            break
+        found.method = "list scheduling + PathFinder, descent"
+        say(f"descent: II {ii} after {done} attempts")
+        best = found
     return best
 
 
