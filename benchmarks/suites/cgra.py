@@ -12,19 +12,29 @@ II and cycles beside it. Both answers are executed by :mod:`sim.cgra` (column ``
 Time limit per kernel: :data:`SMALL_LIMIT` s up to :data:`SMALL_NODES` nodes (the issue's
 "proven within 10 s" target), :data:`LARGE_LIMIT` s above; the baseline may use half of it.
 
-Run ``python -m benchmarks.suites.cgra`` after the harness to append the summary (the
-issue's targets) to ``benchmarks/results/cgra.md``.
+Run ``python -m benchmarks.run --suite cgra --workers 2`` for the whole table (55 kernels
+on the four CGRA presets, then on ``se16-ii32``, each row in a fresh process); the harness
+appends the summary (the issue's targets). A subset: environment variables
+``CGRA_TARGETS`` (comma-separated presets, e.g. ``cgra8x8,se16-ii32``) and ``CGRA_KERNELS``
+(comma-separated parts of kernel names, e.g. ``atax,adpcm_decoder``) restrict the entries;
+write such a run elsewhere (``--out /tmp/cgra-part``) and fold its rows into the committed
+table with ``python -m benchmarks.suites.cgra merge /tmp/cgra-part/cgra.csv`` (rows of the
+same kernel and target are replaced, the summary is recomputed). ``python -m
+benchmarks.suites.cgra`` alone recomputes the summary.
 """
 
 from __future__ import annotations
 
+import csv
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from benchmarks.registry import Column, Entry, Suite
 from benchmarks.suites.common import graphs_root, shorten
-from benchmarks.tables import replace_summary
+from benchmarks.tables import replace_summary, write_tables
 from formulations.cgra import CgraInfeasible, CgraSchedule, map_kernel
 from formulations.cgra.problem import RULES
 from formulations.solver import SolveSettings
@@ -40,9 +50,12 @@ from sim.streaming import check_streaming
 
 __all__ = ["SUITE", "TARGETS", "map_one", "map_one_se", "kernel_files", "summarize",
            "SMALL_NODES", "SMALL_LIMIT", "LARGE_LIMIT", "SE_TARGET", "SE_NODES", "SE_SMALL_LIMIT",
-           "SE_LARGE_LIMIT", "PUBLISHED"]
+           "SE_LARGE_LIMIT", "PUBLISHED", "TARGETS_ENV", "KERNELS_ENV", "merge_rows"]
 
 TARGETS = ("cgra4x4", "cgra4x4-torus", "cgra8x8", "hycube4x4")
+#: Environment variables that restrict a full run to some targets / kernels (see the module).
+TARGETS_ENV = "CGRA_TARGETS"
+KERNELS_ENV = "CGRA_KERNELS"
 SMALL_NODES = 30
 SMALL_LIMIT = 9.5
 #: The issue's target: the II proven minimal within this many seconds (the limit above leaves
@@ -193,6 +206,20 @@ def _greedy(graph, spec) -> dict[str, Any]:
             "base_s": time.perf_counter() - started} | ({} if ok else {"sim": "REJECTED"})
 
 
+def _chosen(name: str, allowed: tuple[str, ...] | None = None) -> list[str] | None:
+    """The comma-separated values of environment variable ``name`` (None when unset);
+    ``allowed`` lists the values it may take."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return None
+    values = [v.strip() for v in text.split(",") if v.strip()]
+    bad = [v for v in values if allowed is not None and v not in allowed]
+    if bad:
+        raise InputError("environment", name, f"unknown target {bad[0]!r} in {text!r}",
+                         f"a comma-separated list of {', '.join(allowed)}")
+    return values
+
+
 def _entries(quick: bool) -> list[Entry]:
     files = kernel_files()
     if not files:
@@ -204,8 +231,13 @@ def _entries(quick: bool) -> list[Entry]:
         return [Entry(f"{_short(f)} {t}", target, {"path": f, "target": t, "time_limit": 5.0},
                       timeout=60, fixed={"graph": _short(f), "target": t})
                 for f in picks for t in ("cgra4x4", "hycube4x4")]
-    return [Entry(f"{_short(f)} {t}", target, {"path": f, "target": t}, timeout=120,
-                  fixed={"graph": _short(f), "target": t}) for t in TARGETS for f in files]
+    targets = _chosen(TARGETS_ENV, TARGETS + (SE_TARGET,)) or list(TARGETS + (SE_TARGET,))
+    kernels = _chosen(KERNELS_ENV)
+    files = [f for f in files if kernels is None or any(k in _short(f) for k in kernels)]
+    return [Entry(f"{_short(f)} {t}", target if t != SE_TARGET else
+                  "benchmarks.suites.cgra:map_one_se", {"path": f, "target": t},
+                  timeout=120 if t != SE_TARGET else 180,
+                  fixed={"graph": _short(f), "target": t}) for t in targets for f in files]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -287,6 +319,48 @@ def append_summary(results: str | Path = "benchmarks/results/cgra") -> None:
     replace_summary(results, summarize)
 
 
+def _value(text: str) -> Any:
+    """A CSV cell back as a number when it is one (so the markdown keeps its formats)."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text if text != "" else None
+
+
+def _read_rows(path: Path) -> list[dict[str, Any]]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return [{k: _value(v) for k, v in row.items()} for row in csv.DictReader(handle)]
+
+
+def merge_rows(part: str | Path, results: str | Path = "benchmarks/results/cgra") -> int:
+    """Fold the rows of ``part`` (a ``cgra.csv`` of a restricted run) into ``<results>.csv``
+    and ``.md``: a row of the same kernel and target is replaced, a new one appended (in the
+    suite's order of targets); the notes of ``<results>.md`` are kept, one line says which
+    rows were re-run, and the summary is recomputed. Returns the number of rows merged."""
+    base = Path(results)
+    rows = _read_rows(base.with_suffix(".csv"))
+    new = _read_rows(Path(part))
+    index = {(r["graph"], r["target"]): k for k, r in enumerate(rows)}
+    for row in new:
+        key = (row["graph"], row["target"])
+        if key in index:
+            rows[index[key]] = row
+        else:
+            index[key] = len(rows)
+            rows.append(row)
+    order = TARGETS + (SE_TARGET,)
+    rows.sort(key=lambda r: order.index(r["target"]) if r["target"] in order else len(order))
+    text = base.with_suffix(".md").read_text(encoding="utf-8").split("## Summary")[0]
+    notes = [line[2:] for line in text.splitlines() if line.startswith("- ")]
+    notes.append(f"{len(new)} rows re-run and merged on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} "
+                 f"({', '.join(sorted({r['target'] for r in new}))}).")
+    write_tables(base.parent, base.name, SUITE.title, SUITE.columns, rows, notes)
+    append_summary(base)
+    return len(new)
+
+
 SUITE = Suite(
     name="cgra",
     title="Loop kernels on generic CGRAs (issue 23): II and cycles of the CP-SAT mapper and "
@@ -299,7 +373,11 @@ SUITE = Suite(
            f"{SMALL_LIMIT:g} s up to {SMALL_NODES} nodes, {LARGE_LIMIT:g} s above, 1 CP-SAT "
            "worker, seed 0; the baseline (iterative modulo list scheduling + PathFinder, "
            "also --placer list) may use half of it and warm-starts the sweep (a kernel of more "
-           "than 60 operations whose baseline found nothing gets a second try); on cgra8x8 the "
+           "than 60 operations whose baseline found nothing gets a second try); a kernel of "
+           "more than 30 operations whose baseline is above the II bound then gets a descent "
+           "below the baseline's II (list-scheduling attempts at II b-1, b-2, ... seeded by the "
+           "baseline's operation order, other seeds; 0.6 of the time left above 60 operations, "
+           "0.25 up to 60) before the sweep; on cgra8x8 the "
            "kernel is also mapped on the 4 x 4 corner first (a warm start, nothing proven "
            "there). 'II bound' = every smaller II proven impossible (ResMII/MemII/RecMII, then "
            "the placement-timing relaxation, which needs no horizon); 'II proven minimal' = "
@@ -320,4 +398,10 @@ SUITE = Suite(
 
 
 if __name__ == "__main__":
-    append_summary()
+    if sys.argv[1:2] == ["merge"] and len(sys.argv) == 3:
+        print(f"merged {merge_rows(sys.argv[2])} rows into benchmarks/results/cgra.csv/.md")
+    elif len(sys.argv) > 1:
+        print("usage: python -m benchmarks.suites.cgra [merge PART.csv]", file=sys.stderr)
+        sys.exit(2)
+    else:
+        append_summary()

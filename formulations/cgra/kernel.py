@@ -42,7 +42,7 @@ from hardware import CgraSpec
 from model.graph import Graph
 
 __all__ = ["PLACERS", "BASELINE_SHARE", "SECOND_SHARE", "REGION", "REGION_SHARE",
-           "DESCENT_NODES", "DESCENT_SHARE", "CgraResult", "map_kernel", "region_spec"]
+           "DESCENT_NODES", "DESCENT_SHARE", "MID_DESCENT_SHARE", "CgraResult", "map_kernel", "region_spec"]
 
 #: Placers of a CGRA run (``--placer``): the CP-SAT sweep (``model``, default) or the
 #: baseline alone (``list``).
@@ -57,6 +57,9 @@ SECOND_SHARE = 0.7
 #: need the time, and it reaches their II from below).
 DESCENT_NODES = 30
 DESCENT_SHARE = 0.6
+#: The descent's share up to ``LARGE_KERNEL`` operations (the sweep often reaches the bound
+#: of such a kernel from below, given the time).
+MID_DESCENT_SHARE = 0.25
 #: Rows and columns of the corner a larger fabric's kernel is mapped on first, and the share
 #: of the time that run gets (:func:`region_spec`).
 REGION = 4
@@ -122,13 +125,15 @@ def _descent(problem: CgraProblem, bounds: dict[str, int], baseline: CgraSchedul
     """A copy of the baseline, or a mapping at a smaller II: on a kernel of more than
     :data:`DESCENT_NODES` operations whose baseline is above the II bound, list-scheduling
     attempts below the baseline's II (:func:`~formulations.cgra.listsched.descend`, seeded
-    by the baseline's operation order) get :data:`DESCENT_SHARE` of the time left. The II
+    by the baseline's operation order) get :data:`DESCENT_SHARE` of the time left
+    (:data:`MID_DESCENT_SHARE` up to ``LARGE_KERNEL`` operations). The II
     sweep up from the bound rarely reaches such a kernel's II within the time limit; the
     descent comes down to it from above, and the sweep then proves what it can below."""
     if baseline is None or problem.n <= DESCENT_NODES or baseline.ii <= bounds["ii"]:
         return replace(baseline) if baseline else None
     left = min(settings.time_limit - (time.perf_counter() - started), settings.wall_seconds())
-    found = descend(problem, replace(baseline), time.perf_counter() + left * DESCENT_SHARE,
+    share = DESCENT_SHARE if problem.n > LARGE_KERNEL else MID_DESCENT_SHARE
+    found = descend(problem, replace(baseline), time.perf_counter() + left * share,
                     settings.seed, say)
     if found.ii < baseline.ii:
         say(f"descent below the baseline: II {found.ii}, length {found.length}")
