@@ -30,7 +30,6 @@ so that placement uses what the cutter planned.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 from model.graph import Edge, Graph, Node
 
@@ -154,8 +153,8 @@ def estimate_units(graph: Graph, spec, max_pmus: int | None = None,
         units = node_units(graph, node, spec.pmu_bytes, limit)
         if units is not None and node.unit == "pcu" and node.pcu is None and node.flops:
             units = (float(par_factor(graph, node, spec, par_limit)), units[1])
-        nodes.append(node if units is None else replace(node, pcu=units[0], pmu=units[1]))
-    return Graph(graph.name, nodes, list(graph.edges), dict(graph.attrs), dict(graph.extra))
+        nodes.append(node if units is None else node.with_units(*units))
+    return graph.with_nodes(nodes)
 
 
 def materialize_banks(graph: Graph) -> Graph:

@@ -111,14 +111,19 @@ class ReadyNodes:
         self.heaps: dict[tuple, list[tuple[float, int, int]]] = {}
         self.special: list[tuple[float, int, int]] = []    # (priority, arrival, node)
         self.demands: dict[tuple, dict[str, float]] = {}
+        self.demand: list[dict[str, float] | None] = [None] * len(graph.nodes)  # once pushed
         self.count = self.arrivals = 0
 
     def __len__(self) -> int:
         return self.count
 
     def demand_of(self, k: int) -> dict[str, float]:
-        demand = unit_demand(self.graph.nodes[k])
-        return self.demands.setdefault(tuple(demand.values()), demand)
+        """Node ``k``'s unit demand (one shared dict per distinct demand)."""
+        demand = self.demand[k]
+        if demand is None:
+            demand = unit_demand(self.graph.nodes[k])
+            demand = self.demand[k] = self.demands.setdefault(tuple(demand.values()), demand)
+        return demand
 
     def push(self, k: int) -> None:
         node, entry = self.graph.nodes[k], (self.priority[k], self.arrivals, k)
@@ -127,7 +132,7 @@ class ReadyNodes:
         if node.id in self.apart:
             bisect.insort(self.special, entry)
             return
-        key = (node.category, tuple(unit_demand(node).values()))
+        key = (node.category, tuple(self.demand_of(k).values()))
         heapq.heappush(self.heaps.setdefault(key, []), entry)
 
     def first(self) -> int:
@@ -141,8 +146,7 @@ class ReadyNodes:
         for (category, demand), heap in self.heaps.items():
             if heap and (best is None or heap[0] < best) and \
                     (not current.nodes or category == current.category) and \
-                    current.fits_with(self.demands.setdefault(demand, dict(zip(_KINDS, demand))),
-                                      cap, scale):
+                    current.fits_with(self.demands[demand], cap, scale):
                 best, best_heap = heap[0], heap
         special = self._first_special(current, cap, scale)
         if special is not None and (best is None or special < best):
@@ -166,9 +170,6 @@ class ReadyNodes:
                 return entry
         return None
 
-
-#: The keys of :func:`~formulations.sections.problem.unit_demand`, in its order.
-_KINDS = ("pcu", "pmu", "any", "agcu")
 
 
 def category_topological_order(graph: Graph) -> list[str]:

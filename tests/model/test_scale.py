@@ -212,6 +212,21 @@ def test_is_acyclic_agrees_with_networkx_with_and_without_a_cycle(shape):
         assert is_acyclic(n, src, dst) == nx.is_directed_acyclic_graph(g) == (back is None)
 
 
+def test_with_units_copies_every_other_field_and_with_nodes_keeps_the_index():
+    values = {f.name: v for f, v in zip(dataclasses.fields(Node), (
+        "n", "op", "pmu", 1, 2, 3, "cat", ("m",), True, {"a": 1}, {"b": 2}, 4.0))}
+    node = Node(**values)
+    assert all(getattr(node, k) == v for k, v in values.items())   # every field set apart
+    assert node.with_units(5.0, 6.0) == dataclasses.replace(node, pcu=5.0, pmu=6.0)
+    graph = random_dag(100, 200, seed=3)
+    ends = graph.edge_ends
+    copy = graph.with_nodes([n.with_units(1.0, 0.0) for n in graph.nodes])
+    assert copy.edge_ends is ends and copy.index_of is graph.index_of
+    assert copy.edges == graph.edges and copy.topological_order() == graph.topological_order()
+    fresh = random_dag(100, 200, seed=3).with_nodes(list(graph.nodes))   # nothing worked out
+    assert "edge_ends" not in fresh.__dict__ and fresh.edge_ends[0].tolist() == ends[0].tolist()
+
+
 def test_ordered_kahn_leaves_out_a_cycle():
     assert ordered_kahn(4, np.array([0, 1, 2]), np.array([1, 2, 1])) == [0, 3]
 
