@@ -17,6 +17,7 @@ run (``place-route s / sections``).
 from __future__ import annotations
 
 import json
+import math
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,8 @@ GRAPHS = (("bert_L-12 training", "msr-dnn/OperatorGraphs/bert_L-12_training.json
 HARDWARE = ("plasticine", "sn10")
 #: The budget of every run (the plan, not the deadline, should end the searches).
 BUDGET = 60.0
+#: Workers of the cluster estimate.
+CLUSTER = 16
 
 COLUMNS = (
     Column("graph", "graph"),
@@ -48,6 +51,8 @@ COLUMNS = (
     Column("cut_s", "cut s (1 / 2)"),
     Column("buffers_s", "balancing s (1 / 2)"),
     Column("per_section_s", "per section (s)", "{:.2f}"),
+    Column("ceiling", "ceiling on 2 workers", "{:.2f}"),
+    Column("cluster_s", f"{CLUSTER} workers, est. (s)", "{:.1f}"),
     Column("cut_short", "cut short (1 / 2)"),
     Column("exit", "exit (1 / 2)"),
 )
@@ -71,7 +76,12 @@ def compare_workers(graph: str, hardware: str, budget: float = BUDGET) -> dict[s
     (code1, wall1, map1), (code2, wall2, map2) = one, two
     place_route = _stage_seconds(map1, ("order", "placement", "routing", "ranking"))
     sections = len(map1.get("sections", []))
+    cut_buffers = _stage_seconds(map1, ("sections", "buffers"))
+    here = max(0.0, wall1 - cut_buffers - place_route)    # loading, greedy, outputs: driver
     return {"budget": budget, "sections": sections, "wall_1": wall1, "wall_2": wall2,
+            "ceiling": wall1 / (here + (wall1 - here) / 2) if wall1 else None,
+            "cluster_s": here + cut_buffers / 2 + math.ceil(sections / CLUSTER) *
+            (place_route / sections if sections else 0.0),
             "speedup": wall1 / wall2 if wall2 else None,
             "identical": "yes" if map1 and strip_timing(map1, ("_time",)) ==
             strip_timing(map2, ("_time",)) else "no",
@@ -115,5 +125,10 @@ SUITE = Suite(
            "Speed-up = 1-worker wall / 2-worker wall. On the workers: placement, routing and "
            "the check of every section, its balancing, and the cut's portfolio seeds and "
            "independent sweep windows; cut / balancing s = their stage seconds in the 1- and "
-           "2-worker runs. Target: >= 1.8x at an identical mapping."),
+           "2-worker runs. Target: >= 1.8x at an identical mapping. Ceiling = the 1-worker "
+           "wall over (driver-only seconds + the rest / 2), driver-only = wall - cut - "
+           "balancing - place-route (loading, greedy cut, feedback, outputs): the speed-up "
+           "two perfectly balanced workers would give. Cluster estimate = driver-only + "
+           "(cut + balancing) / 2 (two portfolio seeds, 6-7 uneven windows a phase: at most "
+           f"2x) + ceil(sections / {CLUSTER}) x per-section place-route time."),
 )
