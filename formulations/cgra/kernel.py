@@ -32,7 +32,8 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from formulations.cgra.listsched import LARGE_KERNEL, ROUNDS, descend, list_schedule
+from formulations.cgra.listsched import (LARGE_KERNEL, ROUNDS, descend, eject_from_top,
+                                        list_schedule)
 from formulations.cgra.milp import sweep_milp
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, lower_bounds,
                                        precheck, problem_from_graph)
@@ -41,8 +42,9 @@ from formulations.solver import SolveSettings
 from hardware import CgraSpec
 from model.graph import Graph
 
-__all__ = ["PLACERS", "BASELINE_SHARE", "SECOND_SHARE", "REGION", "REGION_SHARE",
-           "DESCENT_NODES", "DESCENT_SHARE", "MID_DESCENT_SHARE", "CgraResult", "map_kernel", "region_spec"]
+__all__ = ["PLACERS", "BASELINE_SHARE", "SECOND_SHARE", "EJECT_SPLIT", "EJECT_SHARE", "REGION",
+           "REGION_SHARE", "DESCENT_NODES", "DESCENT_SHARE", "MID_DESCENT_SHARE", "CgraResult",
+           "map_kernel", "region_spec"]
 
 #: Placers of a CGRA run (``--placer``): the CP-SAT sweep (``model``, default) or the
 #: baseline alone (``list``).
@@ -51,6 +53,11 @@ PLACERS = ("model", "list")
 BASELINE_SHARE = 0.5
 #: Share of the time left a large kernel's baseline gets again when its first share ran out.
 SECOND_SHARE = 0.7
+#: Share of the second chance for the plain list scheduler; then iterative modulo
+#: scheduling with ejection from ``max_ii`` down
+#: (:func:`~formulations.cgra.listsched.eject_from_top`) gets ``EJECT_SHARE`` of the time left.
+EJECT_SPLIT = 0.4
+EJECT_SHARE = 0.7
 #: Kernels of more operations than this whose baseline is above the II bound get a descent
 #: below the baseline's II (:func:`~formulations.cgra.listsched.descend`) with
 #: ``DESCENT_SHARE`` of the time left before the sweep (smaller kernels: the sweep's proofs
@@ -99,7 +106,7 @@ def map_kernel(graph: Graph, spec: CgraSpec, settings: SolveSettings, placer: st
     except CgraInfeasible as exc:
         note = "; ".join(exc.reasons)
         say(f"list scheduling: {note}")
-    if baseline is None and placer == "model" and note.startswith("T0"):
+    if baseline is None and placer == "model":
         baseline, note = _second_chance(problem, settings, started, say, note)
     baseline_seconds = time.perf_counter() - started
     if placer == "list":
@@ -145,16 +152,27 @@ def _second_chance(problem: CgraProblem, settings: SolveSettings, started: float
     """The baseline ran out of its share: on a kernel of more than
     :data:`~formulations.cgra.listsched.LARGE_KERNEL` operations the sweep rarely maps from
     nothing (its relaxation alone takes seconds), so the baseline gets
-    :data:`SECOND_SHARE` of the time left, with other seeds, before the sweep."""
+    :data:`EJECT_SPLIT` x :data:`SECOND_SHARE` of the time left, with other seeds, before the
+    sweep, and when that fails too, iterative modulo scheduling with ejection from ``max_ii``
+    down (:data:`EJECT_SHARE` of what is left then)."""
     if problem.n <= LARGE_KERNEL:
         return None, note
     left = min(settings.time_limit - (time.perf_counter() - started), settings.wall_seconds())
     try:
         baseline = list_schedule(problem, settings.seed + ROUNDS,
-                                 time_limit=max(0.2, left * SECOND_SHARE))
+                                 time_limit=max(0.2, left * SECOND_SHARE * EJECT_SPLIT))
     except CgraInfeasible as exc:
-        return None, note + "; " + "; ".join(exc.reasons)
-    say(f"list scheduling (second chance): II {baseline.ii}, length {baseline.length}")
+        note += "; " + "; ".join(exc.reasons)
+        left = min(settings.time_limit - (time.perf_counter() - started),
+                   settings.wall_seconds())
+        baseline = eject_from_top(problem, time.perf_counter() + left * EJECT_SHARE,
+                                  settings.seed, progress=say)
+        if baseline is None:
+            return None, (f"{note}; iterative modulo scheduling (ejection) from II "
+                          f"{problem.max_ii} down found no mapping in "
+                          f"{left * EJECT_SHARE:.1f} s")
+    say(f"list scheduling (second chance): II {baseline.ii}, length {baseline.length}, "
+        f"{baseline.method}")
     return baseline, ""
 
 

@@ -32,6 +32,7 @@ Examples
 
 from __future__ import annotations
 
+import heapq
 import math
 import random
 import time
@@ -44,8 +45,9 @@ import networkx as nx
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, Step,
                                        lower_bounds, precheck, time_windows)
 
-__all__ = ["list_schedule", "schedule_at_ii", "descend", "route_fixed", "Router",
-           "NEGOTIATION_ROUNDS", "DESCENT_SEED",
+__all__ = ["list_schedule", "schedule_at_ii", "schedule_with_ejection", "eject_from_top",
+           "descend",
+           "route_fixed", "Router", "NEGOTIATION_ROUNDS", "DESCENT_SEED", "EJECTIONS",
            "CANDIDATES", "GROWTH", "LARGE_KERNEL", "ROUNDS"]
 
 #: PathFinder rounds of rip-up and re-route per II.
@@ -64,6 +66,8 @@ LARGE_KERNEL = 60
 ROUNDS = 4
 #: Cost of one cycle of delay of an operation, against its routes' cost.
 TIME_WEIGHT = 2.0
+#: Ejections per operation an attempt of :func:`schedule_with_ejection` may make.
+EJECTIONS = 20
 #: First seed of :func:`descend`'s attempts (far from the seeds :func:`list_schedule` uses).
 DESCENT_SEED = 1000
 _BIG = 10**9
@@ -352,6 +356,69 @@ class _Attempt:
             self.problem.dist[pe][self.pe[w]] for u, w, _ in self.problem.edges
             if u == v and w in self.pe)
 
+    def unplace(self, w: int) -> None:
+        """Take ``w`` off its slot and rip up the routes of its edges."""
+        for key in [k for k in self.router.paths if w in (k[0], k[1])]:
+            self.router.remove(key[0], key)
+        self.busy.discard((self.pe[w], self.t[w] % self.ii))
+        del self.pe[w], self.t[w]
+
+    def conflicts(self, v: int, pe: int, t: int, holder: dict | None = None,
+                  ends: tuple[list, list] | None = None) -> list[int]:
+        """Placed operations that ``v`` at ``(pe, t)`` would eject: the one in its slot and
+        the placed consumers (producers) it would reach too late (too early for), hops
+        included. ``holder`` (slot -> operation) and ``ends`` (``v``'s placed consumers and
+        producers with distances) may be given when many candidates are compared."""
+        p, ii = self.problem, self.ii
+        if holder is None:
+            holder = {(self.pe[w], self.t[w] % ii): w for w in self.pe}
+        outs, ins = ends if ends is not None else self._ends(v)
+        out = set()
+        if (pe, t % ii) in holder:
+            out.add(holder[(pe, t % ii)])
+        lat, dist = p.latency, p.dist
+        for w, d in outs:
+            if t + lat[v] + dist[pe][self.pe[w]] > self.t[w] + d * ii:
+                out.add(w)
+        for u, d in ins:
+            if self.t[u] + lat[u] + dist[self.pe[u]][pe] > t + d * ii:
+                out.add(u)
+        return sorted(out)
+
+    def _ends(self, v: int) -> tuple[list, list]:
+        """``v``'s placed consumers and producers (other than itself), with distances."""
+        outs = [(w, d) for u, w, d in self.problem.edges if u == v and w != v and w in self.pe]
+        ins = [(u, d) for u, w, d in self.problem.edges if w == v and u != v and u in self.pe]
+        return outs, ins
+
+    def force(self, v: int, earliest: int) -> list[int] | None:
+        """Place ``v`` where it ejects the fewest placed operations (Rau's iterative modulo
+        scheduling): on each allowed PE the ``II`` cycles from the first its placed producers
+        and ``earliest`` allow, fewest ejections first, then earliest, then the PE. Returns
+        the ejected operations (None when ``v`` cannot be routed there at all)."""
+        best = None
+        holder = {(self.pe[w], self.t[w] % self.ii): w for w in self.pe}
+        ends = self._ends(v)
+        for pe in sorted(self.problem.allowed[v]):
+            lo = max(earliest, self.window(v, pe)[0])     # its placed producers, hops included
+            for t in range(lo, lo + self.ii):
+                out = self.conflicts(v, pe, t, holder, ends)
+                if best is None or (len(out), t, pe) < best[0]:
+                    best = ((len(out), t, pe), pe, t, out)
+                if not out:
+                    break
+        _, pe, t, out = best
+        for w in out:
+            self.unplace(w)
+        cost, paths = self.route_cost(v, pe, t)
+        if cost == float("inf"):
+            return None
+        self.pe[v], self.t[v] = pe, t
+        self.busy.add((pe, t % self.ii))
+        for (u, w, d), path in sorted(paths.items()):
+            self.router.add(u, (u, w, d), path)
+        return out
+
     def negotiate(self, rounds: int, deadline: float) -> bool:
         """PathFinder: rip up and re-route every edge until nothing is over-used."""
         router = self.router
@@ -432,6 +499,76 @@ def schedule_at_ii(problem: CgraProblem, ii: int, seed: int = 0,
     if not attempt.negotiate(NEGOTIATION_ROUNDS, deadline):
         return None
     return _decode(problem, ii, attempt)
+
+
+def schedule_with_ejection(problem: CgraProblem, ii: int, seed: int = 0,
+                           deadline: float | None = None) -> CgraSchedule | None:
+    """One iterative modulo scheduling attempt at ``ii`` (Rau 1994, on this list scheduler):
+    an operation with no legal ``(PE, cycle)`` is placed anyway where it ejects the fewest
+    placed operations (:meth:`_Attempt.force`; the slot's holder and the neighbours it would
+    reach out of time), and those go back to the queue; an operation placed again starts one
+    cycle after its last issue, so the search moves on. At most :data:`EJECTIONS` x the
+    operations are ejected before the attempt gives up. Then PathFinder negotiates."""
+    deadline = deadline if deadline is not None else time.perf_counter() + 3600
+    horizon = sum(problem.latency) + problem.n * (ii + problem.diameter) + ii
+    windows = time_windows(problem, ii, horizon)
+    if windows is None:
+        return None
+    early, height = windows[0], _heights(problem)
+    rng = random.Random(seed * 7919 + ii)
+    rank = {v: k for k, v in enumerate(sorted(range(problem.n),
+                                              key=lambda v: (early[v], -height[v], v)))}
+    attempt = _Attempt(problem, ii, Router(problem, ii), scc=_sccs(problem))
+    queue = [(rank[v], v) for v in range(problem.n)]
+    heapq.heapify(queue)
+    last: dict[int, int] = {}
+    budget = EJECTIONS * problem.n
+    while queue:
+        if time.perf_counter() > deadline:
+            return None
+        _, v = heapq.heappop(queue)
+        if v in attempt.pe:
+            continue
+        start = max(early[v], last.get(v, -1) + 1)
+        if attempt.place(v, start, rng):
+            continue
+        ejected = attempt.force(v, start)
+        if ejected is None:
+            return None
+        budget -= len(ejected)
+        if budget < 0:
+            return None
+        for w in ejected:
+            heapq.heappush(queue, (rank[w], w))
+        last[v] = attempt.t[v]
+    if not attempt.negotiate(NEGOTIATION_ROUNDS, deadline):
+        return None
+    sched = _decode(problem, ii, attempt)
+    sched.method = "iterative modulo scheduling (ejection) + PathFinder"
+    return sched
+
+
+def eject_from_top(problem: CgraProblem, deadline: float, seed: int = 0, tries: int = 2,
+                   progress: Callable[[str], None] | None = None) -> CgraSchedule | None:
+    """Iterative modulo scheduling (:func:`schedule_with_ejection`) from ``max_ii`` down: new
+    seeds at ``max_ii`` until one maps (or ``deadline``), then each II below gets ``tries``
+    attempts; the mapping of the smallest II that mapped (None if none). For kernels whose
+    large recurrence defeats the list scheduler at every II (adpcm_coder): at a large II
+    ejection has room to settle."""
+    say = progress or (lambda line: None)
+    low = lower_bounds(problem)["ii"]
+    best, ii, k, failed = None, problem.max_ii, 0, 0
+    while ii >= low and time.perf_counter() < deadline:
+        found = schedule_with_ejection(problem, ii, seed + k, deadline)
+        k += 1
+        if found is not None:
+            best, ii, failed = found, ii - 1, 0
+            say(f"ejection: II {best.ii} after {k} attempts")
+        elif best is not None:
+            failed += 1
+            if failed >= tries:
+                break
+    return best
 
 
 def _decode(problem: CgraProblem, ii: int, attempt: _Attempt) -> CgraSchedule:

@@ -13,7 +13,9 @@ from formulations.cgra import (CgraInfeasible, build_milp, list_schedule, lower_
 from formulations.solver import SolveSettings, SolveStatus
 from hardware import CgraSpec, load_hardware
 from model.graph import Edge, Graph, Node
+from model.importers import load_graph
 from sim.cgra import check_cgra
+from tests.conftest import real_graph
 
 
 def ring(n: int) -> Graph:
@@ -197,3 +199,27 @@ def test_descent_below_a_mapping_lowers_the_ii():
     assert first.ii < 20 and "descent" in first.method
     assert (again.ii, again.cycle, again.pe) == (first.ii, first.cycle, first.pe)
     assert checked(graph, spec, first)
+
+
+def test_ejection_maps_a_long_recurrence_the_list_scheduler_cannot():
+    """adpcm_coder (96 operations, a recurrence of ~57): the list scheduler dead-ends even at
+    II 32 on hycube4x4; iterative modulo scheduling with ejection maps it there, and the
+    simulator accepts it."""
+    from formulations.cgra.listsched import schedule_at_ii, schedule_with_ejection
+    graph = load_graph(str(real_graph("morpher/sample_xmls/adpcm_coder_INNERMOST_LN1_DFG.xml")))
+    spec = load_hardware("hycube4x4")
+    problem = problem_from_graph(graph, spec)
+    assert schedule_at_ii(problem, 32, 0) is None
+    forced = schedule_with_ejection(problem, 32, 0)
+    assert forced is not None and forced.ii == 32 and "ejection" in forced.method
+    assert checked(graph, spec, forced)
+
+
+def test_ejection_on_a_small_kernel_is_legal():
+    """On a small loop body ejection from max_ii down reaches the list scheduler's II."""
+    from formulations.cgra.listsched import eject_from_top
+    spec = load_hardware("cgra4x4")
+    problem = problem_from_graph(kernel(), spec)
+    sched = eject_from_top(problem, time.perf_counter() + 600)
+    assert sched.ii <= list_schedule(problem).ii
+    assert checked(kernel(), spec, sched)
