@@ -43,8 +43,8 @@ from hardware import CgraSpec
 from model.graph import Graph
 
 __all__ = ["PLACERS", "BASELINE_SHARE", "SECOND_SHARE", "EJECT_SPLIT", "EJECT_SHARE", "REGION",
-           "REGION_SHARE", "DESCENT_NODES", "DESCENT_SHARE", "MID_DESCENT_SHARE", "CgraResult",
-           "map_kernel", "region_spec"]
+           "REGION_SHARE", "SECOND_NODES", "DESCENT_NODES", "DESCENT_SHARE",
+           "MID_DESCENT_SHARE", "CgraResult", "map_kernel", "region_spec"]
 
 #: Placers of a CGRA run (``--placer``): the CP-SAT sweep (``model``, default) or the
 #: baseline alone (``list``).
@@ -53,6 +53,8 @@ PLACERS = ("model", "list")
 BASELINE_SHARE = 0.5
 #: Share of the time left a large kernel's baseline gets again when its first share ran out.
 SECOND_SHARE = 0.7
+#: Kernels of more operations than this get the second chance.
+SECOND_NODES = 40
 #: Share of the second chance for the plain list scheduler; then iterative modulo
 #: scheduling with ejection from ``max_ii`` down
 #: (:func:`~formulations.cgra.listsched.eject_from_top`) gets ``EJECT_SHARE`` of the time left.
@@ -149,13 +151,13 @@ def _descent(problem: CgraProblem, bounds: dict[str, int], baseline: CgraSchedul
 
 def _second_chance(problem: CgraProblem, settings: SolveSettings, started: float,
                    say: Callable[[str], None], note: str) -> tuple[CgraSchedule | None, str]:
-    """The baseline ran out of its share: on a kernel of more than
-    :data:`~formulations.cgra.listsched.LARGE_KERNEL` operations the sweep rarely maps from
-    nothing (its relaxation alone takes seconds), so the baseline gets
+    """The baseline found nothing: on a kernel of more than :data:`SECOND_NODES` operations
+    the sweep rarely maps from nothing (its relaxation alone takes seconds), so the baseline
+    gets
     :data:`EJECT_SPLIT` x :data:`SECOND_SHARE` of the time left, with other seeds, before the
     sweep, and when that fails too, iterative modulo scheduling with ejection from ``max_ii``
     down (:data:`EJECT_SHARE` of what is left then)."""
-    if problem.n <= LARGE_KERNEL:
+    if problem.n <= SECOND_NODES:
         return None, note
     left = min(settings.time_limit - (time.perf_counter() - started), settings.wall_seconds())
     try:
