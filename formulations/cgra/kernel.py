@@ -109,7 +109,7 @@ def map_kernel(graph: Graph, spec: CgraSpec, settings: SolveSettings, placer: st
         note = "; ".join(exc.reasons)
         say(f"list scheduling: {note}")
     if baseline is None and placer == "model":
-        baseline, note = _second_chance(problem, settings, started, say, note)
+        baseline, note = _second_chance(graph, spec, problem, settings, started, say, note)
     baseline_seconds = time.perf_counter() - started
     if placer == "list":
         if baseline is None:
@@ -149,14 +149,16 @@ def _descent(problem: CgraProblem, bounds: dict[str, int], baseline: CgraSchedul
     return found
 
 
-def _second_chance(problem: CgraProblem, settings: SolveSettings, started: float,
-                   say: Callable[[str], None], note: str) -> tuple[CgraSchedule | None, str]:
+def _second_chance(graph: Graph, spec: CgraSpec, problem: CgraProblem,
+                   settings: SolveSettings, started: float, say: Callable[[str], None],
+                   note: str) -> tuple[CgraSchedule | None, str]:
     """The baseline found nothing: on a kernel of more than :data:`SECOND_NODES` operations
     the sweep rarely maps from nothing (its relaxation alone takes seconds), so the baseline
     gets
     :data:`EJECT_SPLIT` x :data:`SECOND_SHARE` of the time left, with other seeds, before the
     sweep, and when that fails too, iterative modulo scheduling with ejection from ``max_ii``
-    down (:data:`EJECT_SHARE` of what is left then)."""
+    down (:data:`EJECT_SHARE` of what is left then; on a fabric larger than :data:`REGION` x
+    :data:`REGION`, on its corner, :func:`region_spec`, whose candidates are fewer)."""
     if problem.n <= SECOND_NODES:
         return None, note
     left = min(settings.time_limit - (time.perf_counter() - started), settings.wall_seconds())
@@ -167,8 +169,12 @@ def _second_chance(problem: CgraProblem, settings: SolveSettings, started: float
         note += "; " + "; ".join(exc.reasons)
         left = min(settings.time_limit - (time.perf_counter() - started),
                    settings.wall_seconds())
-        baseline = eject_from_top(problem, time.perf_counter() + left * EJECT_SHARE,
+        sub = region_spec(spec)
+        target = problem if sub is None else problem_from_graph(graph, sub)
+        baseline = eject_from_top(target, time.perf_counter() + left * EJECT_SHARE,
                                   settings.seed, progress=say)
+        if baseline is not None and target is not problem:
+            baseline = _moved(problem, target, baseline, f"the {sub.rows} x {sub.cols} corner")
         if baseline is None:
             return None, (f"{note}; iterative modulo scheduling (ejection) from II "
                           f"{problem.max_ii} down found no mapping in "
@@ -213,14 +219,20 @@ def _region_warm(graph: Graph, spec: CgraSpec, problem: CgraProblem, settings: S
         inner = map_kernel(graph, sub, settings.with_time(settings.time_limit * REGION_SHARE))
     except CgraInfeasible:
         return warm
-    index = {rc: q for q, rc in enumerate(problem.pes)}
-    to = [index[rc] for rc in inner.problem.pes]
-    s = inner.schedule
-    found = CgraSchedule(ii=s.ii, pe={n: to[p] for n, p in s.pe.items()}, cycle=dict(s.cycle),
-                         latency=dict(s.latency),
-                         routes={k: [(to[p], c) for p, c in path] for k, path in s.routes.items()},
-                         method=f"{s.method} on the {sub.rows} x {sub.cols} corner")
+    found = _moved(problem, inner.problem, inner.schedule, f"the {sub.rows} x {sub.cols} corner")
     say(f"{sub.rows} x {sub.cols} corner: II {found.ii}, length {found.length}")
     if warm is None or (found.ii, found.length) < (warm.ii, warm.length):
         return found
     return warm
+
+
+def _moved(problem: CgraProblem, inner: CgraProblem, s: CgraSchedule, where: str
+           ) -> CgraSchedule:
+    """A mapping of ``inner`` (a corner of ``problem``'s fabric, :func:`region_spec`) moved
+    onto the whole fabric: the same PEs by row and column."""
+    index = {rc: q for q, rc in enumerate(problem.pes)}
+    to = [index[rc] for rc in inner.pes]
+    return CgraSchedule(ii=s.ii, pe={n: to[p] for n, p in s.pe.items()}, cycle=dict(s.cycle),
+                        latency=dict(s.latency),
+                        routes={k: [(to[p], c) for p, c in path] for k, path in s.routes.items()},
+                        method=f"{s.method} on {where}")
