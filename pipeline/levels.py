@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import math
 import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor
+from concurrent.futures import wait as wait_for_any
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -60,6 +62,8 @@ PARALLEL_MIN_SECONDS = 8.0
 #: Planned seconds of a batch of solves (a cut's seeds, sections' balancing) from which they
 #: run at once on workers that are up, rather than here one after another.
 BATCH_PARALLEL_SECONDS = 1.0
+#: How often a batch begun here while the workers boot looks whether they are up (seconds).
+BOOT_POLL_SECONDS = 0.05
 
 
 @dataclass
@@ -278,29 +282,62 @@ def _run_batch(state: CompileState, function: Callable, tasks: list[tuple], plan
                sizes: list[float] | None = None) -> list | None:
     """``function(*task)`` for every task, in order: on the run's workers when the batch is
     worth a round trip (:data:`BATCH_PARALLEL_SECONDS`) and they are up, or worth them
-    while they boot (:data:`PARALLEL_MIN_SECONDS`: the first tasks then run here until
-    they are up); else by ``here`` (None: leave them to the caller). With ``done``, the
-    results after the first it accepts may be left out; ``sizes`` (work per task) start
-    the largest first."""
+    while they boot (:data:`PARALLEL_MIN_SECONDS`: see :func:`_while_booting`); else by
+    ``here`` (None: leave them to the caller). With ``done``, the results after the first
+    it accepts may be left out; ``sizes`` (work per task) start the largest first."""
     workers, done = state.workers, done or never
     worth = workers.started and len(tasks) > 1 and planned >= BATCH_PARALLEL_SECONDS
     if not worth or (planned < PARALLEL_MIN_SECONDS and workers.client_if_up() is None):
         return here(function, tasks, done) if here is not None else None
-    results: list = []
-    while workers.client_if_up() is None and not workers.failed and len(results) < len(tasks):
-        results.append(function(*tasks[len(results)]))     # here while the workers boot
-        if done(results[-1]):
-            return results
-    rest = tasks[len(results):]
-    if not rest:
-        return results
-    client = workers.client()
-    if len(rest) == 1:
-        return results + [function(*rest[0])]
+    if workers.client_if_up() is None and not workers.failed:
+        return _while_booting(workers, function, tasks, done, sizes)
+    return _on_workers(workers.client(), function, tasks, done, sizes)
+
+
+def _on_workers(client, function: Callable, tasks: list[tuple], done: Callable,
+                sizes: list[float] | None) -> list:
+    """The batch on the workers: all of it, or (with ``done``) up to the first accepted,
+    the later ones stopped."""
     if done is never:              # every result is needed: nothing to stop
-        return results + run_tasks(client, function, rest,
-                                   sizes=sizes[len(results):] if sizes else None)
-    return results + run_until(client, function, rest, done)
+        return run_tasks(client, function, tasks, sizes=sizes)
+    return run_until(client, function, tasks, done)
+
+
+def _while_booting(workers: Workers, function: Callable, tasks: list[tuple], done: Callable,
+                   sizes: list[float] | None) -> list:
+    """The batch begun here while the workers boot (2-4 s): one task after another in a
+    thread, and once the workers are up, the tasks not begun run there while the one here
+    finishes. Never two solves at once in this process (HiGHS resets a process-wide
+    scheduler after each solve). The results are the in-order prefix up to the first
+    ``done`` accepts, as anywhere else."""
+    width = 1
+    with ThreadPoolExecutor(width, thread_name_prefix="batch-here") as here:
+        begun: list = []                     # futures of tasks 0 .. len(begun) - 1
+        while len(begun) < len(tasks) and not _decided_here(begun, done):
+            if workers.client_if_up() is not None or workers.failed:
+                break
+            if sum(not f.done() for f in begun) < width:
+                begun.append(here.submit(function, *tasks[len(begun)]))
+                continue
+            wait_for_any([f for f in begun if not f.done()], timeout=BOOT_POLL_SECONDS,
+                         return_when=FIRST_COMPLETED)
+        k, there = len(begun), []
+        if k < len(tasks) and not _decided_here(begun, done):
+            there = _on_workers(workers.client(), function, tasks[k:], done,
+                                sizes[k:] if sizes else None)
+        results = [f.result() for f in begun] + there
+    return next((results[:i + 1] for i, r in enumerate(results) if done(r)), results)
+
+
+def _decided_here(begun: list, done: Callable) -> bool:
+    """Whether the tasks begun here settle the batch: a result ``done`` accepts, every
+    task before it finished."""
+    for future in begun:
+        if not future.done():
+            return False
+        if done(future.result()):
+            return True
+    return False
 
 
 def _cut_settings(options, budget: Budget):

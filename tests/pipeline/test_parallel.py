@@ -3,10 +3,10 @@ a dead worker costs its task, not the answer; an unreachable scheduler is named.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
+import time
 
 import pytest
 from distributed import Client, LocalCluster
@@ -127,7 +127,7 @@ def test_a_batch_starts_here_while_the_workers_boot_and_hands_them_the_rest(monk
                         sent.append(("until", [t[0] for t in tasks])) or in_order(f, tasks, done))
 
     def square(k):
-        if not sent:                       # not handed to the workers yet: ran here
+        if threading.current_thread().name.startswith("batch-here"):
             state.workers.ran_here.append(k)
         return k * k
 
@@ -141,6 +141,48 @@ def test_a_batch_starts_here_while_the_workers_boot_and_hands_them_the_rest(monk
     state.workers = _BootingWorkers(boot=3)
     assert levels._run_batch(state, square, tasks, 100.0, done=lambda r: r == 9) == \
         [0, 1, 4, 9] and sent == [("until", [3, 4])]
+
+
+def test_the_workers_take_the_rest_while_the_task_begun_here_runs(monkeypatch):
+    """Workers that come up mid-task get the tasks not begun at once, not after it."""
+    rest_began, seen_while_here = threading.Event(), []
+
+    class UpAfterOneLook(_BootingWorkers):
+        looks = 0
+
+        def client_if_up(self):
+            self.looks += 1
+            return "client" if self.looks > 2 else None
+
+    def square(k):
+        if threading.current_thread().name.startswith("batch-here"):
+            seen_while_here.append(rest_began.wait(timeout=30))   # the rest starts meanwhile
+        return k * k
+
+    state = levels.CompileState(None, None, None, None, workers=UpAfterOneLook(boot=0))
+    monkeypatch.setattr(levels, "run_tasks", lambda client, f, tasks, sizes=None:
+                        rest_began.set() or [f(*t) for t in tasks])
+    assert levels._run_batch(state, square, [(k,) for k in range(4)], 100.0) == [0, 1, 4, 9]
+    assert seen_while_here == [True]
+
+
+def test_while_they_boot_never_two_tasks_run_here_at_once():
+    """HiGHS resets a process-wide scheduler after each solve: one solve at a time here."""
+    lock, running, most = threading.Lock(), [0], [0]
+
+    def count(k):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+        return k
+
+    state = levels.CompileState(None, None, None, None,
+                                workers=_BootingWorkers(boot=99))
+    assert levels._run_batch(state, count, [(k,) for k in range(3)], 100.0) == [0, 1, 2]
+    assert most[0] == 1
 
 
 def test_workers_are_only_started_when_asked_and_stopped_with_the_run():
