@@ -20,7 +20,8 @@ The rules every model, heuristic and the simulator (:mod:`sim.cgra`) share (:dat
 * memory operations run on PEs that reach memory.
 
 :func:`lower_bounds` gives ResMII (operations over PEs), MemII (memory operations over memory
-PEs), RecMII (loop-carried cycles with the latencies, no hops) and the critical path;
+PEs), RecMII (loop-carried cycles with the latencies, no hops), RegMII (:func:`slot_registers`:
+an operation's operands and its own result in one cycle slot of its PE) and the critical path;
 :func:`precheck` the violations visible before any search. :class:`CgraSchedule` is the
 answer every method returns: per operation a PE and an issue cycle, per edge a route.
 
@@ -32,7 +33,7 @@ Examples
 ...           [Edge("ld", "add"), Edge("add", "add", distance=1)])
 >>> p = problem_from_graph(g, load_hardware("cgra4x4"))
 >>> lower_bounds(p), precheck(p)
-({'res_ii': 1, 'mem_ii': 1, 'rec_ii': 1, 'ii': 1, 'critical_path': 2}, [])
+({'res_ii': 1, 'mem_ii': 1, 'rec_ii': 1, 'reg_ii': 1, 'ii': 1, 'critical_path': 2}, [])
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from hardware import CgraSpec
 from model.graph import Graph, same_iteration_cycle_rule
 
 __all__ = ["RULES", "CgraInfeasible", "CgraProblem", "problem_from_graph", "lower_bounds",
-           "precheck", "rec_ok", "time_windows", "CgraSchedule", "Step"]
+           "precheck", "rec_ok", "slot_registers", "time_windows", "CgraSchedule", "Step"]
 
 #: The rule families, in the order they are explained.
 RULES = {
@@ -216,7 +217,9 @@ def _asap(problem: CgraProblem) -> list[int]:
 
 
 def lower_bounds(problem: CgraProblem) -> dict[str, int]:
-    """ResMII, MemII, RecMII, their maximum ``ii`` and the critical path (cycles)."""
+    """ResMII, MemII, RecMII, RegMII (the smallest II :func:`slot_registers` allows), the
+    smallest ``ii`` at least the first three that :func:`slot_registers` allows, and the
+    critical path (cycles)."""
     res_ii = max(1, math.ceil(problem.n / problem.pe_count))
     mem_pes = {p for v in range(problem.n) if problem.memory[v] for p in problem.allowed[v]}
     mem_ops = sum(problem.memory)
@@ -227,8 +230,47 @@ def lower_bounds(problem: CgraProblem) -> dict[str, int]:
         rec_ii += 1
     asap = _asap(problem)
     critical = max((asap[v] + problem.latency[v] for v in range(problem.n)), default=0)
-    return {"res_ii": res_ii, "mem_ii": mem_ii, "rec_ii": rec_ii,
-            "ii": max(res_ii, mem_ii, rec_ii), "critical_path": critical}
+    top = max(problem.latency, default=1) + 1          # above every latency: no clash
+    reg_ii = next((ii for ii in range(1, top) if not slot_registers(problem, ii)), top)
+    ii = max(res_ii, mem_ii, rec_ii)
+    while ii < top and slot_registers(problem, ii):
+        ii += 1
+    return {"res_ii": res_ii, "mem_ii": mem_ii, "rec_ii": rec_ii, "reg_ii": reg_ii,
+            "ii": ii, "critical_path": critical}
+
+
+def slot_registers(problem: CgraProblem, ii: int) -> list[str]:
+    """C5 at one II: an operation ``v`` reads its operands (one value per producer and
+    iteration distance) from its PE's registers at its issue cycle; when its latency is a
+    multiple of ``ii``, its own result of iteration ``i - latency / ii`` is written into the
+    same PE's registers in that very cycle slot (it sits there at least the cycle it is born,
+    if anything reads it). Both sets together (one value counted once: ``v`` reading its own
+    result at that distance) must fit the PE's registers. At II 1 with latency 1 an operation
+    with as many operands as registers that feeds anything never fits.
+
+    >>> from hardware import CgraSpec
+    >>> from model.graph import Graph, Node, Edge
+    >>> g = Graph("w", [Node("a", op="LOAD"), Node("b", op="LOAD"), Node("s", op="ADD"),
+    ...                 Node("o", op="STORE")], [Edge("a", "s"), Edge("b", "s"), Edge("s", "o")])
+    >>> p = problem_from_graph(g, CgraSpec(name="c", rows=2, cols=2, registers=2))
+    >>> slot_registers(p, 1), slot_registers(p, 2), lower_bounds(p)["ii"]
+    (['C5 registers: at II 1 s reads 2 operands in the cycle slot its own result is written \
+in: 3 values in one PE, which holds 2 (raise `registers` or accept II >= 2)'], [], 2)
+    """
+    operands: dict[int, set] = defaultdict(set)
+    for u, v, d in problem.edges:
+        operands[v].add((u, d))
+    reasons = []
+    for v in range(problem.n):
+        if not problem.nets.get(v) or problem.latency[v] % ii:
+            continue
+        held = operands[v] | {(v, problem.latency[v] // ii)}
+        if len(held) > problem.registers:
+            reasons.append(f"C5 registers: at II {ii} {problem.names[v]} reads "
+                           f"{len(operands[v])} operands in the cycle slot its own result is "
+                           f"written in: {len(held)} values in one PE, which holds "
+                           f"{problem.registers} (raise `registers` or accept II >= {ii + 1})")
+    return reasons
 
 
 def precheck(problem: CgraProblem) -> list[str]:

@@ -201,6 +201,37 @@ def test_descent_below_a_mapping_lowers_the_ii():
     assert checked(graph, spec, first)
 
 
+def test_operands_and_own_result_in_one_slot_refute_ii_1():
+    """At II 1 an add with 4 operands whose result is read writes it in the slot its 4 operands
+    are read in: 5 values on a PE of 4 registers. The rule (C5 at one II) says so, the full
+    model agrees at a generous horizon, and the sweep maps at II 2 with II 2 proven; without
+    a reader the rule does not fire and II 1 maps."""
+    from formulations.cgra.problem import slot_registers
+    spec = load_hardware("cgra4x4")
+    fed = Graph("fed", wide(4).nodes + [Node("st", op="STORE")],
+                wide(4).edges + [Edge("s", "st")])
+    p = problem_from_graph(fed, spec)
+    assert slot_registers(p, 1)[0].startswith("C5 registers: at II 1 s reads 4 operands")
+    assert not slot_registers(p, 2) and lower_bounds(p)["ii"] == 2 == lower_bounds(p)["reg_ii"]
+    result, _ = solve_full(p, 1, lower_bounds(p)["critical_path"] + 8, 20)
+    assert result.status is SolveStatus.INFEASIBLE
+    sched = sweep_ii(p, SolveSettings(time_limit=10))
+    assert (sched.ii, sched.ii_bound, sched.proven_ii) == (2, 2, True) and checked(fed, spec, sched)
+    alone = problem_from_graph(wide(4), spec)
+    assert not slot_registers(alone, 1) and lower_bounds(alone)["ii"] == 1
+    assert sweep_ii(alone, SolveSettings(time_limit=10)).ii == 1
+
+
+def test_mults2_on_cgra8x8_needs_ii_2():
+    """mults2 (19 operations): ResMII and RecMII 1 on 64 PEs, but add1 reads loadb24,
+    cmerge27 and load23 of this and of the previous iteration; with its own result that is 5
+    values in one slot at II 1 (the full model, alone, finds no II 1 mapping either)."""
+    graph = load_graph(str(real_graph(
+        "morpher/cgra_me_bench/mults2/main_INNERMOST_LN1_noSemiOLOAD_PartPred_DFG.xml")))
+    b = lower_bounds(problem_from_graph(graph, load_hardware("cgra8x8")))
+    assert (b["res_ii"], b["rec_ii"], b["reg_ii"], b["ii"]) == (1, 1, 2, 2)
+
+
 def test_ejection_maps_a_long_recurrence_the_list_scheduler_cannot():
     """adpcm_coder (96 operations, a recurrence of ~57): the list scheduler dead-ends even at
     II 32 on hycube4x4; iterative modulo scheduling with ejection maps it there, and the
