@@ -48,13 +48,17 @@ from formulations.cgra.relax import solve_relaxation
 from formulations.solver import SolveResult, SolveSettings, SolveStatus
 from formulations.solver.cp import export_cp_model
 
-__all__ = ["sweep_ii", "length_ladder", "MAX_ROUTING_VARIABLES", "RELAX_SHARE", "LADDER_SLACK"]
+__all__ = ["sweep_ii", "length_ladder", "MAX_ROUTING_VARIABLES", "RELAX_SHARE", "LADDER_SLACK",
+           "II_SHARE", "LAST_SHARE"]
 
 #: Largest time-extended routing graph (registers + link uses) the full model is built for.
 MAX_ROUTING_VARIABLES = 250_000
 #: Seconds to build the full model per routing variable (measured 7-8 us on an idle core;
 #: doubled for a loaded machine), kept out of the solver's share near the deadline.
 BUILD_SECONDS = 1.5e-5
+#: Share of the time left for an II below the warm start's, and for the II just below it.
+II_SHARE = 0.5
+LAST_SHARE = 0.8
 #: Share of an II's time for the relaxation.
 RELAX_SHARE = 0.3
 #: The compact layout's search stops after this many seconds without a shorter one.
@@ -156,7 +160,7 @@ def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule |
         if _left(deadline) < 0.2:
             break
         at_warm = warm if warm is not None and warm.ii == ii else None
-        ii_deadline = time.perf_counter() + _left(deadline) * (1.0 if at_warm else 0.5)
+        ii_deadline = time.perf_counter() + _left(deadline) * _share(ii, warm)
         verdict, low, layout = _relax(problem, ii, _left(ii_deadline) * RELAX_SHARE,
                                       settings.seed, results)
         say(f"II {ii}: relaxation {verdict}" + (f", length >= {low}" if low else ""))
@@ -176,6 +180,15 @@ def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule |
         return _finish(warm, False, ii_bound, None, results, started)
     raise CgraInfeasible([f"T0 time limit: no mapping found within {settings.time_limit:g} s "
                           f"(IIs below {ii_bound} proven impossible)"])
+
+
+def _share(ii: int, warm: CgraSchedule | None) -> float:
+    """Share of the time left for ``ii``: all of it at the warm start's II, :data:`LAST_SHARE`
+    just below it (the warm start's II already has its mapping: what is left there only
+    shortens it), :data:`II_SHARE` further below."""
+    if warm is not None and warm.ii == ii:
+        return 1.0
+    return LAST_SHARE if warm is not None and warm.ii == ii + 1 else II_SHARE
 
 
 def _shorter(a: CgraSchedule | None, b: CgraSchedule | None) -> CgraSchedule | None:

@@ -222,6 +222,28 @@ def test_operands_and_own_result_in_one_slot_refute_ii_1():
     assert sweep_ii(alone, SolveSettings(time_limit=10)).ii == 1
 
 
+def test_the_ii_just_below_the_warm_start_gets_most_of_the_time(monkeypatch):
+    """The warm start's II already has its mapping, so the II just below it gets LAST_SHARE of
+    the time (the II question is what the run is for), an II further below II_SHARE."""
+    from formulations.cgra import sweep as sw
+    p = problem_from_graph(kernel(), load_hardware("cgra4x4"))
+    low = lower_bounds(p)["ii"]
+    budgets: list[tuple[int, float]] = []
+
+    def relax(problem, ii, seconds, seed, results, slack=0):
+        budgets.append((ii, seconds))
+        return "refuted", 0, None
+
+    monkeypatch.setattr(sw, "_relax", relax)
+    for gap, share in ((1, sw.LAST_SHARE), (2, sw.II_SHARE)):
+        budgets.clear()
+        warm = list_schedule(p)
+        warm.ii = low + gap
+        sw.sweep_ii(p, SolveSettings(time_limit=10), warm)
+        assert budgets[0][0] == low
+        assert budgets[0][1] == pytest.approx(10 * share * sw.RELAX_SHARE, abs=0.05)
+
+
 def test_mults2_on_cgra8x8_needs_ii_2():
     """mults2 (19 operations): ResMII and RecMII 1 on 64 PEs, but add1 reads loadb24,
     cmerge27 and load23 of this and of the previous iteration; with its own result that is 5
