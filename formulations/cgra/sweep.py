@@ -49,16 +49,18 @@ from formulations.solver import SolveResult, SolveSettings, SolveStatus
 from formulations.solver.cp import export_cp_model
 
 __all__ = ["sweep_ii", "length_ladder", "MAX_ROUTING_VARIABLES", "RELAX_SHARE", "LADDER_SLACK",
-           "II_SHARE", "LAST_SHARE"]
+           "II_SHARE", "LAST_SHARE", "LAST_NODES"]
 
 #: Largest time-extended routing graph (registers + link uses) the full model is built for.
 MAX_ROUTING_VARIABLES = 250_000
 #: Seconds to build the full model per routing variable (measured 7-8 us on an idle core;
 #: doubled for a loaded machine), kept out of the solver's share near the deadline.
 BUILD_SECONDS = 1.5e-5
-#: Share of the time left for an II below the warm start's, and for the II just below it.
+#: Share of the time left for an II below the warm start's, and for the II just below it
+#: on a kernel of at most ``LAST_NODES`` operations (whose II proof is the run's target).
 II_SHARE = 0.5
 LAST_SHARE = 0.8
+LAST_NODES = 30
 #: Share of an II's time for the relaxation.
 RELAX_SHARE = 0.3
 #: The compact layout's search stops after this many seconds without a shorter one.
@@ -160,7 +162,7 @@ def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule |
         if _left(deadline) < 0.2:
             break
         at_warm = warm if warm is not None and warm.ii == ii else None
-        ii_deadline = time.perf_counter() + _left(deadline) * _share(ii, warm)
+        ii_deadline = time.perf_counter() + _left(deadline) * _share(problem, ii, warm)
         verdict, low, layout = _relax(problem, ii, _left(ii_deadline) * RELAX_SHARE,
                                       settings.seed, results)
         say(f"II {ii}: relaxation {verdict}" + (f", length >= {low}" if low else ""))
@@ -182,13 +184,14 @@ def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule |
                           f"(IIs below {ii_bound} proven impossible)"])
 
 
-def _share(ii: int, warm: CgraSchedule | None) -> float:
-    """Share of the time left for ``ii``: all of it at the warm start's II, :data:`LAST_SHARE`
-    just below it (the warm start's II already has its mapping: what is left there only
-    shortens it), :data:`II_SHARE` further below."""
+def _share(problem: CgraProblem, ii: int, warm: CgraSchedule | None) -> float:
+    """Share of the time left for ``ii``: all of it at the warm start's II; on a kernel of
+    at most :data:`LAST_NODES` operations :data:`LAST_SHARE` just below it (the warm start's
+    II already has its mapping: what is left there only shortens it); else :data:`II_SHARE`."""
     if warm is not None and warm.ii == ii:
         return 1.0
-    return LAST_SHARE if warm is not None and warm.ii == ii + 1 else II_SHARE
+    below = warm is not None and warm.ii == ii + 1 and problem.n <= LAST_NODES
+    return LAST_SHARE if below else II_SHARE
 
 
 def _shorter(a: CgraSchedule | None, b: CgraSchedule | None) -> CgraSchedule | None:

@@ -223,8 +223,9 @@ def test_operands_and_own_result_in_one_slot_refute_ii_1():
 
 
 def test_the_ii_just_below_the_warm_start_gets_most_of_the_time(monkeypatch):
-    """The warm start's II already has its mapping, so the II just below it gets LAST_SHARE of
-    the time (the II question is what the run is for), an II further below II_SHARE."""
+    """The warm start's II already has its mapping, so on a small kernel the II just below it
+    gets LAST_SHARE of the time (the II question is what the run is for), an II further below
+    II_SHARE."""
     from formulations.cgra import sweep as sw
     p = problem_from_graph(kernel(), load_hardware("cgra4x4"))
     low = lower_bounds(p)["ii"]
