@@ -151,15 +151,23 @@ def test_more_operands_than_registers_is_proven_unmappable():
         map_kernel(wide(5), spec, SolveSettings(time_limit=2))
 
 
+#: A 2 x 2 mesh with 2 registers: register pressure, not the slots, sets its II.
+TINY = CgraSpec(name="tiny", rows=2, cols=2, registers=2, max_ii=32)
+
+
+def skip_chain() -> Graph:
+    """A chain of 40 adds with an edge skipping one add from every third."""
+    nodes = [Node(f"n{i}", op="ADD") for i in range(40)]
+    edges = [Edge(f"n{i}", f"n{i + 1}") for i in range(39)] + \
+        [Edge(f"n{i}", f"n{i + 2}") for i in range(0, 38, 3)]
+    return Graph("chain", nodes, edges)
+
+
 def test_baseline_reaches_an_ii_far_above_the_bound():
     """A chain of 40 adds with skip edges on a 2 x 2 mesh with 2 registers: the bound is 10
     (slots) but register pressure needs more; the upward search with growing steps still finds a mapping,
     and bisection keeps the smallest II it maps."""
-    spec = CgraSpec(name="tiny", rows=2, cols=2, registers=2, max_ii=32)
-    nodes = [Node(f"n{i}", op="ADD") for i in range(40)]
-    edges = [Edge(f"n{i}", f"n{i + 1}") for i in range(39)] + \
-        [Edge(f"n{i}", f"n{i + 2}") for i in range(0, 38, 3)]
-    graph = Graph("chain", nodes, edges)
+    spec, graph = TINY, skip_chain()
     problem = problem_from_graph(graph, spec)
     sched = list_schedule(problem, time_limit=20)
     assert sched.ii > lower_bounds(problem)["ii"] + 2       # far above the bound, found
@@ -186,11 +194,7 @@ def test_descent_below_a_mapping_lowers_the_ii():
     descent (attempts below the II, seeded by the mapping's order; a count of attempts as the
     budget) reaches a lower II, the same one twice, and the simulator accepts it."""
     from formulations.cgra.listsched import descend, schedule_at_ii
-    spec = CgraSpec(name="tiny", rows=2, cols=2, registers=2, max_ii=32)
-    nodes = [Node(f"n{i}", op="ADD") for i in range(40)]
-    edges = [Edge(f"n{i}", f"n{i + 1}") for i in range(39)] + \
-        [Edge(f"n{i}", f"n{i + 2}") for i in range(0, 38, 3)]
-    graph = Graph("chain", nodes, edges)
+    spec, graph = TINY, skip_chain()
     problem = problem_from_graph(graph, spec)
     start = schedule_at_ii(problem, 20)
     assert start is not None and start.ii == 20
