@@ -350,7 +350,8 @@ def cgra_lines(mapping: Mapping) -> list[str]:
     if mapping.status != "mapped":
         return lines + [f"Not mapped: {mapping.diagnosis}", ""]
     lines += [f"- II **{mapping.ii}** (lower bound {m.get('ii_lower_bound')}: resource "
-              f"{m.get('res_ii')}, memory {m.get('mem_ii')}, recurrence {m.get('rec_ii')}; "
+              f"{m.get('res_ii')}, memory {m.get('mem_ii')}, recurrence {m.get('rec_ii')}, "
+              f"registers {m.get('reg_ii')}; "
               f"proven: every II below {m.get('ii_bound')} impossible); proven smallest: "
               f"{m.get('proven_ii')}; list-scheduling baseline II {m.get('baseline_ii')}",
               f"- cycles per iteration **{m.get('cycles')}** (proven bound "
