@@ -259,7 +259,7 @@ class Workers:
 
     def client_if_up(self) -> Any:
         """The ``distributed.Client`` once the workers are up, else None (never waits)."""
-        return self._client if self._error is None else None
+        return None if self.failed else self._client
 
     def client(self) -> Any:
         """The ``distributed.Client`` to submit to, or None to run here."""

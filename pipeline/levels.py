@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_for_any
 from dataclasses import dataclass, field, replace
 from typing import Callable
@@ -310,17 +310,15 @@ def _while_booting(workers: Workers, function: Callable, tasks: list[tuple], don
     finishes. Never two solves at once in this process (HiGHS resets a process-wide
     scheduler after each solve). The results are the in-order prefix up to the first
     ``done`` accepts, as anywhere else."""
-    width = 1
-    with ThreadPoolExecutor(width, thread_name_prefix="batch-here") as here:
+    with ThreadPoolExecutor(1, thread_name_prefix="batch-here") as here:
         begun: list = []                     # futures of tasks 0 .. len(begun) - 1
         while len(begun) < len(tasks) and not _decided_here(begun, done):
             if workers.client_if_up() is not None or workers.failed:
                 break
-            if sum(not f.done() for f in begun) < width:
+            if not begun or begun[-1].done():
                 begun.append(here.submit(function, *tasks[len(begun)]))
-                continue
-            wait_for_any([f for f in begun if not f.done()], timeout=BOOT_POLL_SECONDS,
-                         return_when=FIRST_COMPLETED)
+            else:
+                wait_for_any(begun[-1:], timeout=BOOT_POLL_SECONDS)
         k, there = len(begun), []
         if k < len(tasks) and not _decided_here(begun, done):
             there = _on_workers(workers.client(), function, tasks[k:], done,

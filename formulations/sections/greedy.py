@@ -111,7 +111,7 @@ class ReadyNodes:
         self.heaps: dict[tuple, list[tuple[float, int, int]]] = {}
         self.special: list[tuple[float, int, int]] = []    # (priority, arrival, node)
         self.demands: dict[tuple, dict[str, float]] = {}
-        self.demand: list[dict[str, float] | None] = [None] * len(graph.nodes)  # once pushed
+        self.node_demand: list[dict[str, float] | None] = [None] * len(graph.nodes)
         self.count = self.arrivals = 0
 
     def __len__(self) -> int:
@@ -119,10 +119,11 @@ class ReadyNodes:
 
     def demand_of(self, k: int) -> dict[str, float]:
         """Node ``k``'s unit demand (one shared dict per distinct demand)."""
-        demand = self.demand[k]
+        demand = self.node_demand[k]
         if demand is None:
             demand = unit_demand(self.graph.nodes[k])
-            demand = self.demand[k] = self.demands.setdefault(tuple(demand.values()), demand)
+            demand = self.node_demand[k] = self.demands.setdefault(tuple(demand.values()),
+                                                                   demand)
         return demand
 
     def push(self, k: int) -> None:
