@@ -213,7 +213,9 @@ def split_into_sdfs(graph: Graph, spec: StreamingEngineSpec, parts: int | None =
                     capacity: int | None = None) -> SplitPlan:
     """Partition ``graph`` into SDFs (see the module): consecutive runs of units, each a legal
     SDF by the pre-checks (at most ``capacity`` instructions, by default ``tiles x max_ii``, or
-    ``ceil(n / parts)`` when ``parts`` is given; at most ``tiles`` starts, no two starts sharing a
+    ``ceil(n / parts)`` when ``parts`` is given, but never fewer than the largest unit's, so
+    that a recurrence larger than an even share still gets a part of its own, e.g. the
+    80-instruction round of aes decrypt among 118; at most ``tiles`` starts, no two starts sharing a
     variable, bounded fan-out), as few as possible, then as balanced as possible (dynamic
     programming over the cut positions).
 
@@ -234,9 +236,10 @@ def split_into_sdfs(graph: Graph, spec: StreamingEngineSpec, parts: int | None =
     """
     limit = spec.tiles * spec.max_ii
     capacity = min(limit, capacity or limit)
-    if parts:
-        capacity = min(capacity, max(1, math.ceil(len(graph.nodes) / parts)))
     units = _units(graph)
+    if parts:   # balanced, but never below the largest unit (a recurrence is never cut)
+        even = max(1, math.ceil(len(graph.nodes) / parts))
+        capacity = min(capacity, max(even, max((len(u) for u in units), default=1)))
     groups = _best_cuts(graph, units, capacity, spec)
     if groups is None:
         raise ValueError(f"no partition into SDFs of at most {capacity} instructions keeps every "

@@ -162,3 +162,24 @@ def test_a_recurrence_that_no_split_can_map_is_proven():
 def test_a_recurrence_with_slack_is_not_reported():
     assert stuck_recurrences(tight_twin_loops(2), SE, time_limit=5) == []
     assert solve_streaming(tight_twin_loops(2), SE, time_limit=5).ii >= 3
+
+
+def test_a_recurrence_larger_than_an_even_share_gets_a_part_of_its_own():
+    """A loop of 12 instructions among 20: an even split into two (10 each) would cut it, so
+    the parts are as balanced as the loop allows (before: no partition at any count, the
+    shape of aes decrypt's 80-instruction round among 118), and the split maps and passes
+    the simulator."""
+    nodes = [Node(f"p{i}") for i in range(6)] + [Node(f"r{i}") for i in range(12)] + \
+        [Node("o0"), Node("o1")]
+    edges = [Edge(f"p{i}", f"p{i + 1}") for i in range(5)] + [Edge("p5", "r0")]
+    edges += [Edge(f"r{i}", f"r{(i + 1) % 12}", distance=int(i == 11) * 12) for i in range(12)]
+    edges += [Edge("r11", "o0"), Edge("o0", "o1")]
+    g = Graph("loop_among_chains", nodes, edges)
+    plan = split_into_sdfs(g, SE, parts=2)
+    loop = {f"r{i}" for i in range(12)}
+    assert any(set(p.nodes) == loop for p in plan.parts)
+    assert max(len(p.nodes) for p in plan.parts) == 12
+    split = solve_split(g)
+    sections, placement = _split_inputs(split)
+    assert any(set(s["nodes"]) == loop for s in sections)
+    assert check_split(g, SE, placement, sections, split.af_latency, split.batch).ok
