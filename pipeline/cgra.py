@@ -32,6 +32,7 @@ from typing import Callable
 from formulations.cgra.kernel import PLACERS, CgraResult, map_kernel
 from formulations.cgra.problem import CgraInfeasible, CgraSchedule, precheck, problem_from_graph
 from formulations.solver import SolveSettings
+from formulations.solver.cp import was_cut_short
 from hardware import CgraSpec
 from model.graph import Graph
 from model.mapping import Mapping
@@ -132,18 +133,24 @@ def cgra_levels() -> list:
 
 
 def _stages(state: CgraState, result: CgraResult) -> None:
+    """The warm start's stage (``cut_short`` when the wall clock stopped one of the searches
+    outside the sweep's solves: list scheduling, descent, ejection, the corner's run) and one
+    stage per solve of the sweep (``cut_short`` when the wall clock stopped it)."""
     base = result.baseline
+    solves = result.schedule.results
+    cut = [was_cut_short(r) for r in solves]
     state.stages.append(stage_record(
         "warm start", 0, "list scheduling + PathFinder", state.started,
         status="FEASIBLE" if base is not None else "FAILED",
         objective=base.length if base is not None else None,
         extra=dict(ii=base.ii if base is not None else None, note=result.baseline_note,
-                   time_solver=round(result.baseline_seconds, 4))))
-    for r in result.schedule.results:
+                   time_solver=round(result.baseline_seconds, 4),
+                   cut_short=result.cut_short > sum(cut))))
+    for r, short in zip(solves, cut):
         state.stages.append(stage_record(
             "modulo placement", 0, r.model_name, state.started, objective=r.objective,
             bound=r.bound, status=r.status.name, backend=r.backend,
-            extra=dict(hint=r.hint_status, time_solver=round(r.wall_time, 4))))
+            extra=dict(hint=r.hint_status, time_solver=round(r.wall_time, 4), cut_short=short)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -233,5 +240,6 @@ def _record(mapping: Mapping, state: CgraState) -> None:
         "registers_peak": report.max_registers, "link_values_peak": report.max_link_values,
         "pes_used": len(set(sched.pe.values())), "pes": result.problem.pe_count,
         "hops": sum(r["hops"] for r in mapping.routes),
-        "feedback_rounds": len(state.trace),
+        "feedback_rounds": len(state.trace), "cut_short": result.cut_short,
+        "work_seconds": round(result.work, 3),
         "seconds": round(time.perf_counter() - state.started, 3)}

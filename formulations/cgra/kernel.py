@@ -14,6 +14,13 @@ On a fabric larger than :data:`REGION` x :data:`REGION` PEs the kernel is first 
 its corner (:func:`region_spec`), a warm start of the sweep when it beats the baseline.
 The placer ``"list"`` keeps the baseline (the classic mapper, for comparison).
 
+Budget: :data:`~formulations.cgra.work.WORK_SHARE` of ``settings.time_limit`` is planned as
+deterministic work (:class:`~formulations.cgra.work.Work`), and every share above is a share
+of it (of the work left, never of the wall time left): the same seed gives the same mapping
+whatever the machine's load. ``settings.wall_seconds()`` (the time limit, or the run's
+deadline when sooner) is only the outer cap; the searches it stopped are counted in
+:attr:`CgraResult.cut_short` (then the answer is legal but not promised to repeat).
+
 Examples
 --------
 >>> from hardware import load_hardware
@@ -38,13 +45,14 @@ from formulations.cgra.milp import sweep_milp
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, lower_bounds,
                                        precheck, problem_from_graph)
 from formulations.cgra.sweep import sweep_ii
+from formulations.cgra.work import WORK_SHARE, Work
 from formulations.solver import SolveSettings
 from hardware import CgraSpec
 from model.graph import Graph
 
 __all__ = ["PLACERS", "BASELINE_SHARE", "SECOND_SHARE", "EJECT_SPLIT", "EJECT_SHARE", "REGION",
            "REGION_SHARE", "SECOND_NODES", "DESCENT_NODES", "DESCENT_SHARE",
-           "MID_DESCENT_SHARE", "CgraResult", "map_kernel", "region_spec"]
+           "MID_DESCENT_SHARE", "SWEEP_LEAST", "CgraResult", "map_kernel", "region_spec"]
 
 #: Placers of a CGRA run (``--placer``): the CP-SAT sweep (``model``, default) or the
 #: baseline alone (``list``).
@@ -73,6 +81,8 @@ MID_DESCENT_SHARE = 0.25
 #: of the time that run gets (:func:`region_spec`).
 REGION = 4
 REGION_SHARE = 0.4
+#: Planned seconds the sweep gets at least, whatever the searches before it spent.
+SWEEP_LEAST = 0.5
 
 
 @dataclass
@@ -85,51 +95,62 @@ class CgraResult:
     baseline: CgraSchedule | None
     baseline_seconds: float
     baseline_note: str = ""
+    #: Searches the wall clock stopped before their planned work was spent (0: the same
+    #: seed repeats this mapping).
+    cut_short: int = 0
+    #: Planned seconds of work spent.
+    work: float = 0.0
 
 
 def map_kernel(graph: Graph, spec: CgraSpec, settings: SolveSettings, placer: str = "model",
-               progress: Callable[[str], None] | None = None) -> CgraResult:
+               progress: Callable[[str], None] | None = None, work: Work | None = None
+               ) -> CgraResult:
     """Map ``graph`` on ``spec`` (see the module); raises :class:`CgraInfeasible` with the
-    reasons in the user's terms when nothing maps."""
+    reasons in the user's terms when nothing maps. ``work``: the budget (default
+    :data:`~formulations.cgra.work.WORK_SHARE` x ``settings.time_limit`` planned seconds,
+    capped by ``settings.wall_seconds()``)."""
     say = progress or (lambda line: None)
     if placer not in PLACERS:
         raise ValueError(f"unknown CGRA placer {placer!r}; use one of {PLACERS}")
     started = time.perf_counter()
+    if work is None:
+        work = Work.planned(settings.time_limit * WORK_SHARE, settings.wall_seconds())
     problem = problem_from_graph(graph, spec)
     reasons = precheck(problem)
     if reasons:
         raise CgraInfeasible(reasons)
     bounds = lower_bounds(problem)
-    share = settings.wall_seconds() * (1.0 if placer == "list" else BASELINE_SHARE)
+    share = work.seconds * (1.0 if placer == "list" else BASELINE_SHARE)
     baseline, note = None, ""
     try:
-        baseline = list_schedule(problem, settings.seed, time_limit=max(0.2, share))
+        baseline = list_schedule(problem, settings.seed, work=work.share(share))
         say(f"list scheduling: II {baseline.ii}, length {baseline.length}")
     except CgraInfeasible as exc:
         note = "; ".join(exc.reasons)
         say(f"list scheduling: {note}")
     if baseline is None and placer == "model":
-        baseline, note = _second_chance(graph, spec, problem, settings, started, say, note)
+        baseline, note = _second_chance(graph, spec, problem, settings, work, say, note)
     baseline_seconds = time.perf_counter() - started
     if placer == "list":
         if baseline is None:
             raise CgraInfeasible([note])
         baseline.ii_bound = bounds["ii"]
         baseline.proven_ii = baseline.ii == bounds["ii"]
-        return CgraResult(problem, bounds, baseline, baseline, baseline_seconds, note)
-    warm = _descent(problem, bounds, baseline, settings, started, say)
-    rest = settings.with_time(max(0.5, settings.time_limit - (time.perf_counter() - started)))
+        return CgraResult(problem, bounds, baseline, baseline, baseline_seconds, note,
+                          work.cuts, work.spent)
+    warm = _descent(problem, bounds, baseline, settings, work, say)
     if settings.backend == "cp-sat":
-        warm = _region_warm(graph, spec, problem, rest, warm, say)
-        rest = settings.with_time(max(0.5, settings.time_limit - (time.perf_counter() - started)))
-        sched = sweep_ii(problem, rest, warm, say)
+        warm = _region_warm(graph, spec, problem, settings, warm, work, say)
+        sched = sweep_ii(problem, settings, warm, say,
+                         Work(max(SWEEP_LEAST, work.left()), work.wall, work))
     else:
-        sched = sweep_milp(problem, rest, warm)
-    return CgraResult(problem, bounds, sched, baseline, baseline_seconds, note)
+        sched = sweep_milp(problem, settings.with_time(max(SWEEP_LEAST, work.wall_left())), warm)
+    return CgraResult(problem, bounds, sched, baseline, baseline_seconds, note, work.cuts,
+                      work.spent)
 
 
 def _descent(problem: CgraProblem, bounds: dict[str, int], baseline: CgraSchedule | None,
-             settings: SolveSettings, started: float, say: Callable[[str], None]
+             settings: SolveSettings, work: Work, say: Callable[[str], None]
              ) -> CgraSchedule | None:
     """A copy of the baseline, or a mapping at a smaller II: on a kernel of more than
     :data:`DESCENT_NODES` operations whose baseline is above the II bound, list-scheduling
@@ -140,9 +161,8 @@ def _descent(problem: CgraProblem, bounds: dict[str, int], baseline: CgraSchedul
     descent comes down to it from above, and the sweep then proves what it can below."""
     if baseline is None or problem.n <= DESCENT_NODES or baseline.ii <= bounds["ii"]:
         return replace(baseline) if baseline else None
-    left = min(settings.time_limit - (time.perf_counter() - started), settings.wall_seconds())
     share = DESCENT_SHARE if problem.n > LARGE_KERNEL else MID_DESCENT_SHARE
-    found = descend(problem, replace(baseline), time.perf_counter() + left * share,
+    found = descend(problem, replace(baseline), work.share(work.left() * share),
                     settings.seed, say)
     if found.ii < baseline.ii:
         say(f"descent below the baseline: II {found.ii}, length {found.length}")
@@ -150,7 +170,7 @@ def _descent(problem: CgraProblem, bounds: dict[str, int], baseline: CgraSchedul
 
 
 def _second_chance(graph: Graph, spec: CgraSpec, problem: CgraProblem,
-                   settings: SolveSettings, started: float, say: Callable[[str], None],
+                   settings: SolveSettings, work: Work, say: Callable[[str], None],
                    note: str) -> tuple[CgraSchedule | None, str]:
     """The baseline found nothing: on a kernel of more than :data:`SECOND_NODES` operations
     the sweep rarely maps from nothing (its relaxation alone takes seconds), so the baseline
@@ -161,18 +181,16 @@ def _second_chance(graph: Graph, spec: CgraSpec, problem: CgraProblem,
     :data:`REGION`, on its corner, :func:`region_spec`, whose candidates are fewer)."""
     if problem.n <= SECOND_NODES:
         return None, note
-    left = min(settings.time_limit - (time.perf_counter() - started), settings.wall_seconds())
     try:
         baseline = list_schedule(problem, settings.seed + ROUNDS,
-                                 time_limit=max(0.2, left * SECOND_SHARE * EJECT_SPLIT))
+                                 work=work.share(work.left() * SECOND_SHARE * EJECT_SPLIT))
     except CgraInfeasible as exc:
         note += "; " + "; ".join(exc.reasons)
-        left = min(settings.time_limit - (time.perf_counter() - started),
-                   settings.wall_seconds())
+        left = work.left()
         sub = region_spec(spec)
         target = problem if sub is None else problem_from_graph(graph, sub)
-        baseline = eject_from_top(target, time.perf_counter() + left * EJECT_SHARE,
-                                  settings.seed, progress=say)
+        baseline = eject_from_top(target, work.share(left * EJECT_SHARE), settings.seed,
+                                  progress=say)
         if baseline is not None and target is not problem:
             baseline = _moved(problem, target, baseline, f"the {sub.rows} x {sub.cols} corner")
         if baseline is None:
@@ -203,9 +221,10 @@ def region_spec(spec: CgraSpec) -> CgraSpec | None:
 
 
 def _region_warm(graph: Graph, spec: CgraSpec, problem: CgraProblem, settings: SolveSettings,
-                 warm: CgraSchedule | None, say: Callable[[str], None]) -> CgraSchedule | None:
+                 warm: CgraSchedule | None, work: Work, say: Callable[[str], None]
+                 ) -> CgraSchedule | None:
     """On a fabric larger than :data:`REGION` x :data:`REGION`, map the kernel on its corner
-    first (:func:`region_spec`, :data:`REGION_SHARE` of the time: the full model there is a
+    first (:func:`region_spec`, :data:`REGION_SHARE` of the work left: the full model there is a
     fraction of the size) and keep that mapping, moved onto the whole fabric, as the warm
     start when it beats ``warm`` (lower II, or the same II and shorter). Skipped when it
     cannot lower ``warm``'s II, and above ``LARGE_KERNEL`` operations. Nothing the corner's
@@ -216,7 +235,7 @@ def _region_warm(graph: Graph, spec: CgraSpec, problem: CgraProblem, settings: S
             warm.ii <= lower_bounds(problem)["ii"] or corner_ii >= warm.ii)):
         return warm                          # nothing to gain: the II is at its bound already
     try:
-        inner = map_kernel(graph, sub, settings.with_time(settings.time_limit * REGION_SHARE))
+        inner = map_kernel(graph, sub, settings, work=work.share(work.left() * REGION_SHARE))
     except CgraInfeasible:
         return warm
     found = _moved(problem, inner.problem, inner.schedule, f"the {sub.rows} x {sub.cols} corner")

@@ -44,6 +44,9 @@ import networkx as nx
 
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, Step,
                                        lower_bounds, precheck, time_windows)
+from formulations.cgra.work import (PLACE_EDGE_STEPS, PLACE_STEPS, ROUTER_STEPS_PER_SECOND,
+                                   Work)
+from formulations.solver.backends import wall_cap
 
 __all__ = ["list_schedule", "schedule_at_ii", "schedule_with_ejection", "eject_from_top",
            "descend",
@@ -93,6 +96,13 @@ class Router:
     moves: dict = field(default_factory=lambda: defaultdict(lambda: defaultdict(int)))
     paths: dict = field(default_factory=dict)
     over: int = 0
+    #: The search's budget: every route spends its steps on it (None: not counted).
+    work: Work | None = None
+    #: Cells examined per PE expanded at one cycle (the PE and its out-links).
+    fan: float = field(init=False)
+
+    def __post_init__(self):
+        self.fan = 1.0 + len(self.problem.link_list) / max(1, self.problem.pe_count)
 
     def cell_cost(self, u: int, pe: int, c: int) -> float:
         if self.cells[u].get((pe, c)):
@@ -127,7 +137,9 @@ class Router:
         to_dst = [row[p1] for row in dist]
         cost = {p0: self.cell_cost(u, p0, c0)}
         back: list[dict[int, int]] = []
+        steps = 0
         for c in range(c0, c1):
+            steps += len(cost)
             left, slot = c1 - c - 1, (c + 1) % ii
             nxt: dict[int, float] = {}
             prev: dict[int, int] = {}
@@ -155,6 +167,8 @@ class Router:
                         nxt[q], prev[q] = w, p
             cost = nxt
             back.append(prev)
+        if self.work is not None:
+            self.work.spend(steps * self.fan / ROUTER_STEPS_PER_SECOND)
         if p1 not in cost:
             return float("inf"), None
         path = [(p1, c1)]
@@ -320,6 +334,7 @@ class _Attempt:
     def place(self, v: int, earliest: int, rng: random.Random) -> bool:
         """Place ``v`` at the cheapest of the earliest feasible candidates (see module)."""
         p = self.problem
+        self.charge(v)
         candidates = []
         pes = list(p.allowed[v])
         rng.shuffle(pes)
@@ -349,6 +364,19 @@ class _Attempt:
         for (u, w, d), path in sorted(paths.items()):
             self.router.add(u, (u, w, d), path)
         return True
+
+    def charge(self, v: int) -> None:
+        """Count the bookkeeping of placing ``v``: :data:`PLACE_STEPS` router steps, and
+        :data:`PLACE_EDGE_STEPS` per candidate PE and edge of the kernel (each candidate's
+        window reads every edge)."""
+        if self.router.work is not None:
+            steps = PLACE_STEPS + PLACE_EDGE_STEPS * len(self.problem.allowed[v]) * len(
+                self.problem.edges)
+            self.router.work.spend(steps / ROUTER_STEPS_PER_SECOND)
+
+    def over(self) -> bool:
+        """Whether the attempt's budget is spent (or its wall cap passed)."""
+        return self.router.work is not None and self.router.work.over()
 
     def _spread(self, v: int, pe: int) -> int:
         return sum(self.problem.dist[self.pe[u]][pe] for u, w, _ in self.problem.edges
@@ -397,6 +425,7 @@ class _Attempt:
         and ``earliest`` allow, fewest ejections first, then earliest, then the PE. Returns
         the ejected operations (None when ``v`` cannot be routed there at all)."""
         best = None
+        self.charge(v)
         holder = {(self.pe[w], self.t[w] % self.ii): w for w in self.pe}
         ends = self._ends(v)
         for pe in sorted(self.problem.allowed[v]):
@@ -419,7 +448,7 @@ class _Attempt:
             self.router.add(u, (u, w, d), path)
         return out
 
-    def negotiate(self, rounds: int, deadline: float) -> bool:
+    def negotiate(self, rounds: int) -> bool:
         """PathFinder: rip up and re-route every edge until nothing is over-used."""
         router = self.router
         best, since = router.overused(), 0
@@ -428,7 +457,7 @@ class _Attempt:
             if over == 0:
                 return True
             best, since = (over, 0) if over < best else (best, since + 1)
-            if time.perf_counter() > deadline or since > STALL_ROUNDS:
+            if since > STALL_ROUNDS or self.over():
                 return False
             router.age()
             router.present = 0.5 * (1.6 ** r)
@@ -436,7 +465,7 @@ class _Attempt:
             for key in sorted(router.paths):
                 nets[key[0]].append(key)
             for u, keys in sorted(nets.items()):   # rip up the whole value, then re-route it
-                if time.perf_counter() > deadline:
+                if self.over():
                     return False
                 for key in keys:
                     router.remove(u, key)
@@ -447,11 +476,12 @@ class _Attempt:
 
 
 def route_fixed(problem: CgraProblem, ii: int, pe: list[int], t: list[int],
-                deadline: float, method: str = "relaxation + PathFinder"
+                work: Work | None = None, method: str = "relaxation + PathFinder"
                 ) -> CgraSchedule | None:
     """Route a placement and timing fixed elsewhere (e.g. the relaxation's, whose slots and
-    hop distances are already legal) with PathFinder; None when congestion remains."""
-    attempt = _Attempt(problem, ii, Router(problem, ii))
+    hop distances are already legal) with PathFinder, within ``work``; None when congestion
+    remains."""
+    attempt = _Attempt(problem, ii, Router(problem, ii, work=work))
     for v in range(problem.n):
         attempt.pe[v], attempt.t[v] = pe[v], t[v]
     for u, w, d in sorted(problem.edges, key=lambda e: (e[0], t[e[1]] + e[2] * ii)):
@@ -459,7 +489,7 @@ def route_fixed(problem: CgraProblem, ii: int, pe: list[int], t: list[int],
         if path is None:
             return None
         attempt.router.add(u, (u, w, d), path)
-    if not attempt.negotiate(NEGOTIATION_ROUNDS, deadline):
+    if not attempt.negotiate(NEGOTIATION_ROUNDS):
         return None
     sched = _decode(problem, ii, attempt)
     sched.method = method
@@ -467,14 +497,14 @@ def route_fixed(problem: CgraProblem, ii: int, pe: list[int], t: list[int],
 
 
 def schedule_at_ii(problem: CgraProblem, ii: int, seed: int = 0,
-                   deadline: float | None = None, guide: CgraSchedule | None = None
+                   work: Work | None = None, guide: CgraSchedule | None = None
                    ) -> CgraSchedule | None:
-    """One list-scheduling attempt at ``ii`` (None when it dead-ends or cannot route).
+    """One list-scheduling attempt at ``ii`` within ``work`` (None when it dead-ends,
+    cannot route or its budget is spent).
 
     ``guide`` (a mapping, e.g. at a larger II) orders the operations by their issue cycles
     in it, scaled to ``ii``, instead of by their earliest issue (:func:`descend`).
     """
-    deadline = deadline if deadline is not None else time.perf_counter() + 3600
     horizon = sum(problem.latency) + problem.n * (ii + problem.diameter) + ii
     windows = time_windows(problem, ii, horizon)
     if windows is None:
@@ -490,26 +520,27 @@ def schedule_at_ii(problem: CgraProblem, ii: int, seed: int = 0,
         early_of = early
     order = sorted(range(problem.n), key=lambda v: (early_of[v] + jitter[v], -height[v], v))
     plain = seed % 2 == 1   # every other try: no recurrence look-ahead, earliest issue 0
-    attempt = _Attempt(problem, ii, Router(problem, ii), scc=[] if plain else _sccs(problem))
+    attempt = _Attempt(problem, ii, Router(problem, ii, work=work),
+                       scc=[] if plain else _sccs(problem))
     for v in order:
-        if time.perf_counter() > deadline:
+        if attempt.over():
             return None
         if not attempt.place(v, 0 if plain else early[v], rng):
             return None
-    if not attempt.negotiate(NEGOTIATION_ROUNDS, deadline):
+    if not attempt.negotiate(NEGOTIATION_ROUNDS):
         return None
     return _decode(problem, ii, attempt)
 
 
 def schedule_with_ejection(problem: CgraProblem, ii: int, seed: int = 0,
-                           deadline: float | None = None) -> CgraSchedule | None:
+                           work: Work | None = None) -> CgraSchedule | None:
     """One iterative modulo scheduling attempt at ``ii`` (Rau 1994, on this list scheduler):
     an operation with no legal ``(PE, cycle)`` is placed anyway where it ejects the fewest
     placed operations (:meth:`_Attempt.force`; the slot's holder and the neighbours it would
     reach out of time), and those go back to the queue; an operation placed again starts one
     cycle after its last issue, so the search moves on. At most :data:`EJECTIONS` x the
-    operations are ejected before the attempt gives up. Then PathFinder negotiates."""
-    deadline = deadline if deadline is not None else time.perf_counter() + 3600
+    operations are ejected before the attempt gives up. Then PathFinder negotiates. Within
+    ``work`` (None: unbounded)."""
     horizon = sum(problem.latency) + problem.n * (ii + problem.diameter) + ii
     windows = time_windows(problem, ii, horizon)
     if windows is None:
@@ -518,13 +549,13 @@ def schedule_with_ejection(problem: CgraProblem, ii: int, seed: int = 0,
     rng = random.Random(seed * 7919 + ii)
     rank = {v: k for k, v in enumerate(sorted(range(problem.n),
                                               key=lambda v: (early[v], -height[v], v)))}
-    attempt = _Attempt(problem, ii, Router(problem, ii), scc=_sccs(problem))
+    attempt = _Attempt(problem, ii, Router(problem, ii, work=work), scc=_sccs(problem))
     queue = [(rank[v], v) for v in range(problem.n)]
     heapq.heapify(queue)
     last: dict[int, int] = {}
     budget = EJECTIONS * problem.n
     while queue:
-        if time.perf_counter() > deadline:
+        if attempt.over():
             return None
         _, v = heapq.heappop(queue)
         if v in attempt.pe:
@@ -541,25 +572,25 @@ def schedule_with_ejection(problem: CgraProblem, ii: int, seed: int = 0,
         for w in ejected:
             heapq.heappush(queue, (rank[w], w))
         last[v] = attempt.t[v]
-    if not attempt.negotiate(NEGOTIATION_ROUNDS, deadline):
+    if not attempt.negotiate(NEGOTIATION_ROUNDS):
         return None
     sched = _decode(problem, ii, attempt)
     sched.method = "iterative modulo scheduling (ejection) + PathFinder"
     return sched
 
 
-def eject_from_top(problem: CgraProblem, deadline: float, seed: int = 0, tries: int = 2,
+def eject_from_top(problem: CgraProblem, work: Work, seed: int = 0, tries: int = 2,
                    progress: Callable[[str], None] | None = None) -> CgraSchedule | None:
     """Iterative modulo scheduling (:func:`schedule_with_ejection`) from ``max_ii`` down: new
-    seeds at ``max_ii`` until one maps (or ``deadline``), then each II below gets ``tries``
+    seeds at ``max_ii`` until one maps (or ``work`` is spent), then each II below gets ``tries``
     attempts; the mapping of the smallest II that mapped (None if none). For kernels whose
     large recurrence defeats the list scheduler at every II (adpcm_coder): at a large II
     ejection has room to settle."""
     say = progress or (lambda line: None)
     low = lower_bounds(problem)["ii"]
     best, ii, k, failed = None, problem.max_ii, 0, 0
-    while ii >= low and time.perf_counter() < deadline:
-        found = schedule_with_ejection(problem, ii, seed + k, deadline)
+    while ii >= low and not work.over():
+        found = schedule_with_ejection(problem, ii, seed + k, work)
         k += 1
         if found is not None:
             best, ii, failed = found, ii - 1, 0
@@ -584,9 +615,10 @@ def _decode(problem: CgraProblem, ii: int, attempt: _Attempt) -> CgraSchedule:
 
 
 def list_schedule(problem: CgraProblem, seed: int = 0, time_limit: float = 10.0,
-                  tries: int = 3) -> CgraSchedule:
+                  tries: int = 3, work: Work | None = None) -> CgraSchedule:
     """The smallest II at which list scheduling + PathFinder finds a mapping, searched within
-    ``time_limit`` seconds; raises :class:`CgraInfeasible`.
+    ``work`` (default ``time_limit`` planned seconds, capped at
+    :func:`~formulations.solver.backends.wall_cap` of it); raises :class:`CgraInfeasible`.
 
     Up from the lower bound with growing steps (two attempts per II, one per ordering mode;
     one above :data:`LARGE_KERNEL` operations; each II :data:`GROWTH` times the last), so a
@@ -599,29 +631,29 @@ def list_schedule(problem: CgraProblem, seed: int = 0, time_limit: float = 10.0,
     if reasons:
         raise CgraInfeasible(reasons)
     started = time.perf_counter()
-    deadline = started + time_limit
+    work = work if work is not None else Work.planned(time_limit, wall_cap(time_limit))
     low, best, failed, tried = lower_bounds(problem)["ii"], None, 0, set()
     for rounds in range(ROUNDS):           # each round: other seeds (the other mode first)
         failed, ii = low - 1, min(problem.max_ii, low + rounds)
-        while ii <= problem.max_ii and best is None and time.perf_counter() < deadline:
+        while ii <= problem.max_ii and best is None and not work.over():
             best = _try_ii(problem, ii, seed + rounds, 2 if problem.n <= LARGE_KERNEL else 1,
-                           deadline)
+                           work)
             tried.add(ii)
             if best is None:
                 failed = ii
                 ii = ii + 1 if ii == problem.max_ii else \
                     min(problem.max_ii, max(ii + 1, math.ceil(ii * GROWTH)))
-        if best is not None or time.perf_counter() >= deadline:
+        if best is not None or work.over():
             break
     if best is None:
         raise CgraInfeasible([f"T0 time limit: list scheduling found no mapping within "
-                              f"{time_limit:g} s (IIs {sorted(tried)} tried)"
-                              if time.perf_counter() >= deadline else
+                              f"{work.seconds:.3g} s (IIs {sorted(tried)} tried)"
+                              if work.over() else
                               f"list scheduling found no mapping ({ROUNDS} passes over IIs "
                               f"{sorted(tried)}; nothing proven)"])
-    while best.ii - failed > 1 and time.perf_counter() < deadline:   # bisect down
+    while best.ii - failed > 1 and not work.over():   # bisect down
         mid = (failed + best.ii) // 2
-        found = _try_ii(problem, mid, seed, tries, deadline)
+        found = _try_ii(problem, mid, seed, tries, work)
         if found is not None:
             best = found
         else:
@@ -630,18 +662,17 @@ def list_schedule(problem: CgraProblem, seed: int = 0, time_limit: float = 10.0,
     return best
 
 
-def descend(problem: CgraProblem, best: CgraSchedule, deadline: float, seed: int = 0,
+def descend(problem: CgraProblem, best: CgraSchedule, work: Work, seed: int = 0,
             progress: Callable[[str], None] | None = None,
             attempts: int | None = None) -> CgraSchedule:
     """Below a mapping's II: list-scheduling attempts at ``best.ii - 1`` until one maps or
-    ``deadline`` passes, then at the II below that one, and so on down to the lower bound.
+    ``work`` is spent, then at the II below that one, and so on down to the lower bound.
 
     The attempts alternate between the operation order of the best mapping so far (its issue
     cycles scaled to the smaller II: an order known to close every recurrence and route at the
     larger II) and the usual earliest-issue order, each with a seed not used by
     :func:`list_schedule`; both ordering modes (with and without the recurrence look-ahead)
-    take turns. ``attempts`` caps the attempts (a deterministic budget; the deadline stays
-    the outer cap). Returns the mapping of the smallest II reached (``best`` when none is
+    take turns. ``attempts`` caps the attempts as well. Returns the mapping of the smallest II reached (``best`` when none is
     lower).
 
     >>> from hardware import load_hardware
@@ -650,18 +681,18 @@ def descend(problem: CgraProblem, best: CgraSchedule, deadline: float, seed: int
     >>> g = Graph("fan", [Node("a", op="LOAD")] + [Node(f"m{i}", op="MUL") for i in range(6)],
     ...           [Edge("a", f"m{i}") for i in range(6)])
     >>> p = problem_from_graph(g, load_hardware("cgra4x4"))
-    >>> descend(p, schedule_at_ii(p, 3), time.perf_counter() + 10).ii
+    >>> descend(p, schedule_at_ii(p, 3), Work.planned(10)).ii
     1
     """
     say = progress or (lambda line: None)
     low = lower_bounds(problem)["ii"]
     cap = attempts if attempts is not None else _BIG
     done = 0
-    while best.ii > low and time.perf_counter() < deadline:
+    while best.ii > low and not work.over():
         ii, found = best.ii - 1, None
-        while found is None and done < cap and time.perf_counter() < deadline:
+        while found is None and done < cap and not work.over():
             guide = best if done % 2 == 0 else None
-            found = schedule_at_ii(problem, ii, seed + DESCENT_SEED + done, deadline, guide)
+            found = schedule_at_ii(problem, ii, seed + DESCENT_SEED + done, work, guide)
             done += 1
         if found is None:
             break
@@ -671,12 +702,12 @@ def descend(problem: CgraProblem, best: CgraSchedule, deadline: float, seed: int
     return best
 
 
-def _try_ii(problem: CgraProblem, ii: int, seed: int, tries: int, deadline: float
+def _try_ii(problem: CgraProblem, ii: int, seed: int, tries: int, work: Work
             ) -> CgraSchedule | None:
     for k in range(tries):
-        if time.perf_counter() > deadline:
+        if work.over():
             return None
-        sched = schedule_at_ii(problem, ii, seed + k, deadline)
+        sched = schedule_at_ii(problem, ii, seed + k, work)
         if sched is not None:
             return sched
     return None

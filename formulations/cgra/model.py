@@ -246,14 +246,17 @@ def _trace(problem: CgraProblem, ii: int, fv: FullVars, values: dict, u: int,
 
 
 def solve_full(problem: CgraProblem, ii: int, horizon: int, time_limit: float, seed: int = 0,
-               warm: CgraSchedule | None = None, stall: float | None = None
+               warm: CgraSchedule | None = None, stall: float | None = None,
+               deterministic_time: float | None = None
                ) -> tuple[SolveResult, CgraSchedule | None]:
-    """Build, solve (hinted by ``warm`` at this II) and decode the full model."""
+    """Build, solve (hinted by ``warm`` at this II) and decode the full model;
+    ``deterministic_time`` is CP-SAT's work limit (``time_limit`` then only the cap)."""
     model, fv = build_full_model(problem, ii, horizon)
     hint = full_hint(problem, fv, warm) if warm is not None and warm.ii == ii and \
         fv.windows is not None and _fits(problem, fv, warm) else None
     result = solve_cp_model(model, time_limit=time_limit, seed=seed, workers=1, hint=hint,
-                            variables=fv.reported(), params=CP_PARAMS, stall=stall)
+                            variables=fv.reported(), params=CP_PARAMS, stall=stall,
+                            deterministic_time=deterministic_time)
     if not result.has_solution:
         return result, None
     return result, decode_full(problem, ii, fv, result)

@@ -222,14 +222,16 @@ def _per_pe(model: cp_model.CpModel, problem: CgraProblem, ii: int, on: list) ->
 
 def solve_relaxation(problem: CgraProblem, ii: int, time_limit: float, seed: int = 0,
                      hint: dict | None = None, slack: int = 0, objective: bool = True,
-                     stall: float | None = None) -> tuple[SolveResult, RelaxVars]:
+                     stall: float | None = None, deterministic_time: float | None = None
+                     ) -> tuple[SolveResult, RelaxVars]:
     """Solve :func:`build_relaxation` at ``ii``; the result and the variables. ``hint`` maps
     variable names (``pe<v>``, ``t<v>``) to values; ``stall`` stops the search after that
-    many seconds without a shorter solution."""
+    many seconds without a shorter solution (a wall-clock rule: not for budgeted runs);
+    ``deterministic_time`` is CP-SAT's work limit (``time_limit`` then only the cap)."""
     model, rv = build_relaxation(problem, ii, slack, objective)
     variables = {v.name: v for v in rv.pe + rv.t}
     hinted = {variables[k]: val for k, val in (hint or {}).items() if k in variables}
     result = solve_cp_model(model, time_limit=time_limit, seed=seed, workers=1,
                             hint=hinted or None, variables=variables, params=CP_PARAMS,
-                            stall=stall)
+                            stall=stall, deterministic_time=deterministic_time)
     return result, rv

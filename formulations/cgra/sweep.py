@@ -19,7 +19,11 @@ warm start's II (the list scheduler's, :mod:`formulations.cgra.listsched`). Per 
 A kernel whose routing graph would exceed :data:`MAX_ROUTING_VARIABLES` keeps the list
 scheduler's mapping; the relaxation still proves what it can about smaller IIs. The answer
 carries ``ii_bound`` (every smaller II proven impossible), ``proven_ii`` and the length
-bound ``bound`` at its II. The time limit is one budget for the whole sweep.
+bound ``bound`` at its II. The time limit is one budget for the whole sweep, planned in
+deterministic work (:class:`~formulations.cgra.work.Work`: CP-SAT's deterministic time,
+PathFinder's routing steps, model builds by size); each II, relaxation and horizon gets a
+share of the work left, never of the wall time left, so the same seed gives the same answer
+unless the wall clock (the outer cap) stops a search first.
 
 Examples
 --------
@@ -35,7 +39,6 @@ Examples
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 from typing import Callable
@@ -45,17 +48,16 @@ from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule
                                        precheck)
 from formulations.cgra.listsched import route_fixed
 from formulations.cgra.relax import solve_relaxation
+from formulations.cgra.work import (BUILD_SECONDS, FULL_WORK_PER_SECOND, RELAX_WORK_PER_SECOND,
+                                   Work)
 from formulations.solver import SolveResult, SolveSettings, SolveStatus
 from formulations.solver.cp import export_cp_model
 
 __all__ = ["sweep_ii", "length_ladder", "MAX_ROUTING_VARIABLES", "RELAX_SHARE", "LADDER_SLACK",
-           "II_SHARE", "LAST_SHARE", "LAST_NODES"]
+           "II_SHARE", "LAST_SHARE", "LAST_NODES", "COMPACT_SECONDS", "LEAST_QUESTION"]
 
 #: Largest time-extended routing graph (registers + link uses) the full model is built for.
 MAX_ROUTING_VARIABLES = 250_000
-#: Seconds to build the full model per routing variable (measured 7-8 us on an idle core;
-#: doubled for a loaded machine), kept out of the solver's share near the deadline.
-BUILD_SECONDS = 1.5e-5
 #: Share of the time left for an II below the warm start's, and for the II just below it
 #: on a kernel of at most ``LAST_NODES`` operations (whose II proof is the run's target).
 II_SHARE = 0.5
@@ -63,8 +65,11 @@ LAST_SHARE = 0.8
 LAST_NODES = 30
 #: Share of an II's time for the relaxation.
 RELAX_SHARE = 0.3
-#: The compact layout's search stops after this many seconds without a shorter one.
-COMPACT_STALL = 0.3
+#: Planned seconds of the compact layout's search (the relaxation with its length objective,
+#: hinted by the feasible layout found first).
+COMPACT_SECONDS = 0.4
+#: The least planned seconds a question (a horizon, a relaxation) is asked with.
+LEAST_QUESTION = 0.2
 #: Spare cycles per hop-crossing edge of the second relaxation placement tried.
 ROUTE_SLACK = 1
 #: Horizons tried above the relaxation's bound when no warm start has the II.
@@ -73,27 +78,26 @@ LADDER_SLACK = 8
 Progress = Callable[[str], None]
 
 
-def _left(deadline: float) -> float:
-    return max(0.0, deadline - time.perf_counter())
-
-
-def length_ladder(problem: CgraProblem, ii: int, low: int, high: int, deadline: float,
+def length_ladder(problem: CgraProblem, ii: int, low: int, high: int, work: Work,
                   seed: int, results: list[SolveResult], warm: CgraSchedule | None = None
                   ) -> tuple[CgraSchedule | None, int]:
     """Horizons ``low..high``: the first mapping found and the length bound proven.
 
-    Each horizon gets 0.6 of the time left once its model is built (at least 0.5 s, never past
-    the deadline; the build is estimated at :data:`BUILD_SECONDS` per routing variable, about
-    0.9 s for a 64-PE fabric's 120k); an unfinished question ends the ladder. Returns
-    ``(mapping or None, bound)``.
+    Each horizon gets 0.6 of the work left once its model is built (at least 0.5 planned
+    seconds, never more than is left; the build is charged :data:`BUILD_SECONDS` per routing
+    variable); an unfinished question ends the ladder. Returns ``(mapping or None, bound)``.
     """
     bound = low
     for horizon in range(low, high + 1):
-        left = _left(deadline) - model_size(problem, ii, horizon) * BUILD_SECONDS
-        if left < 0.2:           # not even time to build the model and ask
+        build = model_size(problem, ii, horizon) * BUILD_SECONDS
+        left = work.left() - build
+        if left < LEAST_QUESTION or work.over():    # not even work to build the model and ask
             break
-        result, sched = solve_full(problem, ii, horizon, min(left, max(0.5, left * 0.6)), seed,
-                                   warm=warm)
+        work.spend(build)
+        limit, steps = work.cp_limits(min(left, max(0.5, left * 0.6)), FULL_WORK_PER_SECOND)
+        result, sched = solve_full(problem, ii, horizon, limit, seed, warm=warm,
+                                   deterministic_time=steps)
+        work.charge(result, FULL_WORK_PER_SECOND)
         results.append(result)
         if result.status is SolveStatus.INFEASIBLE:
             bound = horizon + 1
@@ -102,19 +106,27 @@ def length_ladder(problem: CgraProblem, ii: int, low: int, high: int, deadline: 
     return None, bound
 
 
-def _relax(problem: CgraProblem, ii: int, seconds: float, seed: int,
+def _relax(problem: CgraProblem, ii: int, work: Work, seed: int,
            results: list[SolveResult], slack: int = 0
            ) -> tuple[str, int, tuple[list[int], list[int]] | None]:
-    """The relaxation at ``ii``: ``("refuted" | "bound" | "open", length bound, its PEs and
-    cycles or None)``. With ``slack`` it is a placement heuristic, not a bound."""
-    result, rv = solve_relaxation(problem, ii, seconds, seed, slack=slack, objective=False)
+    """The relaxation at ``ii`` within ``work``: ``("refuted" | "bound" | "open", length
+    bound, its PEs and cycles or None)``. With ``slack`` it is a placement heuristic, not a
+    bound. The compact layout after it gets :data:`COMPACT_SECONDS` at most (half the
+    share), charged to the enclosing budget."""
+    limit, steps = work.cp_limits(max(LEAST_QUESTION, work.left()), RELAX_WORK_PER_SECOND)
+    result, rv = solve_relaxation(problem, ii, limit, seed, slack=slack, objective=False,
+                                  deterministic_time=steps)
+    work.charge(result, RELAX_WORK_PER_SECOND)
     results.append(result)
     if result.status is SolveStatus.INFEASIBLE:
         return "refuted", 0, None
     if not result.has_solution:
         return "open", 0, None
-    short, _ = solve_relaxation(problem, ii, max(0.2, seconds * 0.5), seed, slack=slack,
-                                stall=COMPACT_STALL, hint=dict(result.values))
+    limit, steps = work.cp_limits(min(COMPACT_SECONDS, max(LEAST_QUESTION, work.seconds * 0.5)),
+                                  RELAX_WORK_PER_SECOND)
+    short, _ = solve_relaxation(problem, ii, limit, seed, slack=slack, hint=dict(result.values),
+                                deterministic_time=steps)
+    work.charge(short, RELAX_WORK_PER_SECOND)
     results.append(short)             # the same question, shorter: a compact layout to route
     best = short if short.has_solution else result
     pe = [int(best.values[v.name]) for v in rv.pe]
@@ -123,19 +135,20 @@ def _relax(problem: CgraProblem, ii: int, seconds: float, seed: int,
 
 
 def _routed(problem: CgraProblem, ii: int, layout: tuple[list[int], list[int]] | None,
-            deadline: float, seed: int, results: list[SolveResult], say: Progress
+            work: Work, seed: int, results: list[SolveResult], say: Progress
             ) -> CgraSchedule | None:
     """The relaxation's PEs and cycles routed by PathFinder; if congestion remains, once more
     with one spare cycle per hop-crossing edge (:data:`ROUTE_SLACK`)."""
     for slack in (0, ROUTE_SLACK):
-        if layout is None or _left(deadline) < 0.2:
+        if layout is None or work.left() < LEAST_QUESTION or work.over():
             return None
-        sched = route_fixed(problem, ii, *layout, deadline)
+        sched = route_fixed(problem, ii, *layout, work)
         say(f"II {ii}: relaxation placement (slack {slack}) routed: "
             f"{'yes, length ' + str(sched.length) if sched else 'no'}")
         if sched is not None:
             return sched
-        _, _, layout = _relax(problem, ii, _left(deadline) * 0.3, seed, results, slack + 1)
+        _, _, layout = _relax(problem, ii, work.share(work.left() * 0.3), seed, results,
+                              slack + 1)
     return None
 
 
@@ -146,11 +159,14 @@ def _export(problem: CgraProblem, ii: int, horizon: int, export_dir: str | None)
 
 
 def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule | None = None,
-             progress: Progress | None = None) -> CgraSchedule:
-    """Smallest II, then shortest iteration (see the module); raises :class:`CgraInfeasible`."""
+             progress: Progress | None = None, work: Work | None = None) -> CgraSchedule:
+    """Smallest II, then shortest iteration (see the module); raises :class:`CgraInfeasible`.
+    ``work``: the sweep's budget (default ``settings.time_limit`` planned seconds, capped by
+    ``settings.wall_seconds()``)."""
     say = progress or (lambda line: None)
     started = time.perf_counter()
-    deadline = started + settings.wall_seconds()
+    if work is None:
+        work = Work.planned(settings.time_limit, settings.wall_seconds())
     reasons = precheck(problem)
     if reasons:
         raise CgraInfeasible(reasons)
@@ -159,22 +175,22 @@ def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule |
     ii_bound, proven = bounds["ii"], True
     top = warm.ii if warm is not None else problem.max_ii
     for ii in range(bounds["ii"], top + 1):
-        if _left(deadline) < 0.2:
+        if work.left() < LEAST_QUESTION or work.over():
             break
         at_warm = warm if warm is not None and warm.ii == ii else None
-        ii_deadline = time.perf_counter() + _left(deadline) * _share(problem, ii, warm)
-        verdict, low, layout = _relax(problem, ii, _left(ii_deadline) * RELAX_SHARE,
+        ii_work = work.share(work.left() * _share(problem, ii, warm))
+        verdict, low, layout = _relax(problem, ii, ii_work.share(ii_work.left() * RELAX_SHARE),
                                       settings.seed, results)
         say(f"II {ii}: relaxation {verdict}" + (f", length >= {low}" if low else ""))
         if verdict == "refuted":
             ii_bound += proven
             continue
         low = max(low, bounds["critical_path"])
-        start = _shorter(at_warm, _routed(problem, ii, layout, ii_deadline, settings.seed,
+        start = _shorter(at_warm, _routed(problem, ii, layout, ii_work, settings.seed,
                                           results, say))
-        if start is not None:        # a mapping at this II: the rest of the time is its own
-            ii_deadline = deadline
-        sched, bound = _ladder(problem, ii, low, start, ii_deadline, settings, results, say)
+        if start is not None:        # a mapping at this II: the rest of the work is its own
+            ii_work = work
+        sched, bound = _ladder(problem, ii, low, start, ii_work, settings, results, say)
         if sched is not None:
             return _finish(sched, proven, ii_bound, bound, results, started)
         proven = False
@@ -200,7 +216,7 @@ def _shorter(a: CgraSchedule | None, b: CgraSchedule | None) -> CgraSchedule | N
 
 
 def _ladder(problem: CgraProblem, ii: int, low: int, start: CgraSchedule | None,
-            deadline: float, settings: SolveSettings, results: list[SolveResult],
+            work: Work, settings: SolveSettings, results: list[SolveResult],
             say: Progress) -> tuple[CgraSchedule | None, int]:
     """Destructive lower bounding from ``low`` below ``start`` (a mapping at ``ii``, or
     None); ``start`` is kept when nothing shorter is found."""
@@ -211,7 +227,7 @@ def _ladder(problem: CgraProblem, ii: int, low: int, start: CgraSchedule | None,
     sched, bound = None, low
     if model_size(problem, ii, high) <= MAX_ROUTING_VARIABLES:
         _export(problem, ii, high, settings.export_dir)
-        sched, bound = length_ladder(problem, ii, low, high, deadline, settings.seed, results,
+        sched, bound = length_ladder(problem, ii, low, high, work, settings.seed, results,
                                      start)
     else:
         say(f"II {ii}: routing graph too large for the full model")

@@ -10,6 +10,7 @@ import pytest
 from formulations.cgra import (CgraInfeasible, build_milp, list_schedule, lower_bounds,
                                map_kernel, precheck, problem_from_graph, solve_full, solve_milp,
                                solve_relaxation, sweep_ii)
+from formulations.cgra.work import Work
 from formulations.solver import SolveSettings, SolveStatus
 from hardware import CgraSpec, load_hardware
 from model.graph import Edge, Graph, Node
@@ -198,8 +199,8 @@ def test_descent_below_a_mapping_lowers_the_ii():
     problem = problem_from_graph(graph, spec)
     start = schedule_at_ii(problem, 20)
     assert start is not None and start.ii == 20
-    first = descend(problem, start, time.perf_counter() + 600, attempts=6)
-    again = descend(problem, schedule_at_ii(problem, 20), time.perf_counter() + 600, attempts=6)
+    first = descend(problem, start, Work.planned(600), attempts=6)
+    again = descend(problem, schedule_at_ii(problem, 20), Work.planned(600), attempts=6)
     assert first.ii < 20 and "descent" in first.method
     assert (again.ii, again.cycle, again.pe) == (first.ii, first.cycle, first.pe)
     assert checked(graph, spec, first)
@@ -235,8 +236,8 @@ def test_the_ii_just_below_the_warm_start_gets_most_of_the_time(monkeypatch):
     low = lower_bounds(p)["ii"]
     budgets: list[tuple[int, float]] = []
 
-    def relax(problem, ii, seconds, seed, results, slack=0):
-        budgets.append((ii, seconds))
+    def relax(problem, ii, work, seed, results, slack=0):
+        budgets.append((ii, work.seconds))
         return "refuted", 0, None
 
     monkeypatch.setattr(sw, "_relax", relax)
@@ -278,6 +279,61 @@ def test_ejection_on_a_small_kernel_is_legal():
     from formulations.cgra.listsched import eject_from_top
     spec = load_hardware("cgra4x4")
     problem = problem_from_graph(kernel(), spec)
-    sched = eject_from_top(problem, time.perf_counter() + 600)
+    sched = eject_from_top(problem, Work.planned(600))
     assert sched.ii <= list_schedule(problem).ii
     assert checked(kernel(), spec, sched)
+
+
+def _loaded_clock(monkeypatch, per_read: float) -> list[float]:
+    """A loaded machine: every read of ``time.perf_counter`` / ``time.monotonic`` finds
+    ``per_read`` seconds more passed than really did (the total is returned in a list)."""
+    extra = [0.0]
+
+    def slowed(clock):
+        def read() -> float:
+            extra[0] += per_read
+            return clock() + extra[0]
+        return read
+
+    monkeypatch.setattr(time, "perf_counter", slowed(time.perf_counter))
+    monkeypatch.setattr(time, "monotonic", slowed(time.monotonic))
+    return extra
+
+
+def test_the_same_kernel_gives_the_same_schedule_whatever_the_load(monkeypatch):
+    """The skip chain (40 operations) on the 2 x 2 mesh goes through the list scheduler, the
+    descent and the sweep, each budgeted in counted work: mapped twice it gives the same
+    schedule, and again on a loaded machine (every clock read 2 ms late, still far from the
+    time limit). Before the budgets were counted, the shares were wall-clock seconds and the
+    loaded run mapped nothing (T0) where the normal one found II 11."""
+    spec, graph = TINY, skip_chain()
+    settings = SolveSettings(time_limit=6)
+    runs = [map_kernel(graph, spec, settings) for _ in range(2)]
+    extra = _loaded_clock(monkeypatch, 0.002)
+    runs.append(map_kernel(graph, spec, settings))
+    assert extra[0] > 0.1                                   # the clock was read, and late
+    first = runs[0].schedule
+    for r in runs:
+        assert (r.schedule.ii, r.schedule.pe, r.schedule.cycle, r.schedule.routes) == \
+            (first.ii, first.pe, first.cycle, first.routes)
+        assert r.cut_short == 0 and r.work == pytest.approx(runs[0].work)
+    assert checked(graph, spec, first)
+
+
+def test_searches_the_wall_clock_stopped_are_counted(monkeypatch):
+    """The machine stalls past the time limit just before the sweep: the baseline is kept
+    (legal, unproven), and the sweep stopped by the wall clock is counted."""
+    from formulations.cgra import kernel as k
+    spec = load_hardware("cgra4x4")
+    real_sweep, real_clock = k.sweep_ii, time.monotonic
+    stall = [0.0]
+    monkeypatch.setattr(time, "monotonic", lambda: real_clock() + stall[0])
+
+    def stalled(*args):
+        stall[0] = 1000.0
+        return real_sweep(*args)
+
+    monkeypatch.setattr(k, "sweep_ii", stalled)
+    result = map_kernel(ring(6), spec, SolveSettings(time_limit=5))
+    assert result.cut_short >= 1 and not result.schedule.proven_ii
+    assert result.schedule.ii == result.baseline.ii and checked(ring(6), spec, result.schedule)
