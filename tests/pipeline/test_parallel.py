@@ -83,6 +83,19 @@ def test_a_worker_that_dies_costs_only_its_task(tmp_path):
     assert os.path.exists(marker) and squares == [k * k for k in range(6)]
 
 
+def _diagnostics(dask_worker) -> list[str]:
+    return sorted(k for k in dask_worker.periodic_callbacks if k.startswith("profile"))
+
+
+def test_local_workers_take_one_task_at_a_time_and_are_not_profiled():
+    with dask_client(workers=2) as client:
+        # the next task goes to whichever worker frees first, none waits queued on a busy one
+        assert client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.WORKER_SATURATION,
+                                       ) == 1.0
+        # the sampling profiler would take the GIL from the task 100 times a second
+        assert list(client.run(_diagnostics).values()) == [[], []]
+
+
 def _solve_like(seconds: float) -> str:
     """A stand-in for a solve: waits ``seconds`` unless its stop hook is called."""
     stopped = threading.Event()
