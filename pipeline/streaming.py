@@ -16,14 +16,19 @@ run (:func:`pipeline.feedback.run_levels`), over the decisions of
 - ``check`` -- the independent simulator (:mod:`sim.streaming`) judges the answer; a rejection
   is :class:`~pipeline.feedback.CheckerRejected` (a bug, never a result).
 
-``--time-limit`` is one deadline for the whole run (the :class:`~pipeline.budget.Budget`'s,
-carried by ``settings.deadline``), the split path included: one SDF that the greedy warm
-start does not map gets :data:`ONE_SDF_SHARE` of it (the rest is the splits'), each part of a split not scheduled
-yet gets its share of the time left (in proportion to its instructions; time a part leaves
-unused carries over), no part and no further partition is begun with less than
-:data:`~formulations.streaming.sweep.LAST_SECONDS` left, and a run stopped by the deadline
-says so (a ``T0 time limit`` reason and a stage with ``cut_short``, counted in
-``mapping.json``'s ``run``).
+``--time-limit`` is one budget for the whole run (the :class:`~pipeline.budget.Budget`'s
+planned seconds, its deadline carried by ``settings.deadline``), the split path included,
+spent as deterministic work (the warm starts' placement steps, CP-SAT's deterministic time:
+:func:`~formulations.streaming.model.solve_model`), never read from the wall clock, so the
+same seed gives the same mapping whatever the machine's load: the stuck-recurrence proof is
+charged to it, one SDF that the greedy warm start does not map gets :data:`ONE_SDF_SHARE` of
+what is left (the rest is the splits'), each part of a split not scheduled yet gets its
+share of what is left (in proportion to its instructions; work a part leaves unused carries
+over), and no part and no further partition is begun with less than
+:data:`~formulations.streaming.sweep.LAST_SECONDS` planned seconds left. The wall-clock
+deadline only caps the searches: a search it stops is counted in ``mapping.json``'s
+``run.cut_short`` (then the same seed is not promised to repeat), and a run stopped by the
+budget or the deadline says so (a ``T0 time limit`` reason and a stage with ``cut_short``).
 
 ``mapping.json`` lists the SDFs in ``sections`` (II, start cycle, cycles),
 ``placement[n]["sdf"]``, the AF edges in ``routes`` (``"via": "af"``), every feedback round in
@@ -34,16 +39,18 @@ says so (a ``T0 time limit`` reason and a stage with ``cut_short``, counted in
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 from formulations.solver import SolveSettings
-from formulations.streaming.env import greedy_schedule
-from formulations.streaming.kernel import (KernelPlan, SdfAnswer, SdfUnmapped, finish_split,
-                                           next_split, part_key, plan_kernel, schedule_part,
-                                           schedule_sdf, split_failure, split_proof)
+from formulations.solver.backends import WorkBudget, was_cut_short
+from formulations.streaming.env import StepBudget, greedy_schedule
+from formulations.streaming.kernel import (STEP_SECONDS, KernelPlan, SdfAnswer, SdfUnmapped,
+                                           finish_split, next_split, part_key, plan_kernel,
+                                           schedule_part, schedule_sdf, split_failure,
+                                           split_proof)
+from formulations.streaming.model import planned_budget
 from formulations.streaming.problem import StreamingInfeasible, StreamingSchedule
 from formulations.streaming.rl import DEFAULT_POLICY, RLPolicy, rl_schedule
 from formulations.streaming.split import SplitSchedule, repair_of
@@ -83,6 +90,7 @@ class StreamingState:
     trace: list[dict] = field(default_factory=list)
     placer: str = "model"                 # "rl": the PPO policy places one-SDF kernels
     policy_file: str | None = None
+    budget: WorkBudget | None = None      # the run's planned seconds (set by map_streaming)
 
 
 #: Share of the time left that one SDF gets when no greedy warm start maps it (the rest is
@@ -90,48 +98,68 @@ class StreamingState:
 ONE_SDF_SHARE = 0.6
 
 
-def _left(state: StreamingState) -> float:
-    """Seconds until the run's deadline (infinite without one)."""
-    deadline = state.settings.deadline
-    return math.inf if deadline is None else deadline - time.monotonic()
+def _run_budget(state: StreamingState) -> WorkBudget:
+    """The run's budget (made on first use: ``settings.time_limit`` planned seconds, the
+    wall-clock cap ``settings.deadline``)."""
+    if state.budget is None:
+        state.budget = planned_budget(state.settings.time_limit, state.settings.deadline)
+    return state.budget
 
 
-def part_settings(state: StreamingState, parts: list, k: int) -> SolveSettings | None:
-    """The settings of part ``k`` of a split: its share of the time left before the run's
-    deadline, in proportion to its instructions among the parts from ``k`` on not scheduled
-    yet (never more than the run's own limit); None when less than
-    :data:`~formulations.streaming.sweep.LAST_SECONDS` is left (the part is not begun)."""
-    left = _left(state)
-    if left < LAST_SECONDS:
+def _spent(state: StreamingState) -> bool:
+    """Whether the run's budget has less than ``LAST_SECONDS`` planned seconds left or its
+    wall-clock deadline passed (nothing more is begun)."""
+    budget = _run_budget(state)
+    return budget.left() < LAST_SECONDS or budget.wall_out()
+
+
+def _share(state: StreamingState, seconds: float) -> tuple[SolveSettings, WorkBudget]:
+    """Settings and budget of ``seconds`` planned seconds of the run's (at least
+    ``LAST_SECONDS``, at most the run's limit)."""
+    seconds = max(LAST_SECONDS, min(state.settings.time_limit, seconds))
+    return state.settings.with_time(seconds), _run_budget(state).share(seconds)
+
+
+def part_settings(state: StreamingState, parts: list, k: int
+                  ) -> tuple[SolveSettings, WorkBudget] | None:
+    """The settings and budget of part ``k`` of a split: its share of the run's planned
+    seconds left, in proportion to its instructions among the parts from ``k`` on not
+    scheduled yet (never more than the run's own limit); None when less than
+    :data:`~formulations.streaming.sweep.LAST_SECONDS` is left or the deadline passed (the
+    part is not begun)."""
+    if _spent(state):
         return None
     fresh = [p for p in parts[k:] if part_key(p) not in state.cache]
     share = len(parts[k].nodes) / max(1, sum(len(p.nodes) for p in fresh))
-    return state.settings.with_time(max(LAST_SECONDS, min(state.settings.time_limit,
-                                                          left * share)))
+    return _share(state, _run_budget(state).left() * share)
 
 
-def _one_sdf_settings(state: StreamingState, plan: KernelPlan) -> SolveSettings:
-    """The one SDF's settings: the whole run when the greedy warm start maps it (the sweep
-    then returns a mapping at worst), else :data:`ONE_SDF_SHARE` of the time left, so that
-    a split into several SDFs still has time before the run's deadline."""
-    left = _left(state)
-    if math.isinf(left):
-        return state.settings
+def _one_sdf_settings(state: StreamingState, plan: KernelPlan
+                      ) -> tuple[SolveSettings, WorkBudget]:
+    """The one SDF's settings and budget: all the run's planned seconds left when the greedy
+    warm start maps it (the sweep then returns a mapping at worst), else
+    :data:`ONE_SDF_SHARE` of them, so that a split into several SDFs still has its share."""
+    budget = _run_budget(state)
+    steps = StepBudget()
     try:
-        greedy_schedule(plan.work, state.spec)
-        return state.settings
+        greedy_schedule(plan.work, state.spec, steps)
+        share = 1.0
     except StreamingInfeasible:
-        return state.settings.with_time(max(LAST_SECONDS, min(state.settings.time_limit,
-                                                              left * ONE_SDF_SHARE)))
+        share = ONE_SDF_SHARE
+    budget.spend(steps.used * STEP_SECONDS)
+    return _share(state, budget.left() * share)
 
 
 def _cut_short(state: StreamingState, level: str, what: str, section: int | None = None
                ) -> list[str]:
-    """A stage that says the deadline stopped the run, and its ``T0`` reason."""
+    """A stage that says the budget (or the deadline) stopped the run, and its ``T0``
+    reason."""
     state.stages.append(stage_record(level, section, what, state.started, status="NOT BEGUN",
                                      extra=dict(cut_short=True)))
     limit = state.settings.time_limit
-    return [f"T0 time limit: the run's deadline ({limit:g} s of mapping) passed; {what}"]
+    if _run_budget(state).wall_out():
+        return [f"T0 time limit: the run's deadline ({limit:g} s of mapping) passed; {what}"]
+    return [f"T0 time limit: the run's planned time ({limit:g} s of mapping) was spent; {what}"]
 
 
 def _error(state: StreamingState, code: ErrorCode, level: str, reasons: list[str],
@@ -158,7 +186,8 @@ class StreamingCutLevel:
 
     def _plan(self, state: StreamingState) -> None:
         try:
-            state.plan = plan = plan_kernel(state.graph, state.spec, state.settings, state.say)
+            state.plan = plan = plan_kernel(state.graph, state.spec, state.settings, state.say,
+                                            _run_budget(state))
         except StreamingInfeasible as exc:   # G0 graph
             raise _error(state, ErrorCode.UNRESOLVABLE, self.name, exc.reasons) from None
         if plan.passes:
@@ -169,7 +198,7 @@ class StreamingCutLevel:
 
     def fix(self, state: StreamingState, data: ErrorHandlingData) -> str | None:
         plan = state.plan
-        if _left(state) < LAST_SECONDS:     # the run's deadline: no further partition
+        if _spent(state):     # the run's budget or deadline: no further partition
             state.reasons = data.hints["reasons"] + _cut_short(
                 state, self.name, "no further split into SDFs was tried")
             return None
@@ -198,13 +227,14 @@ class ScheduleLevel:
         parts = plan.split.parts
         for k, part in enumerate(parts):
             fresh = part_key(part) not in state.cache
-            settings = part_settings(state, parts, k) if fresh else state.settings
-            if settings is None:
+            given = part_settings(state, parts, k) if fresh else (state.settings, None)
+            if given is None:
                 raise _error(state, ErrorCode.UNRESOLVABLE, self.name, _cut_short(
                     state, "modulo placement", f"SDF {part.index} of {len(parts)} was not "
                     f"begun", part.index), part.index)
             try:
-                answer = schedule_part(part, state.spec, settings, state.cache, state.say)
+                answer = schedule_part(part, state.spec, given[0], state.cache, state.say,
+                                       given[1])
             except SdfUnmapped as exc:
                 if fresh:
                     _sdf_stages(state, part.index, exc, exc.warm)
@@ -227,9 +257,10 @@ class ScheduleLevel:
         if state.placer == "rl":
             _rl_sdf(state, plan)
             return
+        settings, budget = _one_sdf_settings(state, plan)
         try:
-            answer = schedule_sdf(plan.work, plan.work_problem, state.spec,
-                                  _one_sdf_settings(state, plan), state.say)
+            answer = schedule_sdf(plan.work, plan.work_problem, state.spec, settings, state.say,
+                                  budget=budget)
         except SdfUnmapped as exc:
             _sdf_stages(state, 0, exc, exc.warm)
             fixable = all(repair_of(r) is not None for r in exc.reasons)
@@ -319,14 +350,16 @@ def _sdf_stages(state: StreamingState, section: int,
                                              objective=w.schedule.cycles,
                                              extra=dict(ii=w.schedule.ii)))
     if isinstance(outcome, SdfUnmapped):
+        cut = dict(cut_short=True) if outcome.cut_short else {}
         state.stages.append(stage_record("modulo placement", section, "II sweep", state.started,
-                                         status="INFEASIBLE"))
+                                         status="INFEASIBLE", extra=cut))
         return
     for r in outcome.results:
+        cut = dict(cut_short=True) if was_cut_short(r) else {}
         state.stages.append(stage_record(
             "modulo placement", section, f"{r.model_name}", state.started, objective=r.objective,
             bound=r.bound, status=r.status.name, backend=r.backend,
-            extra=dict(hint=r.hint_status, time_solver=round(r.wall_time, 4))))
+            extra=dict(hint=r.hint_status, time_solver=round(r.wall_time, 4)) | cut))
     if outcome.method != "cp-sat" and not outcome.method.startswith("milp"):
         state.stages.append(stage_record("modulo placement", section, "kept the warm start",
                                          state.started, objective=outcome.cycles))
@@ -357,7 +390,8 @@ def map_streaming(graph: Graph, spec: StreamingEngineSpec, options: RunOptions |
     budget = Budget.of_run(options.time_limit)
     settings = budget.settings(options, "streaming", budget.total)
     state = StreamingState(graph, spec, settings, af, progress or (lambda line: None), started,
-                           placer=options.placer, policy_file=options.policy_file)
+                           placer=options.placer, policy_file=options.policy_file,
+                           budget=planned_budget(settings.time_limit, settings.deadline))
     mapping = Mapping(graph=graph.name, hardware=spec.name)
     mapping.order = graph.topological_order() if _acyclic(graph) else graph.node_ids
     state.stages.append(stage_record("order", 0, "topological order", started))

@@ -52,10 +52,28 @@ from model.graph import Graph
 
 __all__ = ["StreamingEnv", "Candidate", "Policy", "greedy_policy", "random_policy",
            "run_policy", "greedy_schedule", "random_schedule", "greedy_or_none",
-           "evolutionary_schedule", "LAMBDA"]
+           "evolutionary_schedule", "LAMBDA", "StepBudget"]
 
 #: Penalty of a dead end (the paper's lambda, value not given).
 LAMBDA = 1000.0
+
+
+@dataclass
+class StepBudget:
+    """Placement steps (one instruction placed or a dead end) the heuristics may take,
+    counted across their episodes: a deterministic budget, never the clock. ``limit`` None:
+    no limit. ``used`` counts the steps taken (a dead end is one step).
+
+    >>> b = StepBudget(10); b.used = 10; b.spent
+    True
+    """
+
+    limit: int | None = None
+    used: int = 0
+
+    @property
+    def spent(self) -> bool:
+        return self.limit is not None and self.used >= self.limit
 
 
 @dataclass
@@ -311,11 +329,14 @@ def _ranked_policy(genome: list[int]) -> Policy:
 
 
 def _episode(graph: Graph, spec: StreamingEngineSpec, ii: int, policy: Policy,
-             seed: int | None = None) -> tuple[StreamingSchedule | None, float]:
+             seed: int | None = None, steps: StepBudget | None = None
+             ) -> tuple[StreamingSchedule | None, float]:
     env = StreamingEnv(graph, spec, ii)
     env.reset(seed=seed)
     total = 0.0
     while not env.done:
+        if steps is not None:
+            steps.used += 1
         if not env.candidates():
             _, reward, *_ = env.step(0)
             total += reward
@@ -326,10 +347,12 @@ def _episode(graph: Graph, spec: StreamingEngineSpec, ii: int, policy: Policy,
 
 
 def run_policy(graph: Graph, spec: StreamingEngineSpec, policy: Policy, method: str,
-               seed: int | None = None, tries: int = 1) -> StreamingSchedule:
+               seed: int | None = None, tries: int = 1,
+               steps: StepBudget | None = None) -> StreamingSchedule:
     """One episode per II from the lower bound up (``tries`` per II); the first success wins.
+    ``steps`` counts the placement steps; no episode is begun once its limit is spent.
 
-    Raises :class:`StreamingInfeasible` when every II dead-ends.
+    Raises :class:`StreamingInfeasible` when every II dead-ends (or the steps are spent).
     """
     started = time.perf_counter()
     problem = problem_from_graph(graph, spec)
@@ -339,7 +362,13 @@ def run_policy(graph: Graph, spec: StreamingEngineSpec, policy: Policy, method: 
     for ii in range(lower_bounds(problem)["ii"], spec.max_ii + 1):
         best = None
         for k in range(tries):
-            sched, _ = _episode(graph, spec, ii, policy, None if seed is None else seed + k)
+            if steps is not None and steps.spent and best is None:
+                raise StreamingInfeasible([f"{method}: its {steps.limit} placement steps were "
+                                           f"spent before II {ii} (a budget, nothing proven)"])
+            if steps is not None and steps.spent:
+                break
+            sched, _ = _episode(graph, spec, ii, policy, None if seed is None else seed + k,
+                                steps)
             if sched is not None and (best is None or sched.cycles < best.cycles):
                 best = sched
         if best is not None:
@@ -348,15 +377,17 @@ def run_policy(graph: Graph, spec: StreamingEngineSpec, policy: Policy, method: 
     raise StreamingInfeasible([f"{method}: every episode dead-ended up to II {spec.max_ii}"])
 
 
-def greedy_schedule(graph: Graph, spec: StreamingEngineSpec) -> StreamingSchedule:
+def greedy_schedule(graph: Graph, spec: StreamingEngineSpec,
+                    steps: StepBudget | None = None) -> StreamingSchedule:
     """The greedy warm start (see :func:`greedy_policy`)."""
-    return run_policy(graph, spec, greedy_policy, "greedy")
+    return run_policy(graph, spec, greedy_policy, "greedy", steps=steps)
 
 
 def random_schedule(graph: Graph, spec: StreamingEngineSpec, seed: int = 0,
-                    tries: int = 20) -> StreamingSchedule:
-    """Best of ``tries`` random valid episodes per II."""
-    return run_policy(graph, spec, random_policy, "random", seed=seed, tries=tries)
+                    tries: int = 20, steps: StepBudget | None = None) -> StreamingSchedule:
+    """Best of ``tries`` random valid episodes per II (within ``steps``)."""
+    return run_policy(graph, spec, random_policy, "random", seed=seed, tries=tries,
+                      steps=steps)
 
 
 def evolutionary_schedule(graph: Graph, spec: StreamingEngineSpec, seed: int = 0,

@@ -40,8 +40,10 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from formulations.solver import SolveSettings
-from formulations.streaming.env import greedy_schedule, random_schedule
+from formulations.solver.backends import WorkBudget
+from formulations.streaming.env import StepBudget, greedy_schedule, random_schedule
 from formulations.streaming.milp import sweep_milp
+from formulations.streaming.model import planned_budget
 from formulations.streaming.problem import (SPLIT_PROOF_RULES, StreamingInfeasible,
                                             StreamingProblem, StreamingSchedule, lower_bounds,
                                             precheck, problem_from_graph)
@@ -52,7 +54,8 @@ from formulations.streaming.sweep import sweep_ii
 from hardware import StreamingEngineSpec
 from model.graph import Graph
 
-__all__ = ["CP_WORKERS", "MOST_SDFS", "RECURRENCE_PROOF_SECONDS", "WarmTry", "SdfAnswer",
+__all__ = ["CP_WORKERS", "MOST_SDFS", "RECURRENCE_PROOF_SECONDS", "STEP_SECONDS",
+           "RANDOM_SHARE", "WarmTry", "SdfAnswer",
            "SdfUnmapped", "KernelPlan", "KernelResult", "plan_kernel", "schedule_sdf",
            "part_key", "schedule_part", "next_split", "finish_split", "split_failure",
            "split_proof",
@@ -64,6 +67,12 @@ CP_WORKERS = 1
 MOST_SDFS = 8
 #: Seconds (at most) of each model of the stuck-recurrence proof.
 RECURRENCE_PROOF_SECONDS = 5.0
+#: Planned seconds the warm starts are charged per placement step (measured 0.25-1.3 ms a
+#: step on the Morpher kernels of 10-163 instructions at II 1-32, load 2-3).
+STEP_SECONDS = 1e-3
+#: Share of an SDF's budget (in steps) its random warm start may take: 20 tries per II took
+#: 3-6 s on 60-160-instruction kernels it never mapped (2mm_unroll4, gemm_nn, dwpt FullPred).
+RANDOM_SHARE = 0.1
 
 Progress = Callable[[str], None]
 
@@ -87,19 +96,23 @@ class WarmTry:
 
 @dataclass
 class SdfAnswer:
-    """One SDF's schedule and the warm starts tried before the sweep."""
+    """One SDF's schedule and the warm starts tried before the sweep; ``cut_short``: the
+    wall clock stopped a search of its budget (the same seed may then not repeat)."""
 
     schedule: StreamingSchedule
     warm: list[WarmTry]
     seconds: float
+    cut_short: bool = False
 
 
 class SdfUnmapped(StreamingInfeasible):
-    """One SDF has no mapping (found); ``warm`` holds the warm starts tried."""
+    """One SDF has no mapping (found); ``warm`` holds the warm starts tried, ``cut_short``
+    whether the wall clock stopped a search of its budget."""
 
-    def __init__(self, reasons: list[str], warm: list[WarmTry]):
+    def __init__(self, reasons: list[str], warm: list[WarmTry], cut_short: bool = False):
         super().__init__(reasons)
         self.warm = warm
+        self.cut_short = cut_short
 
 
 @dataclass
@@ -149,8 +162,10 @@ class KernelResult:
 # 1. plan: pre-checks, pass tree, stuck recurrences
 # ---------------------------------------------------------------------------------------------
 def plan_kernel(graph: Graph, spec: StreamingEngineSpec, settings: SolveSettings,
-                progress: Progress | None = None) -> KernelPlan:
-    """The plan of ``graph`` (see the module); raises StreamingInfeasible for ``G0 graph``."""
+                progress: Progress | None = None, budget: WorkBudget | None = None
+                ) -> KernelPlan:
+    """The plan of ``graph`` (see the module); raises StreamingInfeasible for ``G0 graph``.
+    The stuck-recurrence proof's models are charged to ``budget`` when given."""
     say = progress or _quiet
     problem = problem_from_graph(graph, spec)
     plan = KernelPlan(graph, problem, lower_bounds(problem), graph, problem)
@@ -165,7 +180,7 @@ def plan_kernel(graph: Graph, spec: StreamingEngineSpec, settings: SolveSettings
         say(f"pass tree: {len(plan.passes)} pass instructions")
     plan.unmappable = stuck_recurrences(
         plan.work, spec, time_limit=min(settings.time_limit, RECURRENCE_PROOF_SECONDS),
-        seed=settings.seed)
+        seed=settings.seed, budget=budget)
     if plan.unmappable:  # proven: neither one SDF nor any split maps it
         return plan
     if plan.passes:
@@ -179,17 +194,23 @@ def plan_kernel(graph: Graph, spec: StreamingEngineSpec, settings: SolveSettings
 # ---------------------------------------------------------------------------------------------
 # 2. one SDF: warm starts, then the II sweep on the chosen backend
 # ---------------------------------------------------------------------------------------------
-def _warm_starts(graph: Graph, spec: StreamingEngineSpec, seed: int, say: Progress
-                 ) -> list[WarmTry]:
+def _warm_starts(graph: Graph, spec: StreamingEngineSpec, seed: int, say: Progress,
+                 budget: WorkBudget) -> list[WarmTry]:
+    """The greedy and random warm starts, charged to ``budget`` by their placement steps
+    (:data:`STEP_SECONDS` each); the random one takes at most :data:`RANDOM_SHARE` of it."""
     tries = []
-    for method, run in (("greedy", lambda: greedy_schedule(graph, spec)),
-                        ("random", lambda: random_schedule(graph, spec, seed=seed, tries=20))):
+    for method in ("greedy", "random"):
         started = time.perf_counter()
+        steps = StepBudget(None if method == "greedy"
+                           else max(0, int(RANDOM_SHARE * budget.left() / STEP_SECONDS)))
         try:
-            sched = run()
+            sched = (greedy_schedule(graph, spec, steps) if method == "greedy" else
+                     random_schedule(graph, spec, seed=seed, tries=20, steps=steps))
         except StreamingInfeasible as exc:
             tries.append(WarmTry(method, None, time.perf_counter() - started, str(exc)))
             continue
+        finally:
+            budget.spend(steps.used * STEP_SECONDS)
         tries.append(WarmTry(method, sched, time.perf_counter() - started))
         say(f"{method}: II {sched.ii}, {sched.cycles} cycles")
     return tries
@@ -197,22 +218,29 @@ def _warm_starts(graph: Graph, spec: StreamingEngineSpec, seed: int, say: Progre
 
 def schedule_sdf(graph: Graph, problem: StreamingProblem, spec: StreamingEngineSpec,
                  settings: SolveSettings, progress: Progress | None = None,
-                 explain_failure: bool = True) -> SdfAnswer:
+                 explain_failure: bool = True, budget: WorkBudget | None = None) -> SdfAnswer:
     """One SDF: the better warm start, then the sweep on ``settings.backend`` (``cp-sat``: the
-    CP-SAT sweep with its proofs; any other backend: the MILP twin). Raises SdfUnmapped."""
+    CP-SAT sweep with its proofs; any other backend: the MILP twin). Raises SdfUnmapped.
+
+    ``budget`` (default: ``settings.time_limit`` planned seconds, capped by
+    ``settings.deadline``) is spent as deterministic work: the warm starts' placement steps,
+    then the sweep's solver work (see :func:`~formulations.streaming.sweep.sweep_ii`).
+    """
     say = progress or _quiet
     started = time.perf_counter()
-    warm_tries = _warm_starts(graph, spec, settings.seed, say)
+    if budget is None:
+        budget = planned_budget(settings.time_limit, settings.deadline)
+    warm_tries = _warm_starts(graph, spec, settings.seed, say, budget)
     found = [w.schedule for w in warm_tries if w.schedule is not None]
     warm = min(found, key=lambda s: (s.ii, s.cycles)) if found else None
     try:
         if settings.backend == "cp-sat":
-            sched = sweep_ii(problem, settings, warm, CP_WORKERS, say, explain_failure)
+            sched = sweep_ii(problem, settings, warm, CP_WORKERS, say, explain_failure, budget)
         else:
             sched = sweep_milp(problem, settings, warm)
     except StreamingInfeasible as exc:
-        raise SdfUnmapped(exc.reasons, warm_tries) from None
-    return SdfAnswer(sched, warm_tries, time.perf_counter() - started)
+        raise SdfUnmapped(exc.reasons, warm_tries, budget.cut_short) from None
+    return SdfAnswer(sched, warm_tries, time.perf_counter() - started, budget.cut_short)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,14 +275,15 @@ def part_key(part: SdfPart) -> tuple:
 
 def schedule_part(part: SdfPart, spec: StreamingEngineSpec, settings: SolveSettings,
                   cache: dict[tuple, SdfAnswer | SdfUnmapped],
-                  progress: Progress | None = None) -> SdfAnswer:
-    """One part of a split, scheduled once per :func:`part_key` (``cache``); raises
-    SdfUnmapped."""
+                  progress: Progress | None = None, budget: WorkBudget | None = None
+                  ) -> SdfAnswer:
+    """One part of a split, scheduled once per :func:`part_key` (``cache``) within
+    ``budget`` (see :func:`schedule_sdf`); raises SdfUnmapped."""
     key = part_key(part)
     if key not in cache:
         try:
             answer = schedule_sdf(part.graph, problem_from_graph(part.graph, spec), spec,
-                                  settings, progress, explain_failure=False)
+                                  settings, progress, explain_failure=False, budget=budget)
             cache[key] = answer
             (progress or _quiet)(f"SDF {part.index} ({len(part.nodes)} instructions): II "
                                  f"{answer.schedule.ii}, {answer.schedule.cycles} cycles")

@@ -35,6 +35,7 @@ from __future__ import annotations
 from ortools.sat.python import cp_model
 
 from formulations.solver import SolveResult, SolveStatus
+from formulations.solver.backends import WorkBudget
 from formulations.streaming.model import solve_model  # its CP-SAT parameters: 2-5x faster here
 from formulations.streaming.problem import StreamingProblem
 
@@ -84,11 +85,14 @@ def _reach(model: cp_model.CpModel, problem: StreamingProblem, on: list) -> None
 
 
 def solve_layout(problem: StreamingProblem, ii: int, time_limit: float = 5.0,
-                 seed: int = 0) -> tuple[SolveResult, list[int] | None]:
-    """Solve the layout model; the result and a tile per instruction (None without one)."""
+                 seed: int = 0, budget: WorkBudget | None = None
+                 ) -> tuple[SolveResult, list[int] | None]:
+    """Solve the layout model; the result and a tile per instruction (None without one).
+    With ``budget``, ``time_limit`` is planned seconds charged to it (see
+    :func:`~formulations.streaming.model.solve_model`)."""
     model, on = build_layout_model(problem, ii)
     result = solve_model(model, time_limit=time_limit, seed=seed,
-                         variables={lit.name: lit for row in on for lit in row})
+                         variables={lit.name: lit for row in on for lit in row}, budget=budget)
     if not result.has_solution:
         return result, None
     comp_tile = [next(t for t, lit in enumerate(row) if result.values[lit.name]) for row in on]

@@ -50,6 +50,7 @@ Examples
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -58,14 +59,17 @@ import networkx as nx
 from ortools.sat.python import cp_model
 
 from formulations.solver import SolveResult
-from formulations.solver.cp import solve_cp_model
+from formulations.solver.backends import WorkBudget, wall_cap
+from formulations.solver import SolveStatus
+from formulations.solver.cp import CP_SAT_WORK_PER_SECOND, annotate, solve_cp_model, work_of
 from formulations.streaming.bounds import cycle_bound, issue_windows
 from formulations.streaming.problem import (RULES, WINDOW_FAMILIES, StreamingProblem,
                                             StreamingSchedule, asap_and_tail, default_horizon,
                                             schedule_from_lists)
 
 __all__ = ["CP_PARAMS", "CpVars", "build_cp_model", "canonical_schedule", "solve_model",
-           "warm_hint", "tile_hint", "decode_schedule", "reported_variables"]
+           "warm_hint", "tile_hint", "decode_schedule", "reported_variables",
+           "SE_WORK_PER_SECOND", "SOLVE_CHARGE", "CHARGE_PER_CONSTRAINT", "planned_budget"]
 
 @dataclass
 class CpVars:
@@ -280,15 +284,69 @@ def _add_var_capacity(model: cp_model.CpModel, problem: StreamingProblem, comp_t
 CP_PARAMS = {"linearization_level": 0, "max_presolve_iterations": 1, "cp_model_probing_level": 1}
 
 
+#: CP-SAT deterministic time units per planned second of the Streaming Engine's models (one
+#: worker): the project's rate (:data:`~formulations.solver.cp.CP_SAT_WORK_PER_SECOND`).
+#: Measured on this project's 2-core machine, the rate depends on the model far more than on
+#: the load: 0.27-0.39 units per wall second for the full models of aes decrypt (II 30) and
+#: 2mm_unroll4 (II 10-11) with the other core busy, 0.7-2.6 for the layout and full models
+#: of a 30-instruction random DAG at II 3-4, so a planned second is a wall second only on
+#: average; the wall-clock cap (twice the plan, never past the run's deadline) bounds the
+#: slow ones.
+SE_WORK_PER_SECOND = CP_SAT_WORK_PER_SECOND
+#: Planned seconds a solve is charged besides its search: building the model in Python, the
+#: hint check and presolve's start (at least :data:`SOLVE_CHARGE`, plus
+#: :data:`CHARGE_PER_CONSTRAINT` per constraint: 0.1-0.3 s on the 100-instruction kernels).
+SOLVE_CHARGE = 0.02
+CHARGE_PER_CONSTRAINT = 2e-4
+
+
+def planned_budget(seconds: float, deadline: float | None = None) -> WorkBudget:
+    """A budget of ``seconds`` planned seconds whose wall-clock cap is
+    :func:`~formulations.solver.backends.wall_cap` of it, never past ``deadline``
+    (``time.monotonic()`` seconds).
+
+    >>> b = planned_budget(3.0)
+    >>> b.left(), b.cut_short
+    (3.0, False)
+    """
+    wall = time.monotonic() + wall_cap(seconds)
+    return WorkBudget(seconds, wall if deadline is None else min(wall, deadline))
+
+
 def solve_model(model: cp_model.CpModel, time_limit: float, seed: int = 0, workers: int = 1,
                 hint: dict | None = None, variables: dict | None = None,
-                name: str | None = None, stall: float | None = None) -> SolveResult:
+                name: str | None = None, stall: float | None = None,
+                budget: WorkBudget | None = None) -> SolveResult:
     """:func:`~formulations.solver.solve_cp_model` with :data:`CP_PARAMS`; ``variables`` maps
     names to the variables to report (default none); ``stall`` stops the search after that
-    many seconds without a better solution."""
-    return solve_cp_model(model, time_limit=time_limit, seed=seed, workers=workers,
-                          hint=hint or None, variables=variables or {}, name=name,
-                          params=CP_PARAMS, stall=stall)
+    many seconds without a better solution.
+
+    With a ``budget`` the solve is planned: ``time_limit`` planned seconds become CP-SAT's
+    deterministic time (:data:`SE_WORK_PER_SECOND`, less the model's charge), the wall clock
+    only caps it (twice the plan, never past the budget's wall), ``stall`` (a wall-clock
+    rule) is not used, and the work used is charged to ``budget`` (a cut by the wall clock
+    marks it and the result: :func:`~formulations.solver.cp.was_cut_short`). Same seed,
+    same plan: same answer whatever the machine's load.
+    """
+    if budget is None:
+        return solve_cp_model(model, time_limit=time_limit, seed=seed, workers=workers,
+                              hint=hint or None, variables=variables or {}, name=name,
+                              params=CP_PARAMS, stall=stall)
+    charge = SOLVE_CHARGE + CHARGE_PER_CONSTRAINT * len(model.proto.constraints)
+    work = max(SOLVE_CHARGE, time_limit - charge)
+    cap = max(1e-3, min(wall_cap(time_limit), budget.wall - time.monotonic()))
+    result = solve_cp_model(model, time_limit=cap, seed=seed, workers=workers,
+                            hint=hint or None, variables=variables or {}, name=name,
+                            params=CP_PARAMS, deterministic_time=work * SE_WORK_PER_SECOND)
+    used = work_of(result)
+    if used is not None:   # the solver's planned seconds, in this module's units
+        used = min(work, used * CP_SAT_WORK_PER_SECOND / SE_WORK_PER_SECOND)
+    budget.spend(charge + (work if used is None else used))
+    cut = (result.status not in (SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE)
+           and result.wall_time >= 0.95 * cap)     # the wall clock, not the work, stopped it
+    if cut:
+        budget.mark_cut()
+    return annotate(result, work_of(result), cut)
 
 
 def warm_hint(problem: StreamingProblem, cp: CpVars, warm: StreamingSchedule | None, ii: int

@@ -62,7 +62,8 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from formulations.solver import SolveStatus
-from formulations.streaming.model import build_cp_model, solve_model
+from formulations.solver.backends import WorkBudget
+from formulations.streaming.model import build_cp_model, planned_budget, solve_model
 from formulations.streaming.problem import (RULES, StreamingProblem, StreamingSchedule,
                                             lower_bounds, problem_from_graph)
 from hardware import StreamingEngineSpec
@@ -433,7 +434,7 @@ def batch_size(plan: SplitPlan, schedules: list[StreamingSchedule], spec: Stream
 
 
 def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, time_limit: float = 5.0,
-                      seed: int = 0) -> list[str]:
+                      seed: int = 0, budget: WorkBudget | None = None) -> list[str]:
     """Recurrences no split can map: ``R2 recurrence`` reasons, one per such recurrence.
 
     A recurrence (a strongly connected component with its loop-carried edges) stays inside
@@ -442,7 +443,8 @@ def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, time_limit: float
     terms (fewer siblings, edges, variables, holds). So when the model proves that
     relaxation INFEASIBLE at every II up to ``max_ii``, no split maps the kernel. Each reason
     names the recurrence's instructions and the rules without which it would map (each
-    relaxation solved in at most ``time_limit`` seconds).
+    relaxation solved in at most ``time_limit`` planned seconds of deterministic work,
+    charged to ``budget`` when given).
     """
     cycles = nx.DiGraph()
     cycles.add_edges_from((e.src, e.dst) for e in graph.edges if e.src != e.dst)
@@ -457,11 +459,12 @@ def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, time_limit: float
         if low > problem.max_ii:
             continue  # the pre-check already says so (R2 recurrence)
         keep = set(RULES) - {"B1 starts"}
-        if any(_mappable(problem, ii, keep, time_limit, seed) is not False
+        if any(_mappable(problem, ii, keep, time_limit, seed, budget) is not False
                for ii in range(low, problem.max_ii + 1)):
             continue
         culprits = [rule for rule in sorted(keep)
-                    if _mappable(problem, problem.max_ii, keep - {rule}, time_limit, seed)]
+                    if _mappable(problem, problem.max_ii, keep - {rule}, time_limit, seed,
+                                 budget)]
         shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
         reasons.append(
             f"R2 recurrence: the loop-carried cycle through {shown} needs II >= {low} and has "
@@ -473,11 +476,12 @@ def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, time_limit: float
 
 
 def _mappable(problem: StreamingProblem, ii: int, families: set[str], time_limit: float,
-              seed: int) -> bool | None:
+              seed: int, budget: WorkBudget | None = None) -> bool | None:
     """Whether the model with only ``families`` has a mapping at ``ii`` (None: unknown)."""
     model, _ = build_cp_model(problem, ii, families=families)
     model.clear_objective()
-    result = solve_model(model, time_limit=time_limit, seed=seed)
+    result = solve_model(model, time_limit=time_limit, seed=seed,
+                         budget=planned_budget(time_limit) if budget is None else budget)
     if result.status is SolveStatus.INFEASIBLE:
         return False
     return True if result.has_solution else None

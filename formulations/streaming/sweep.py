@@ -8,19 +8,25 @@ CP model of :mod:`formulations.streaming.model`. Per II it runs, in order:
 1. the tile **layout relaxation** (:mod:`formulations.streaming.layout`): INFEASIBLE proves the
    II impossible, often in a second;
 2. a **timing model with the layout's tiles fixed** (:func:`timing_for_layout`), a warm start;
-3. the **full model** (:func:`solve_at_ii`) until its schedules stop improving
-   (:data:`STALL_SECONDS`);
+3. the **full model** (:func:`solve_at_ii`) in its share of the II's budget
+   (:data:`FULL_SHARE`, or :data:`COLD_SHARE` without a warm start);
 4. the **top-down proof** (:func:`prove_from_above`): "a schedule of at most C - 1 cycles?"
    with tight issue windows; INFEASIBLE proves the incumbent optimal;
 5. if that runs out of its share of time, the **hold relaxation** (:func:`relax_holds`: the
    model without H1, whose bound is often the optimum);
 6. **destructive lower bounding** (:func:`close_gap`) from that bound.
 
-``settings.time_limit`` is one deadline for the whole sweep: each II gets
-:data:`II_SHARE` of the time left (all of it at the last II that can matter: the warm
-start's, or ``max_ii``), and time an II leaves unused carries over to the next. :func:`explain` names the rule that makes
-an instance unmappable, in the user's terms, before any search (pre-checks) or by relaxing
-rule families one at a time.
+``settings.time_limit`` is one budget for the whole sweep, in planned seconds that every
+search spends as deterministic work (CP-SAT's deterministic time,
+:data:`~formulations.streaming.model.SE_WORK_PER_SECOND` units per planned second, plus a
+charge per model): each II gets :data:`II_SHARE` of the budget left (all of it at the last
+II that can matter: the warm start's, or ``max_ii``), every step its share of the II's, and
+work an II leaves unused carries over to the next. No share is read from the wall clock, so
+the same seed gives the same schedule whatever the machine's load; the wall clock (twice
+the plan, never past ``settings.deadline``) only caps the searches, and a search it cuts
+short marks the budget (``WorkBudget.cut_short``). :func:`explain` names the rule that
+makes an instance unmappable, in the user's terms, before any search (pre-checks) or by
+relaxing rule families one at a time.
 """
 
 from __future__ import annotations
@@ -30,11 +36,12 @@ import time
 from typing import Callable
 
 from formulations.solver import SolveResult, SolveSettings, SolveStatus
+from formulations.solver.backends import WorkBudget
 from formulations.solver.cp import export_cp_model
 from formulations.streaming.bounds import cycle_bound
 from formulations.streaming.layout import solve_layout
-from formulations.streaming.model import (build_cp_model, decode_schedule, reported_variables,
-                                          solve_model, tile_hint, warm_hint)
+from formulations.streaming.model import (build_cp_model, decode_schedule, planned_budget,
+                                          reported_variables, solve_model, tile_hint, warm_hint)
 from formulations.streaming.problem import (RULES, StreamingInfeasible, StreamingProblem,
                                             StreamingSchedule, default_horizon, holds_fit,
                                             lower_bounds, precheck)
@@ -51,7 +58,9 @@ LAYOUT_SHARE = 0.5
 FULL_SHARE = 0.4
 COLD_SHARE = 0.8
 RELAX_SHARE = 0.5
-#: The full model stops after this many seconds without a better schedule; the top-down proof
+#: Without a budget (a direct call of :func:`solve_at_ii` or :func:`prove_from_above`) the
+#: full model stops after this many seconds without a better schedule (a wall-clock rule:
+#: the sweep's planned solves do not use it); the top-down proof
 #: (:func:`prove_from_above`) gets ``ABOVE_SHARE`` of the time left, the hold relaxation and
 #: destructive lower bounding the rest.
 STALL_SECONDS = 0.5
@@ -63,7 +72,8 @@ LAST_SECONDS = 0.2
 
 
 def relax_holds(problem: StreamingProblem, ii: int, time_limit: float, seed: int = 0,
-                workers: int = 1, warm: StreamingSchedule | None = None
+                workers: int = 1, warm: StreamingSchedule | None = None,
+                budget: WorkBudget | None = None
                 ) -> tuple[SolveResult, StreamingSchedule | None]:
     """The hold relaxation: the full model without H1 (a value may wait any time, no delay
     entries). It sees tiles, slots, reach and timing together, so its bound is a lower bound on
@@ -71,32 +81,34 @@ def relax_holds(problem: StreamingProblem, ii: int, time_limit: float, seed: int
     ``ii`` impossible. Without the delay-entry slot counts CP-SAT solves it in a fraction of the
     full model's time. Returns the result and its schedule (which may break H1: see
     :func:`holds_fit`). ``warm`` (at ``ii``) is the hint; the layout's tiles are not (measured:
-    they slow the proof down up to 2x).
+    they slow the proof down up to 2x). With ``budget``, ``time_limit`` is planned seconds
+    charged to it (deterministic work, :func:`~formulations.streaming.model.solve_model`).
     """
     horizon = warm.cycles if warm is not None and warm.ii == ii else None
     model, cp = build_cp_model(problem, ii, horizon, families=set(RULES) - {"H1 hold"})
     result = solve_model(model, time_limit=time_limit, seed=seed, workers=workers,
                          hint=warm_hint(problem, cp, warm, ii), variables=reported_variables(cp),
-                         name=f"{model.name}_holds_relaxed")
+                         name=f"{model.name}_holds_relaxed", budget=budget)
     if not result.has_solution:
         return result, None
     return result, decode_schedule(problem, ii, cp, result, method="hold relaxation")
 
 
-def _layout_first(problem: StreamingProblem, ii: int, time_limit: float, seed: int,
+def _layout_first(problem: StreamingProblem, ii: int, budget: WorkBudget, seed: int,
                   warm: StreamingSchedule | None
-                  ) -> tuple[SolveResult | None, list[int] | None, float]:
-    """Decomposition: the tile layout relaxation first (:mod:`formulations.streaming.layout`).
+                  ) -> tuple[SolveResult | None, list[int] | None]:
+    """Decomposition: the tile layout relaxation first (:mod:`formulations.streaming.layout`),
+    in :data:`LAYOUT_SHARE` of the II's ``budget`` (planned seconds, charged to it).
 
-    Returns its result when it proves ``ii`` INFEASIBLE (else None), its tiles (a hint for
-    the full model) and the time left for the rest of the II.
+    Returns its result when it proves ``ii`` INFEASIBLE (else None) and its tiles (a hint for
+    the full model).
     """
     if warm is not None and warm.ii == ii:
-        return None, None, time_limit  # a mapping exists: nothing to refute
-    layout, tiles = solve_layout(problem, ii, time_limit * LAYOUT_SHARE, seed)
+        return None, None  # a mapping exists: nothing to refute
+    layout, tiles = solve_layout(problem, ii, budget.left() * LAYOUT_SHARE, seed, budget)
     if layout.status is SolveStatus.INFEASIBLE:
-        return layout, None, 0.0
-    return None, tiles, max(0.5, time_limit - layout.wall_time)
+        return layout, None
+    return None, tiles
 
 
 #: Share of the remaining time for the timing model with the layout's tiles fixed.
@@ -105,23 +117,25 @@ FIXED_SHARE = 0.3
 
 def close_gap(problem: StreamingProblem, ii: int, incumbent: StreamingSchedule,
               result: SolveResult | None, time_limit: float, seed: int = 0, workers: int = 1,
-              low: int = 0) -> tuple[StreamingSchedule, bool, list[SolveResult]]:
+              low: int = 0, budget: WorkBudget | None = None
+              ) -> tuple[StreamingSchedule, bool, list[SolveResult]]:
     """Destructive lower bounding: is there a schedule of at most ``H`` cycles, for ``H`` from
     the best bound up to the incumbent's cycles - 1? Each question is the full model with the
     horizon ``H`` (tight issue windows, strong propagation). The first feasible ``H`` is optimal
     (every smaller one was refuted); refuting every ``H`` proves the incumbent optimal.
 
-    ``low`` is a known lower bound (e.g. the hold relaxation's). Returns the best schedule,
+    ``low`` is a known lower bound (e.g. the hold relaxation's). ``time_limit`` is planned
+    seconds (deterministic work; charged to ``budget`` when given). Returns the best schedule,
     whether it is proven optimal at ``ii``, and the results.
     """
-    deadline = time.perf_counter() + time_limit
+    budget = _planned(time_limit, budget)
     low = _floor(problem, ii, result, low)
     results: list[SolveResult] = []
     for horizon in range(low, incumbent.cycles):
-        left = deadline - time.perf_counter()
-        if left < 0.1:
+        left = budget.left()
+        if left < 0.1 or budget.wall_out():
             return incumbent, False, results
-        found, sched = _within(problem, ii, horizon, left, seed, workers)
+        found, sched = _within(problem, ii, horizon, left, seed, workers, budget=budget)
         results.append(found)
         if found.status is SolveStatus.INFEASIBLE:
             continue
@@ -132,7 +146,8 @@ def close_gap(problem: StreamingProblem, ii: int, incumbent: StreamingSchedule,
 
 
 def prove_from_above(problem: StreamingProblem, ii: int, incumbent: StreamingSchedule,
-                     time_limit: float, seed: int = 0, workers: int = 1
+                     time_limit: float, seed: int = 0, workers: int = 1,
+                     budget: WorkBudget | None = None
                      ) -> tuple[StreamingSchedule, bool, list[SolveResult]]:
     """Top-down: is there a schedule of at most the incumbent's cycles - 1? INFEASIBLE proves
     the incumbent optimal, OPTIMAL proves the better schedule found; a better schedule without
@@ -142,13 +157,14 @@ def prove_from_above(problem: StreamingProblem, ii: int, incumbent: StreamingSch
     refutes 38 and 34 cycles in 4-7 s where the open model, holding the optimum, needed 8 s
     more to prove it.
 
+    ``time_limit`` is planned seconds (deterministic work; charged to ``budget`` when given).
     Returns the best schedule, whether it is proven optimal at ``ii``, and the results.
     """
-    deadline = time.perf_counter() + time_limit
+    budget = _planned(time_limit, budget)
     results: list[SolveResult] = []
-    while (left := deadline - time.perf_counter()) >= 0.1:
+    while (left := budget.left()) >= 0.1 and not budget.wall_out():
         found, sched = _within(problem, ii, incumbent.cycles - 1, left, seed, workers,
-                               stall=STALL_SECONDS)
+                               stall=STALL_SECONDS, budget=budget)
         results.append(found)
         if found.status is SolveStatus.INFEASIBLE:
             return incumbent, True, results
@@ -160,18 +176,25 @@ def prove_from_above(problem: StreamingProblem, ii: int, incumbent: StreamingSch
     return incumbent, False, results
 
 
+def _planned(time_limit: float, budget: WorkBudget | None) -> WorkBudget:
+    """``time_limit`` planned seconds: a share of ``budget``, or a budget of its own."""
+    return budget.share(time_limit) if budget is not None else planned_budget(time_limit)
+
+
 def _within(problem: StreamingProblem, ii: int, horizon: int, time_limit: float, seed: int,
-            workers: int, stall: float | None = None
+            workers: int, stall: float | None = None, budget: WorkBudget | None = None
             ) -> tuple[SolveResult, StreamingSchedule | None]:
     """The full model with at most ``horizon`` cycles (tight issue windows)."""
     model, cp = build_cp_model(problem, ii, horizon)
     found = solve_model(model, time_limit=time_limit, seed=seed, workers=workers,
-                        variables=reported_variables(cp), name=f"{model.name}_h{horizon}", stall=stall)
+                        variables=reported_variables(cp), name=f"{model.name}_h{horizon}",
+                        stall=stall, budget=budget)
     return found, (decode_schedule(problem, ii, cp, found) if found.has_solution else None)
 
 
 def timing_for_layout(problem: StreamingProblem, ii: int, tiles: list[int], time_limit: float,
-                       seed: int) -> tuple[StreamingSchedule | None, float]:
+                       seed: int, budget: WorkBudget | None = None
+                       ) -> tuple[StreamingSchedule | None, float]:
     """Solution first: the full model with the layout relaxation's tiles fixed (slots and
     issue cycles only, fast); its schedule warm-starts the full model. Returns it (None if the
     layout admits no timing in time) and the seconds spent."""
@@ -183,7 +206,8 @@ def timing_for_layout(problem: StreamingProblem, ii: int, tiles: list[int], time
         tiles = [high - low - t for t in tiles]
     for i, t in enumerate(tiles):
         model.add(cp.tile[i] == t)
-    result = solve_model(model, time_limit=time_limit, seed=seed, variables=reported_variables(cp))
+    result = solve_model(model, time_limit=time_limit, seed=seed, variables=reported_variables(cp),
+                         budget=budget)
     spent = time.perf_counter() - started
     if not result.has_solution:
         return None, spent
@@ -193,13 +217,15 @@ def timing_for_layout(problem: StreamingProblem, ii: int, tiles: list[int], time
 def solve_at_ii(problem: StreamingProblem, ii: int, time_limit: float = 10.0, seed: int = 0,
                 workers: int = 1, warm: StreamingSchedule | None = None,
                 export_dir: str | None = None, tiles: list[int] | None = None,
-                stall: float | None = None) -> tuple[SolveResult, StreamingSchedule | None]:
+                stall: float | None = None, budget: WorkBudget | None = None
+                ) -> tuple[SolveResult, StreamingSchedule | None]:
     """Solve the CP-SAT model at one II; the result and the decoded schedule (None if none).
 
     The horizon is generous (so INFEASIBLE is a proof), or the warm start's cycle count when it
     has this II (a better schedule lies inside it). ``tiles`` (a tile per instruction,
     e.g. from the layout relaxation) is a partial hint when no warm start has this II.
-    ``stall`` stops the search after that many seconds without a better schedule.
+    ``stall`` stops the search after that many seconds without a better schedule (not with
+    a ``budget``: ``time_limit`` is then planned seconds of deterministic work charged to it).
     """
     horizon = default_horizon(problem, ii)
     if warm is not None and warm.ii == ii:
@@ -208,7 +234,7 @@ def solve_at_ii(problem: StreamingProblem, ii: int, time_limit: float = 10.0, se
     _export(problem, ii, export_dir, model)
     hint = warm_hint(problem, cp, warm, ii) or tile_hint(problem, cp, tiles)
     result = solve_model(model, time_limit=time_limit, seed=seed, workers=workers,
-                         hint=hint, variables=reported_variables(cp), stall=stall)
+                         hint=hint, variables=reported_variables(cp), stall=stall, budget=budget)
     return result, (decode_schedule(problem, ii, cp, result) if result.has_solution else None)
 
 
@@ -219,41 +245,49 @@ def _better(a: StreamingSchedule | None, b: StreamingSchedule | None, ii: int
     return min(at_ii, key=lambda s: s.cycles) if at_ii else None
 
 
-def _solve_ii(problem: StreamingProblem, ii: int, deadline: float, seed: int, workers: int,
+def _solve_ii(problem: StreamingProblem, ii: int, budget: WorkBudget, seed: int, workers: int,
               warm: StreamingSchedule | None, tiles: list[int] | None,
-              results: list[SolveResult], export_dir: str | None, say: Callable[[str], None]
+              results: list[SolveResult], export_dir: str | None, say: Callable[[str], None],
+              whole: WorkBudget | None = None
               ) -> tuple[StreamingSchedule | None, bool, int, bool]:
     """At one II: the full model first (warm-started by the timing of the layout's tiles; it
-    refutes a small II fastest) until its schedules stop improving (:data:`STALL_SECONDS`),
-    then the top-down proof (:func:`prove_from_above`); when that runs out of its share of
-    time, the hold relaxation for a cycle bound (its tiles timed when its schedule breaks H1),
-    then destructive lower bounding from that bound.
+    refutes a small II fastest) in :data:`FULL_SHARE` (:data:`COLD_SHARE` without a warm
+    start) of the II's budget, then the top-down proof (:func:`prove_from_above`); when
+    that runs out of its share, the hold relaxation for a cycle bound (its tiles timed when
+    its schedule breaks H1), then destructive lower bounding from that bound.
 
-    Appends its results; returns the best schedule (None if none), whether it is proven optimal
-    at ``ii``, the cycle bound proven, and whether the II is proven impossible.
+    Every step gets its share of what is left of the II's ``budget`` (planned seconds,
+    deterministic work charged to it); once the II has a schedule, the proofs may use all of
+    ``whole`` (the sweep's budget: no other II needs it any more). Appends its results;
+    returns the best schedule (None if none), whether it is proven optimal at ``ii``, the
+    cycle bound proven, and whether the II is proven impossible.
     """
     start = _better(warm, None, ii)
     if start is None and tiles is not None:
-        start = _timed(problem, ii, tiles, deadline, seed, say)
+        start = _timed(problem, ii, tiles, budget, seed, say)
     share = FULL_SHARE if start is not None else COLD_SHARE
-    result, sched = solve_at_ii(problem, ii, max(0.5, _left(deadline) * share), seed,
-                                workers, start, export_dir, tiles=tiles, stall=STALL_SECONDS)
+    result, sched = solve_at_ii(problem, ii, max(0.5, budget.left() * share), seed,
+                                workers, start, export_dir, tiles=tiles, stall=STALL_SECONDS,
+                                budget=budget)
     results.append(result)
     say(f"II {ii}: {result.status.value} ({result.wall_time:.2f} s)")
     sched = _better(sched, start, ii)
     if result.status is SolveStatus.INFEASIBLE:
         return None, False, 0, True
+    if sched is not None and whole is not None:
+        budget = whole
     if sched is not None and result.status is SolveStatus.OPTIMAL:
         return sched, True, sched.cycles, False
     if sched is not None:
-        sched, proven, extra = prove_from_above(problem, ii, sched, _left(deadline) * ABOVE_SHARE,
-                                                seed, workers)
+        sched, proven, extra = prove_from_above(problem, ii, sched, budget.left() * ABOVE_SHARE,
+                                                seed, workers, budget)
         results += extra
         say(f"II {ii}: {'optimal' if proven else 'feasible'} from above ({len(extra)} models), "
             f"{sched.cycles} cycles")
         if proven:
             return sched, True, sched.cycles, False
-    relaxed, loose = relax_holds(problem, ii, _left(deadline) * RELAX_SHARE, seed, workers, sched)
+    relaxed, loose = relax_holds(problem, ii, max(0.1, budget.left() * RELAX_SHARE), seed,
+                                 workers, sched, budget)
     results.append(relaxed)
     say(f"II {ii}: hold relaxation {relaxed.status.value}, bound {relaxed.bound} "
         f"({relaxed.wall_time:.2f} s)")
@@ -262,11 +296,11 @@ def _solve_ii(problem: StreamingProblem, ii: int, deadline: float, seed: int, wo
         sched = _better(sched, loose, ii)
     elif loose is not None and (sched is None or sched.cycles > low):
         sched = _better(sched, _timed(problem, ii, [loose.tile[n] for n in problem.names],
-                                      deadline, seed, say), ii)
+                                      budget, seed, say), ii)
     if sched is None:
         return None, False, 0, relaxed.status is SolveStatus.INFEASIBLE
-    sched, proven, extra = close_gap(problem, ii, sched, result, _left(deadline), seed, workers,
-                                     low=low)
+    sched, proven, extra = close_gap(problem, ii, sched, result, budget.left(), seed, workers,
+                                     low=low, budget=budget)
     results += extra
     say(f"II {ii}: {'optimal' if proven else 'feasible'} after lower-bounding "
         f"({len(extra)} models), {sched.cycles} cycles")
@@ -275,10 +309,11 @@ def _solve_ii(problem: StreamingProblem, ii: int, deadline: float, seed: int, wo
     return sched, proven, bound, False
 
 
-def _timed(problem: StreamingProblem, ii: int, tiles: list[int], deadline: float, seed: int,
+def _timed(problem: StreamingProblem, ii: int, tiles: list[int], budget: WorkBudget, seed: int,
            say: Callable[[str], None]) -> StreamingSchedule | None:
-    """The timing model on fixed tiles (a warm start), in a share of the time left."""
-    timed, seconds = timing_for_layout(problem, ii, tiles, _left(deadline) * FIXED_SHARE, seed)
+    """The timing model on fixed tiles (a warm start), in a share of the budget left."""
+    timed, seconds = timing_for_layout(problem, ii, tiles, max(0.1, budget.left() * FIXED_SHARE),
+                                       seed, budget)
     say(f"II {ii}: timing of fixed tiles: {timed.cycles if timed else 'none'} ({seconds:.2f} s)")
     return timed
 
@@ -296,17 +331,18 @@ def _export(problem: StreamingProblem, ii: int, export_dir: str | None,
                         f"{export_dir}/streaming_{problem.name.replace('/', '_')}_ii{ii}.pb.txt")
 
 
-def _left(deadline: float) -> float:
-    return max(0.0, deadline - time.perf_counter())
-
-
 def sweep_ii(problem: StreamingProblem, settings: SolveSettings,
              warm: StreamingSchedule | None = None, workers: int = 1,
              progress: Callable[[str], None] | None = None,
-             explain_failure: bool = True) -> StreamingSchedule:
+             explain_failure: bool = True, budget: WorkBudget | None = None
+             ) -> StreamingSchedule:
     """Smallest II, then fewest cycles: sweep II from the lower bound with one CP-SAT model each.
 
-    ``settings.time_limit`` is one deadline for the whole sweep (see the module); per
+    ``settings.time_limit`` is one budget for the whole sweep (see the module): planned
+    seconds that every search spends as deterministic work (CP-SAT's deterministic time), so
+    the same seed gives the same schedule whatever the machine's load; the wall clock
+    (twice the plan, never past ``settings.deadline``) only caps it, and a search it cuts
+    marks ``budget`` (given: the caller's, charged with the sweep's work). Per
     II: the layout relaxation (refutes the II), then the full model, the top-down proof, the
     hold relaxation and destructive lower bounding (see the module). ``warm`` (a heuristic
     schedule) is the hint, and is returned when it beats an unproven sweep. Raises
@@ -334,22 +370,22 @@ def sweep_ii(problem: StreamingProblem, settings: SolveSettings,
     results: list[SolveResult] = []
     all_proven = True
     open_ii: list[int] = []
-    deadline = started + settings.wall_seconds()
+    if budget is None:
+        budget = planned_budget(time_limit, settings.deadline)
     last = warm.ii if warm is not None else problem.max_ii
     for ii in range(bounds["ii"], problem.max_ii + 1):
-        if _left(deadline) < LAST_SECONDS:   # the whole sweep's deadline
+        if budget.left() < LAST_SECONDS or budget.wall_out():   # the whole sweep's budget
             all_proven = False
             open_ii.append(ii)
             break
-        allowed = _left(deadline) * (1.0 if ii >= last else II_SHARE)
-        proof, tiles, budget = _layout_first(problem, ii, allowed, seed, warm)
+        at_ii = budget.share(budget.left() * (1.0 if ii >= last else II_SHARE))
+        proof, tiles = _layout_first(problem, ii, at_ii, seed, warm)
         if proof is not None:
             results.append(proof)
             say(f"II {ii}: infeasible by the layout relaxation ({proof.wall_time:.2f} s)")
             continue
         sched, optimal_at_ii, bound, refuted = _solve_ii(
-            problem, ii, time.perf_counter() + budget, seed, workers, warm, tiles, results,
-            export_dir, say)
+            problem, ii, at_ii, seed, workers, warm, tiles, results, export_dir, say, budget)
         if sched is not None:
             sched.method, sched.results = "cp-sat", results
             sched.status = "optimal" if optimal_at_ii and all_proven else "feasible"
@@ -370,7 +406,7 @@ def sweep_ii(problem: StreamingProblem, settings: SolveSettings,
     if not explain_failure:
         raise StreamingInfeasible([f"no II <= {problem.max_ii} admits a mapping (proven, "
                                    f"not explained further)"])
-    raise StreamingInfeasible(explain(problem, time_limit=min(5.0, max(0.5, _left(deadline) / 5)),
+    raise StreamingInfeasible(explain(problem, time_limit=min(5.0, max(0.5, budget.left() / 5)),
                                       seed=seed))
 
 
@@ -378,7 +414,8 @@ def sweep_ii(problem: StreamingProblem, settings: SolveSettings,
 # explanation
 # ---------------------------------------------------------------------------------------------
 def explain(problem: StreamingProblem, time_limit: float = 5.0, seed: int = 0) -> list[str]:
-    """Why no II admits a mapping: the pre-check rules, else the families whose relaxation helps.
+    """Why no II admits a mapping: the pre-check rules, else the families whose relaxation helps
+    (each relaxation solved in ``time_limit`` planned seconds of deterministic work).
 
     Examples
     --------
@@ -398,7 +435,8 @@ def explain(problem: StreamingProblem, time_limit: float = 5.0, seed: int = 0) -
     for family in relaxable:
         keep = [f for f in RULES if f != family]
         model, _ = build_cp_model(problem, ii, families=keep)
-        result = solve_model(model, time_limit=time_limit, seed=seed)
+        result = solve_model(model, time_limit=time_limit, seed=seed,
+                             budget=planned_budget(time_limit))
         if result.has_solution:
             culprits.append(f"{family}: without it a mapping exists at II {ii} "
                             f"({RULES[family]})")
