@@ -234,7 +234,7 @@ class ScheduleLevel:
                     f"begun", part.index), part.index)
             try:
                 answer = schedule_part(part, state.spec, given[0], state.cache, state.say,
-                                       given[1])
+                                       given[1], floor=plan.floor(part.nodes))
             except SdfUnmapped as exc:
                 if fresh:
                     _sdf_stages(state, part.index, exc, exc.warm)
@@ -260,7 +260,7 @@ class ScheduleLevel:
         settings, budget = _one_sdf_settings(state, plan)
         try:
             answer = schedule_sdf(plan.work, plan.work_problem, state.spec, settings, state.say,
-                                  budget=budget)
+                                  budget=budget, floor=plan.floor())
         except SdfUnmapped as exc:
             _sdf_stages(state, 0, exc, exc.warm)
             fixable = all(repair_of(r) is not None for r in exc.reasons)
@@ -420,7 +420,8 @@ def _base_metrics(graph: Graph, plan: KernelPlan | None) -> dict:
     if plan is None:
         return metrics
     bounds = plan.bounds
-    return metrics | {"ii_lower_bound": bounds["ii"], "res_ii": bounds["res_ii"],
+    return metrics | {"ii_lower_bound": max(bounds["ii"], plan.floor()),
+                      "recurrence_floor": plan.floor(), "res_ii": bounds["res_ii"],
                       "mem_ii": bounds["mem_ii"], "rec_ii": bounds["rec_ii"],
                       "critical_path": bounds["critical_path"]}
 
@@ -513,12 +514,13 @@ def _record_split(mapping: Mapping, state: StreamingState, split: SplitSchedule)
                         "src_sdf": e.src_sdf, "dst_sdf": e.dst_sdf, "distance": e.distance,
                         "variable": e.variable} for e in split.plan.af_edges]
     proven = all(s.status == "optimal" for s in split.schedules)
+    floor = state.plan.floor()   # every mapping holds the recurrence in one SDF
     mapping.metrics |= {
         "ii": mapping.ii, "sdf_ii": [s.ii for s in split.schedules],
         "cycles": split.latency, "batch": split.batch, "batch_cycles": split.batch_cycles,
         "cycles_sim": state.report.cycles, "effective_ii": round(split.effective_ii, 3),
         "status": "split, every SDF optimal" if proven else "split",
-        "proven_ii": False, "method": "cp-sat per SDF",
+        "proven_ii": bool(floor) and mapping.ii <= floor, "method": "cp-sat per SDF",
         "delay_entries": sum(sum(s.delays.values()) for s in split.schedules),
         "sdfs": len(split.schedules), "af_edges": len(split.plan.af_edges),
         "af_latency": split.af_latency}

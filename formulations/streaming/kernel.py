@@ -122,7 +122,9 @@ class KernelPlan:
     ``problem`` and ``bounds`` are the given graph's; ``work`` is the graph with its pass
     instructions (``passes``) and ``work_problem`` its problem. ``parts`` is 1 for one SDF,
     else the SDF count of ``split`` (or the next count to try). ``unmappable`` holds the
-    reasons no transformation fixes (empty when the kernel may map).
+    reasons no transformation fixes (empty when the kernel may map). ``floors`` maps each
+    recurrence (its instructions) to the II below which it is proven to have no mapping even
+    alone (:func:`~formulations.streaming.split.stuck_recurrences`): :meth:`floor`.
     """
 
     graph: Graph
@@ -139,6 +141,14 @@ class KernelPlan:
     tried: set[tuple] = field(default_factory=set)
     single_error: list[str] | None = None
     split_error: list[str] = field(default_factory=list)
+    floors: dict[tuple[str, ...], int] = field(default_factory=dict)
+
+    def floor(self, nodes: list[str] | None = None) -> int:
+        """The proven II floor of an SDF of ``nodes`` (default: the whole kernel): the
+        largest floor among the recurrences it holds (0: none)."""
+        inside = None if nodes is None else set(nodes)
+        return max((f for names, f in self.floors.items()
+                    if inside is None or inside.issuperset(names)), default=0)
 
 
 @dataclass
@@ -180,7 +190,7 @@ def plan_kernel(graph: Graph, spec: StreamingEngineSpec, settings: SolveSettings
         say(f"pass tree: {len(plan.passes)} pass instructions")
     plan.unmappable = stuck_recurrences(
         plan.work, spec, time_limit=min(settings.time_limit, RECURRENCE_PROOF_SECONDS),
-        seed=settings.seed, budget=budget)
+        seed=settings.seed, budget=budget, floors=plan.floors)
     if plan.unmappable:  # proven: neither one SDF nor any split maps it
         return plan
     if plan.passes:
@@ -218,13 +228,15 @@ def _warm_starts(graph: Graph, spec: StreamingEngineSpec, seed: int, say: Progre
 
 def schedule_sdf(graph: Graph, problem: StreamingProblem, spec: StreamingEngineSpec,
                  settings: SolveSettings, progress: Progress | None = None,
-                 explain_failure: bool = True, budget: WorkBudget | None = None) -> SdfAnswer:
+                 explain_failure: bool = True, budget: WorkBudget | None = None,
+                 floor: int = 0) -> SdfAnswer:
     """One SDF: the better warm start, then the sweep on ``settings.backend`` (``cp-sat``: the
     CP-SAT sweep with its proofs; any other backend: the MILP twin). Raises SdfUnmapped.
 
     ``budget`` (default: ``settings.time_limit`` planned seconds, capped by
     ``settings.deadline``) is spent as deterministic work: the warm starts' placement steps,
-    then the sweep's solver work (see :func:`~formulations.streaming.sweep.sweep_ii`).
+    then the sweep's solver work (see :func:`~formulations.streaming.sweep.sweep_ii`, which
+    starts at the proven ``floor``).
     """
     say = progress or _quiet
     started = time.perf_counter()
@@ -235,7 +247,8 @@ def schedule_sdf(graph: Graph, problem: StreamingProblem, spec: StreamingEngineS
     warm = min(found, key=lambda s: (s.ii, s.cycles)) if found else None
     try:
         if settings.backend == "cp-sat":
-            sched = sweep_ii(problem, settings, warm, CP_WORKERS, say, explain_failure, budget)
+            sched = sweep_ii(problem, settings, warm, CP_WORKERS, say, explain_failure, budget,
+                             floor)
         else:
             sched = sweep_milp(problem, settings, warm)
     except StreamingInfeasible as exc:
@@ -275,15 +288,16 @@ def part_key(part: SdfPart) -> tuple:
 
 def schedule_part(part: SdfPart, spec: StreamingEngineSpec, settings: SolveSettings,
                   cache: dict[tuple, SdfAnswer | SdfUnmapped],
-                  progress: Progress | None = None, budget: WorkBudget | None = None
-                  ) -> SdfAnswer:
+                  progress: Progress | None = None, budget: WorkBudget | None = None,
+                  floor: int = 0) -> SdfAnswer:
     """One part of a split, scheduled once per :func:`part_key` (``cache``) within
-    ``budget`` (see :func:`schedule_sdf`); raises SdfUnmapped."""
+    ``budget`` from the II ``floor`` (see :func:`schedule_sdf`); raises SdfUnmapped."""
     key = part_key(part)
     if key not in cache:
         try:
             answer = schedule_sdf(part.graph, problem_from_graph(part.graph, spec), spec,
-                                  settings, progress, explain_failure=False, budget=budget)
+                                  settings, progress, explain_failure=False, budget=budget,
+                                  floor=floor)
             cache[key] = answer
             (progress or _quiet)(f"SDF {part.index} ({len(part.nodes)} instructions): II "
                                  f"{answer.schedule.ii}, {answer.schedule.cycles} cycles")
@@ -326,7 +340,8 @@ def _schedule_split(plan: KernelPlan, spec: StreamingEngineSpec, settings: Solve
     cache: dict[tuple, SdfAnswer | SdfUnmapped] = {}
     while next_split(plan, spec) is not None:
         try:
-            answers = [schedule_part(p, spec, settings, cache, say) for p in plan.split.parts]
+            answers = [schedule_part(p, spec, settings, cache, say, floor=plan.floor(p.nodes))
+                       for p in plan.split.parts]
             split = finish_split(plan, [a.schedule for a in answers], spec, af_latency)
             return KernelResult(plan, answers, split)
         except StreamingInfeasible as exc:
@@ -352,7 +367,7 @@ def schedule_kernel(graph: Graph, spec: StreamingEngineSpec, settings: SolveSett
     if plan.parts == 1:
         try:
             return KernelResult(plan, [schedule_sdf(plan.work, plan.work_problem, spec,
-                                                    settings, say)])
+                                                    settings, say, floor=plan.floor())])
         except SdfUnmapped as exc:
             if any(repair_of(r) is None for r in exc.reasons):
                 raise StreamingInfeasible(exc.reasons) from None

@@ -434,7 +434,8 @@ def batch_size(plan: SplitPlan, schedules: list[StreamingSchedule], spec: Stream
 
 
 def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, time_limit: float = 5.0,
-                      seed: int = 0, budget: WorkBudget | None = None) -> list[str]:
+                      seed: int = 0, budget: WorkBudget | None = None,
+                      floors: dict[tuple[str, ...], int] | None = None) -> list[str]:
     """Recurrences no split can map: ``R2 recurrence`` reasons, one per such recurrence.
 
     A recurrence (a strongly connected component with its loop-carried edges) stays inside
@@ -445,6 +446,11 @@ def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, time_limit: float
     names the recurrence's instructions and the rules without which it would map (each
     relaxation solved in at most ``time_limit`` planned seconds of deterministic work,
     charged to ``budget`` when given).
+
+    ``floors`` (when given) receives, per recurrence that may map (its instructions in graph
+    order), the smallest II the relaxation was not proven INFEASIBLE at: a proven lower
+    bound on the II of every SDF that contains the recurrence, so of the kernel in every
+    mapping, one SDF or several (e.g. 29 for aes decrypt's round, whose RecMII is 27).
     """
     cycles = nx.DiGraph()
     cycles.add_edges_from((e.src, e.dst) for e in graph.edges if e.src != e.dst)
@@ -459,8 +465,12 @@ def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, time_limit: float
         if low > problem.max_ii:
             continue  # the pre-check already says so (R2 recurrence)
         keep = set(RULES) - {"B1 starts"}
-        if any(_mappable(problem, ii, keep, time_limit, seed, budget) is not False
-               for ii in range(low, problem.max_ii + 1)):
+        floor = next((ii for ii in range(low, problem.max_ii + 1)
+                      if _mappable(problem, ii, keep, time_limit, seed, budget) is not False),
+                     None)
+        if floor is not None:
+            if floors is not None:
+                floors[tuple(names)] = floor
             continue
         culprits = [rule for rule in sorted(keep)
                     if _mappable(problem, problem.max_ii, keep - {rule}, time_limit, seed,

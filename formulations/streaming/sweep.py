@@ -334,15 +334,17 @@ def _export(problem: StreamingProblem, ii: int, export_dir: str | None,
 def sweep_ii(problem: StreamingProblem, settings: SolveSettings,
              warm: StreamingSchedule | None = None, workers: int = 1,
              progress: Callable[[str], None] | None = None,
-             explain_failure: bool = True, budget: WorkBudget | None = None
-             ) -> StreamingSchedule:
+             explain_failure: bool = True, budget: WorkBudget | None = None,
+             floor: int = 0) -> StreamingSchedule:
     """Smallest II, then fewest cycles: sweep II from the lower bound with one CP-SAT model each.
 
     ``settings.time_limit`` is one budget for the whole sweep (see the module): planned
     seconds that every search spends as deterministic work (CP-SAT's deterministic time), so
     the same seed gives the same schedule whatever the machine's load; the wall clock
     (twice the plan, never past ``settings.deadline``) only caps it, and a search it cuts
-    marks ``budget`` (given: the caller's, charged with the sweep's work). Per
+    marks ``budget`` (given: the caller's, charged with the sweep's work). ``floor`` is an II
+    below which the SDF is already proven to have no mapping (a recurrence it holds, e.g.
+    :meth:`~formulations.streaming.kernel.KernelPlan.floor`): the sweep starts there. Per
     II: the layout relaxation (refutes the II), then the full model, the top-down proof, the
     hold relaxation and destructive lower bounding (see the module). ``warm`` (a heuristic
     schedule) is the hint, and is returned when it beats an unproven sweep. Raises
@@ -373,7 +375,7 @@ def sweep_ii(problem: StreamingProblem, settings: SolveSettings,
     if budget is None:
         budget = planned_budget(time_limit, settings.deadline)
     last = warm.ii if warm is not None else problem.max_ii
-    for ii in range(bounds["ii"], problem.max_ii + 1):
+    for ii in range(max(bounds["ii"], floor), problem.max_ii + 1):
         if budget.left() < LAST_SECONDS or budget.wall_out():   # the whole sweep's budget
             all_proven = False
             open_ii.append(ii)

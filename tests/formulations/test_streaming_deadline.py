@@ -115,7 +115,7 @@ def failing_parts(monkeypatch, spend: float, advance=None):
     (instructions, planned seconds) each part was given."""
     given: list[tuple[int, float]] = []
 
-    def schedule_part(part, spec, settings, cache, say, budget):
+    def schedule_part(part, spec, settings, cache, say, budget, floor=0):
         given.append((len(part.nodes), settings.time_limit))
         budget.spend(spend)
         if advance is not None:
@@ -133,7 +133,7 @@ def test_the_run_budget_caps_the_split_path(monkeypatch, run_budget):
     each part gets a share of what is left, and the failure says it was cut short."""
     given: list[tuple[int, float]] = []
 
-    def schedule_part(part, spec, settings, cache, say, budget):
+    def schedule_part(part, spec, settings, cache, say, budget, floor=0):
         given.append((len(part.nodes), settings.time_limit))
         budget.spend(budget.left() + 0.5)
         cache[part_key(part)] = SdfUnmapped(["T0 time limit: no mapping found"], [])
@@ -175,7 +175,7 @@ def test_one_sdf_without_a_greedy_mapping_leaves_time_for_a_split(monkeypatch):
     the run and the splits the rest; with a greedy mapping it gets the whole run."""
     given: list[float] = []
 
-    def schedule_sdf(graph, problem, spec, settings, say, budget):
+    def schedule_sdf(graph, problem, spec, settings, say, budget, floor=0):
         given.append(settings.time_limit)
         raise SdfUnmapped(["T0 time limit: no mapping found"], [])
 
@@ -183,7 +183,7 @@ def test_one_sdf_without_a_greedy_mapping_leaves_time_for_a_split(monkeypatch):
         raise StreamingInfeasible(["greedy: dead end"])
 
     monkeypatch.setattr(streaming, "schedule_sdf", schedule_sdf)
-    monkeypatch.setattr(streaming, "schedule_part", lambda *args: (_ for _ in ()).throw(
+    monkeypatch.setattr(streaming, "schedule_part", lambda *args, floor=0: (_ for _ in ()).throw(
         SdfUnmapped(["T0 time limit: no mapping found"], [])))
     options = RunOptions(time_limit=20.0, max_iterations=2)
     with pytest.raises(MappingFailed):

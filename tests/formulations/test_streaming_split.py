@@ -7,7 +7,8 @@ import pytest
 
 from benchmarks.se_generators import ifft_graph
 from formulations.solver import SolveSettings
-from formulations.streaming.kernel import finish_split, next_split, plan_kernel, schedule_part
+from formulations.streaming.kernel import (finish_split, next_split, plan_kernel, schedule_part,
+                                           schedule_sdf)
 from formulations.streaming.problem import StreamingInfeasible, precheck, problem_from_graph
 from formulations.streaming.split import (relieve_fan_out, repair_of, split_into_sdfs,
                                           stuck_recurrences)
@@ -183,3 +184,18 @@ def test_a_recurrence_larger_than_an_even_share_gets_a_part_of_its_own():
     sections, placement = _split_inputs(split)
     assert any(set(s["nodes"]) == loop for s in sections)
     assert check_split(g, SE, placement, sections, split.af_latency, split.batch).ok
+
+
+def test_a_recurrence_floor_bounds_every_mapping():
+    """The twin loops at distance 2 need II >= 3 by RecMII, but the loop alone (the
+    relaxation of every SDF that holds it) has no mapping at II 3: its floor 4 is proven for
+    one SDF and for any split. The sweep begins there, and its II is proven minimal."""
+    floors = {}
+    assert stuck_recurrences(tight_twin_loops(2), SE, time_limit=5, floors=floors) == []
+    assert floors == {("a", "b", "m"): 4}
+    settings = SolveSettings(time_limit=5)
+    plan = plan_kernel(tight_twin_loops(2), SE, settings)
+    assert plan.floor() == 4 and plan.floor(["p", "a", "out"]) == 0
+    answer = schedule_sdf(plan.work, plan.work_problem, SE, settings, floor=plan.floor())
+    assert answer.schedule.ii == 4 and answer.schedule.proven_ii
+    assert not any(r.model_name.endswith("_ii3") for r in answer.schedule.results)
