@@ -44,7 +44,7 @@ from formulations.cgra.listsched import (LARGE_KERNEL, ROUNDS, descend, eject_fr
 from formulations.cgra.milp import sweep_milp
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, lower_bounds,
                                        precheck, problem_from_graph)
-from formulations.cgra.sweep import sweep_ii
+from formulations.cgra.sweep import LAST_NODES, sweep_ii
 from formulations.cgra.work import WORK_SHARE, Work
 from formulations.solver import SolveSettings
 from hardware import CgraSpec
@@ -228,11 +228,15 @@ def _region_warm(graph: Graph, spec: CgraSpec, problem: CgraProblem, settings: S
     fraction of the size) and keep that mapping, moved onto the whole fabric, as the warm
     start when it beats ``warm`` (lower II, or the same II and shorter). Skipped when it
     cannot lower ``warm``'s II, and above ``LARGE_KERNEL`` operations. Nothing the corner's
-    run proves is kept: the sweep on the whole fabric proves its own bounds."""
+    run proves is kept: the sweep on the whole fabric proves its own bounds. Also skipped on
+    a kernel of at most ``LAST_NODES`` operations when the corner cannot reach the II bound
+    (the sweep up from the bound is what proves such a kernel's II)."""
     sub = region_spec(spec)
     corner_ii = math.ceil(problem.n / (REGION * REGION))       # its ResMII at least
+    bound = lower_bounds(problem)["ii"]
     if sub is None or problem.n > LARGE_KERNEL or (warm is not None and (
-            warm.ii <= lower_bounds(problem)["ii"] or corner_ii >= warm.ii)):
+            warm.ii <= bound or corner_ii >= warm.ii)) or (
+            problem.n <= LAST_NODES and corner_ii > bound):
         return warm                          # nothing to gain: the II is at its bound already
     try:
         inner = map_kernel(graph, sub, settings, work=work.share(work.left() * REGION_SHARE))

@@ -49,7 +49,8 @@ from hardware import CgraSpec
 from model.graph import Graph, same_iteration_cycle_rule
 
 __all__ = ["RULES", "CgraInfeasible", "CgraProblem", "problem_from_graph", "lower_bounds",
-           "precheck", "rec_ok", "slot_registers", "time_windows", "CgraSchedule", "Step"]
+           "precheck", "rec_ok", "slot_registers", "time_windows", "hop_gap", "length_bound",
+           "CgraSchedule", "Step"]
 
 #: The rule families, in the order they are explained.
 RULES = {
@@ -327,27 +328,39 @@ def _operand_registers(problem: CgraProblem) -> list[str]:
             f"hardware file)" for v in sorted(operands) if len(operands[v]) > problem.registers]
 
 
+def hop_gap(ii: int) -> int:
+    """Cycles a value needs at least between two operations at ``ii`` besides the producer's
+    latency: 1 at II 1 (one cycle slot: every operation has a PE of its own, so a value read
+    by another operation crosses at least one link, C1 + C4), else 0."""
+    return 1 if ii == 1 else 0
+
+
 def time_windows(problem: CgraProblem, ii: int, horizon: int
                  ) -> tuple[list[int], list[int]] | None:
     """Earliest and latest issue per operation at ``ii`` when every operation ends by
-    ``horizon`` (difference constraints ``t_v + d II >= t_u + latency(u)``, no hops); None
-    if they admit no schedule.
+    ``horizon`` (difference constraints ``t_v + d II >= t_u + latency(u) + gap``, the gap
+    :func:`hop_gap` between two operations, no other hops); None if they admit no schedule
+    (at II 1 this also refutes a recurrence whose latencies and one hop per edge exceed its
+    distances).
 
     >>> from hardware import load_hardware
     >>> from model.graph import Graph, Node, Edge
     >>> g = Graph("c", [Node("a"), Node("b")], [Edge("a", "b")])
-    >>> time_windows(problem_from_graph(g, load_hardware("cgra4x4")), 1, 4)
-    ([0, 1], [2, 3])
+    >>> p = problem_from_graph(g, load_hardware("cgra4x4"))
+    >>> time_windows(p, 1, 4), time_windows(p, 2, 4)
+    (([0, 2], [1, 3]), ([0, 1], [2, 3]))
     """
     lo = [0] * problem.n
     hi = [horizon - problem.latency[v] for v in range(problem.n)]
+    gap = hop_gap(ii)
     for _ in range(problem.n + 2):
         changed = False
         for u, v, d in problem.edges:
-            need = lo[u] + problem.latency[u] - d * ii
+            step = problem.latency[u] + (gap if u != v else 0) - d * ii
+            need = lo[u] + step
             if need > lo[v]:
                 lo[v], changed = need, True
-            cap = hi[v] + d * ii - problem.latency[u]
+            cap = hi[v] - step
             if cap < hi[u]:
                 hi[u], changed = cap, True
         if any(lo[v] > hi[v] for v in range(problem.n)):
@@ -355,6 +368,25 @@ def time_windows(problem: CgraProblem, ii: int, horizon: int
         if not changed:
             return lo, hi
     return None
+
+
+def length_bound(problem: CgraProblem, ii: int) -> int | None:
+    """A lower bound on the length of every mapping at ``ii``: the earliest issues of
+    :func:`time_windows` (latencies, distances and, at II 1, one hop per edge) plus
+    latencies; None when those constraints alone refute ``ii``.
+
+    >>> from hardware import load_hardware
+    >>> from model.graph import Graph, Node, Edge
+    >>> g = Graph("c", [Node("a"), Node("b"), Node("c")], [Edge("a", "b"), Edge("b", "c")])
+    >>> p = problem_from_graph(g, load_hardware("cgra4x4"))
+    >>> length_bound(p, 1), length_bound(p, 2)
+    (5, 3)
+    """
+    horizon = sum(problem.latency) + problem.n * (ii + 1) + ii
+    windows = time_windows(problem, ii, horizon)
+    if windows is None:
+        return None
+    return max((windows[0][v] + problem.latency[v] for v in range(problem.n)), default=0)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -39,13 +39,14 @@ Examples
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 from typing import Callable
 
 from formulations.cgra.model import build_full_model, model_size, solve_full
-from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, lower_bounds,
-                                       precheck)
+from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, length_bound,
+                                       lower_bounds, precheck)
 from formulations.cgra.listsched import route_fixed
 from formulations.cgra.relax import solve_relaxation
 from formulations.cgra.work import (BUILD_SECONDS, FULL_WORK_PER_SECOND, RELAX_WORK_PER_SECOND,
@@ -54,7 +55,8 @@ from formulations.solver import SolveResult, SolveSettings, SolveStatus
 from formulations.solver.cp import export_cp_model
 
 __all__ = ["sweep_ii", "length_ladder", "MAX_ROUTING_VARIABLES", "RELAX_SHARE", "LADDER_SLACK",
-           "II_SHARE", "LAST_SHARE", "LAST_NODES", "COMPACT_SECONDS", "LEAST_QUESTION"]
+           "II_SHARE", "LAST_SHARE", "LAST_NODES", "COMPACT_SECONDS", "LEAST_QUESTION",
+           "FIRST_QUESTION_SHARE", "QUESTION_SHARE"]
 
 #: Largest time-extended routing graph (registers + link uses) the full model is built for.
 MAX_ROUTING_VARIABLES = 250_000
@@ -74,6 +76,11 @@ LEAST_QUESTION = 0.2
 ROUTE_SLACK = 1
 #: Horizons tried above the relaxation's bound when no warm start has the II.
 LADDER_SLACK = 8
+#: Share of the work left for one question of the ladder: while no mapping at the II is
+#: known (the question decides the II; an unfinished one ends the ladder anyway), and once
+#: one is (the questions only shorten it; what is left goes to the next II).
+FIRST_QUESTION_SHARE = 0.9
+QUESTION_SHARE = 0.6
 
 Progress = Callable[[str], None]
 
@@ -83,9 +90,11 @@ def length_ladder(problem: CgraProblem, ii: int, low: int, high: int, work: Work
                   ) -> tuple[CgraSchedule | None, int]:
     """Horizons ``low..high``: the first mapping found and the length bound proven.
 
-    Each horizon gets 0.6 of the work left once its model is built (at least 0.5 planned
-    seconds, never more than is left; the build is charged :data:`BUILD_SECONDS` per routing
-    variable); an unfinished question ends the ladder. Returns ``(mapping or None, bound)``.
+    Each horizon gets :data:`QUESTION_SHARE` of the work left once its model is built
+    (:data:`FIRST_QUESTION_SHARE` while ``warm``, a mapping at ``ii``, is None; at least 0.5
+    planned seconds, never more than is left; the build is charged :data:`BUILD_SECONDS` per
+    routing variable); an unfinished question ends the ladder. Returns ``(mapping or None,
+    bound)``.
     """
     bound = low
     for horizon in range(low, high + 1):
@@ -94,7 +103,8 @@ def length_ladder(problem: CgraProblem, ii: int, low: int, high: int, work: Work
         if left < LEAST_QUESTION or work.over():    # not even work to build the model and ask
             break
         work.spend(build)
-        limit, steps = work.cp_limits(min(left, max(0.5, left * 0.6)), FULL_WORK_PER_SECOND)
+        share = QUESTION_SHARE if warm is not None else FIRST_QUESTION_SHARE
+        limit, steps = work.cp_limits(min(left, max(0.5, left * share)), FULL_WORK_PER_SECOND)
         result, sched = solve_full(problem, ii, horizon, limit, seed, warm=warm,
                                    deterministic_time=steps)
         work.charge(result, FULL_WORK_PER_SECOND)
@@ -129,9 +139,10 @@ def _relax(problem: CgraProblem, ii: int, work: Work, seed: int,
     work.charge(short, RELAX_WORK_PER_SECOND)
     results.append(short)             # the same question, shorter: a compact layout to route
     best = short if short.has_solution else result
+    low = math.ceil(short.bound - 1e-6) if not slack and short.bound is not None else 0
     pe = [int(best.values[v.name]) for v in rv.pe]
     t = [int(best.values[v.name]) for v in rv.t]
-    return "feasible", 0, (pe, t)
+    return "feasible", low, (pe, t)
 
 
 def _routed(problem: CgraProblem, ii: int, layout: tuple[list[int], list[int]] | None,
@@ -178,16 +189,17 @@ def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule |
         if work.left() < LEAST_QUESTION or work.over():
             break
         at_warm = warm if warm is not None and warm.ii == ii else None
-        ii_work = work.share(work.left() * _share(problem, ii, warm))
+        ii_work = work.share(work.left() * _share(problem, ii, warm, ii == bounds["ii"]))
         verdict, low, layout = _relax(problem, ii, ii_work.share(ii_work.left() * RELAX_SHARE),
                                       settings.seed, results)
         say(f"II {ii}: relaxation {verdict}" + (f", length >= {low}" if low else ""))
         if verdict == "refuted":
             ii_bound += proven
             continue
-        low = max(low, bounds["critical_path"])
-        start = _shorter(at_warm, _routed(problem, ii, layout, ii_work, settings.seed,
-                                          results, say))
+        low = max(low, length_bound(problem, ii) or 0)
+        routed = _routed(problem, ii, layout, ii_work, settings.seed, results, say) \
+            if ii > 1 else None        # at II 1 transit values fill registers it ignores
+        start = _shorter(at_warm, routed)
         if start is not None:        # a mapping at this II: the rest of the work is its own
             ii_work = work
         sched, bound = _ladder(problem, ii, low, start, ii_work, settings, results, say)
@@ -200,13 +212,16 @@ def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule |
                           f"(IIs below {ii_bound} proven impossible)"])
 
 
-def _share(problem: CgraProblem, ii: int, warm: CgraSchedule | None) -> float:
-    """Share of the time left for ``ii``: all of it at the warm start's II; on a kernel of
+def _share(problem: CgraProblem, ii: int, warm: CgraSchedule | None, lowest: bool = False
+           ) -> float:
+    """Share of the work left for ``ii``: all of it at the warm start's II; on a kernel of
     at most :data:`LAST_NODES` operations :data:`LAST_SHARE` just below it (the warm start's
-    II already has its mapping: what is left there only shortens it); else :data:`II_SHARE`."""
+    II already has its mapping: what is left there only shortens it) and at the II bound
+    (``lowest``: a mapping there proves the II, the run's target on such kernels); else
+    :data:`II_SHARE`."""
     if warm is not None and warm.ii == ii:
         return 1.0
-    below = warm is not None and warm.ii == ii + 1 and problem.n <= LAST_NODES
+    below = warm is not None and (warm.ii == ii + 1 or lowest) and problem.n <= LAST_NODES
     return LAST_SHARE if below else II_SHARE
 
 

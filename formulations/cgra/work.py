@@ -53,11 +53,12 @@ PLACE_STEPS = 680
 PLACE_EDGE_STEPS = 0.25
 #: CP-SAT deterministic time units per planned second: on the relaxation
 #: (:mod:`~formulations.cgra.relax`) and on the full model (:mod:`~formulations.cgra.model`).
-#: Measured on the relaxation and full-model solves of 5 Morpher kernels (18-52 operations)
-#: on 3 presets, solves over 0.05 s: 0.27-0.30 and 0.54-0.76 units per wall second (load 3-4.7
-#: on the 2 cores).
-RELAX_WORK_PER_SECOND = 0.3
-FULL_WORK_PER_SECOND = 0.6
+#: Measured on the relaxation and full-model solves (over 0.05 s) of the sweeps of 5 Morpher
+#: kernels (18-52 operations): relaxation 0.32-0.35 units per wall second on cgra4x4 and
+#: cgra8x8; full model 0.92-0.95 on cgra4x4, 0.97-2.0 on cgra8x8 (load about 2 on the 2 cores;
+#: 0.27-0.30 and 0.54-0.76 at load 3-4.7).
+RELAX_WORK_PER_SECOND = 0.33
+FULL_WORK_PER_SECOND = 1.5
 #: Planned seconds per routing variable for building (and decoding) a full model.
 BUILD_SECONDS = 1.0e-5
 #: Share of ``settings.time_limit`` planned as work; the rest covers what no counter sees

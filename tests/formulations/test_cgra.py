@@ -229,8 +229,8 @@ def test_operands_and_own_result_in_one_slot_refute_ii_1():
 
 def test_the_ii_just_below_the_warm_start_gets_most_of_the_time(monkeypatch):
     """The warm start's II already has its mapping, so on a small kernel the II just below it
-    gets LAST_SHARE of the time (the II question is what the run is for), an II further below
-    II_SHARE."""
+    gets LAST_SHARE of the time (the II question is what the run is for), and so does the II
+    bound (a mapping there proves the II); an II between them II_SHARE."""
     from formulations.cgra import sweep as sw
     p = problem_from_graph(kernel(), load_hardware("cgra4x4"))
     low = lower_bounds(p)["ii"]
@@ -241,13 +241,14 @@ def test_the_ii_just_below_the_warm_start_gets_most_of_the_time(monkeypatch):
         return "refuted", 0, None
 
     monkeypatch.setattr(sw, "_relax", relax)
-    for gap, share in ((1, sw.LAST_SHARE), (2, sw.II_SHARE)):
+    for gap, at, share in ((1, low, sw.LAST_SHARE), (3, low, sw.LAST_SHARE),
+                           (3, low + 1, sw.II_SHARE), (3, low + 2, sw.LAST_SHARE)):
         budgets.clear()
         warm = list_schedule(p)
         warm.ii = low + gap
         sw.sweep_ii(p, SolveSettings(time_limit=10), warm)
-        assert budgets[0][0] == low
-        assert budgets[0][1] == pytest.approx(10 * share * sw.RELAX_SHARE, abs=0.05)
+        assert budgets[at - low][0] == at
+        assert budgets[at - low][1] == pytest.approx(10 * share * sw.RELAX_SHARE, abs=0.05)
 
 
 def test_mults2_on_cgra8x8_needs_ii_2():
@@ -337,3 +338,26 @@ def test_searches_the_wall_clock_stopped_are_counted(monkeypatch):
     result = map_kernel(ring(6), spec, SolveSettings(time_limit=5))
     assert result.cut_short >= 1 and not result.schedule.proven_ii
     assert result.schedule.ii == result.baseline.ii and checked(ring(6), spec, result.schedule)
+
+
+def test_one_hop_per_edge_at_ii_1_is_a_real_bound(monkeypatch):
+    """At II 1 every operation has a PE of its own, so every edge costs its producer's latency
+    plus a hop. The length bound and the refutation this gives hold for the full model built
+    without the rule: no mapping of the small loop body ends a cycle before the bound (and
+    one ends at it on this fabric), and a two-operation recurrence over two iterations (RecMII
+    1 by latencies alone) has no II 1 mapping at all."""
+    from formulations.cgra import problem as pr
+    spec = load_hardware("cgra4x4")
+    p = problem_from_graph(kernel(), spec)
+    bound = pr.length_bound(p, 1)
+    assert bound == 9 > lower_bounds(p)["critical_path"]          # inc ld0 mul acc st + 4 hops
+    pair = Graph("pair", [Node("a", op="ADD"), Node("b", op="ADD")],
+                 [Edge("a", "b"), Edge("b", "a", distance=2)])
+    q = problem_from_graph(pair, spec)
+    assert lower_bounds(q)["rec_ii"] == 1 and pr.length_bound(q, 1) is None
+    assert pr.length_bound(q, 2) is not None
+    monkeypatch.setattr(pr, "hop_gap", lambda ii: 0)                # the model without the rule
+    assert solve_full(p, 1, bound - 1, 20)[0].status is SolveStatus.INFEASIBLE
+    result, sched = solve_full(p, 1, bound + 4, 20)
+    assert result.status is SolveStatus.OPTIMAL and sched.length == bound
+    assert solve_full(q, 1, 12, 20)[0].status is SolveStatus.INFEASIBLE
