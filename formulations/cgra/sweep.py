@@ -102,6 +102,9 @@ def length_ladder(problem: CgraProblem, ii: int, low: int, high: int, work: Work
         left = work.left() - build
         if left < LEAST_QUESTION or work.over():    # not even work to build the model and ask
             break
+        if work.wall_left() < build + LEAST_QUESTION:   # the wall cap comes first
+            work.mark_cut()
+            break
         work.spend(build)
         share = QUESTION_SHARE if warm is not None else FIRST_QUESTION_SHARE
         limit, steps = work.cp_limits(min(left, max(0.5, left * share)), FULL_WORK_PER_SECOND)
