@@ -187,6 +187,7 @@ def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule |
     bounds = lower_bounds(problem)
     results: list[SolveResult] = []
     ii_bound, proven = bounds["ii"], True
+    opened: list[tuple[int, int]] = []          # IIs whose ladder ended unanswered
     top = warm.ii if warm is not None else problem.max_ii
     for ii in range(bounds["ii"], top + 1):
         if work.left() < LEAST_QUESTION or work.over():
@@ -207,12 +208,39 @@ def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule |
             ii_work = work
         sched, bound = _ladder(problem, ii, low, start, ii_work, settings, results, say)
         if sched is not None:
+            lower = _revisit(problem, opened, sched, work, settings, results, say)
+            if lower is not None:
+                return _finish(lower[0], True, ii_bound, lower[1], results, started)
             return _finish(sched, proven, ii_bound, bound, results, started)
         proven = False
+        opened.append((ii, bound))
     if warm is not None:
         return _finish(warm, False, ii_bound, None, results, started)
     raise CgraInfeasible([f"T0 time limit: no mapping found within {settings.time_limit:g} s "
                           f"(IIs below {ii_bound} proven impossible)"])
+
+
+def _revisit(problem: CgraProblem, opened: list[tuple[int, int]], found: CgraSchedule,
+             work: Work, settings: SolveSettings, results: list[SolveResult], say: Progress
+             ) -> tuple[CgraSchedule, int] | None:
+    """The work left once ``found`` is shortened goes back to the IIs below it whose ladder
+    ended unanswered (``opened``: II and the length proven there), smallest first, their
+    questions going on from that length: a mapping there is a smaller II. Returns it with
+    its length bound, or None."""
+    for ii, low in opened:
+        if ii >= found.ii or work.left() < LEAST_QUESTION or work.over():
+            break
+        high = low + LADDER_SLACK + ii + problem.n // 2 + 2 * problem.diameter
+        while high > low and model_size(problem, ii, high) > MAX_ROUTING_VARIABLES:
+            high = low + (high - low) // 2
+        if model_size(problem, ii, high) > MAX_ROUTING_VARIABLES:
+            continue
+        sched, bound = length_ladder(problem, ii, low, high, work, settings.seed, results)
+        say(f"II {ii} again with the work left: "
+            + (f"length {sched.length}" if sched is not None else f"length >= {bound}"))
+        if sched is not None:
+            return sched, bound
+    return None
 
 
 def _share(problem: CgraProblem, ii: int, warm: CgraSchedule | None, lowest: bool = False

@@ -43,14 +43,15 @@ __all__ = ["Work", "ROUTER_STEPS_PER_SECOND", "PLACE_STEPS", "PLACE_EDGE_STEPS",
 
 #: Router steps (a PE and its out-links examined at one cycle of a route) per planned second.
 #: Calibrated by a least-squares fit of the wall time of list scheduling and descent on 7
-#: Morpher kernels (18-150 operations) on 3 presets: 0.77 us per step, 0.52 ms per operation
-#: placed, 0.19 us per candidate PE and kernel edge (load 3.5 on the 2 cores; a free core is
-#: faster, so a planned second there takes less than a wall second).
-ROUTER_STEPS_PER_SECOND = 1.3e6
+#: Morpher kernels (18-150 operations) on cgra4x4, cgra8x8 and hycube4x4 with one core free
+#: (load 1.8 on the 2 cores): 0.63 us per step, 0.096 ms per operation placed, 0.099 us per
+#: candidate PE and kernel edge; the fit is within 0.85-1.09 of every run's wall time (at
+#: load 3.5 the same work took about 1.3 times longer).
+ROUTER_STEPS_PER_SECOND = 1.6e6
 #: Router steps charged per operation placed (recurrence and candidate bookkeeping), and per
 #: candidate PE and kernel edge of that placement (its issue window reads every edge).
-PLACE_STEPS = 680
-PLACE_EDGE_STEPS = 0.25
+PLACE_STEPS = 150
+PLACE_EDGE_STEPS = 0.16
 #: CP-SAT deterministic time units per planned second: on the relaxation
 #: (:mod:`~formulations.cgra.relax`) and on the full model (:mod:`~formulations.cgra.model`).
 #: Measured on the relaxation and full-model solves (over 0.05 s) of the sweeps of 5 Morpher

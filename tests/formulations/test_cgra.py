@@ -361,3 +361,32 @@ def test_one_hop_per_edge_at_ii_1_is_a_real_bound(monkeypatch):
     result, sched = solve_full(p, 1, bound + 4, 20)
     assert result.status is SolveStatus.OPTIMAL and sched.length == bound
     assert solve_full(q, 1, 12, 20)[0].status is SolveStatus.INFEASIBLE
+
+
+def test_work_left_goes_back_to_an_unanswered_ii(monkeypatch):
+    """The ladder at the II bound ends unanswered (its share spent), the II above maps; the
+    work left then goes back to the bound's ladder, from the length it had proven, and the
+    mapping it finds there is the answer, its II proven (nothing below the bound)."""
+    from formulations.cgra import sweep as sw
+    p = problem_from_graph(kernel(), load_hardware("cgra4x4"))
+    low = lower_bounds(p)["ii"]
+    real = list_schedule(p)
+    calls: list[tuple[int, int, bool]] = []
+
+    def ladder(problem, ii, first, high, work, seed, results, warm=None):
+        calls.append((ii, first, warm is None))
+        if ii == low and len(calls) == 1:
+            return None, first + 2                  # unanswered: two horizons refuted
+        mapping = list_schedule(p)
+        mapping.ii = ii
+        return mapping, first
+
+    monkeypatch.setattr(sw, "_relax", lambda *args, **kw: ("feasible", 0, None))
+    monkeypatch.setattr(sw, "length_ladder", ladder)
+    warm = real
+    warm.ii = low + 2
+    sched = sw.sweep_ii(p, SolveSettings(time_limit=10), warm)
+    first = calls[0][1]
+    assert calls[:3] == [(low, first, True), (low + 1, calls[1][1], True),
+                         (low, first + 2, True)]
+    assert sched.ii == low and sched.proven_ii and sched.ii_bound == low
