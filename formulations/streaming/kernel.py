@@ -68,11 +68,13 @@ MOST_SDFS = 8
 #: Seconds (at most) of each model of the stuck-recurrence proof.
 RECURRENCE_PROOF_SECONDS = 5.0
 #: Planned seconds the warm starts are charged per placement step (measured 0.25-1.3 ms a
-#: step on the Morpher kernels of 10-163 instructions at II 1-32, load 2-3).
-STEP_SECONDS = 1e-3
+#: step on the Morpher kernels of 10-163 instructions at II 1-32, load 2-3; 0.41 ms on the
+#: 8,263 steps of Taylor FullPred's second SDF).
+STEP_SECONDS = 5e-4
 #: Share of an SDF's budget (in steps) its random warm start may take: 20 tries per II took
-#: 3-6 s on 60-160-instruction kernels it never mapped (2mm_unroll4, gemm_nn, dwpt FullPred).
-RANDOM_SHARE = 0.1
+#: 3-6 s on 60-160-instruction kernels it never mapped (2mm_unroll4, gemm_nn, dwpt FullPred);
+#: Taylor FullPred's second SDF needs 8,263 steps (II 31), its only warm start.
+RANDOM_SHARE = 0.2
 
 Progress = Callable[[str], None]
 
@@ -229,14 +231,14 @@ def _warm_starts(graph: Graph, spec: StreamingEngineSpec, seed: int, say: Progre
 def schedule_sdf(graph: Graph, problem: StreamingProblem, spec: StreamingEngineSpec,
                  settings: SolveSettings, progress: Progress | None = None,
                  explain_failure: bool = True, budget: WorkBudget | None = None,
-                 floor: int = 0) -> SdfAnswer:
+                 floor: int = 0, proofs: WorkBudget | None = None) -> SdfAnswer:
     """One SDF: the better warm start, then the sweep on ``settings.backend`` (``cp-sat``: the
     CP-SAT sweep with its proofs; any other backend: the MILP twin). Raises SdfUnmapped.
 
     ``budget`` (default: ``settings.time_limit`` planned seconds, capped by
     ``settings.deadline``) is spent as deterministic work: the warm starts' placement steps,
     then the sweep's solver work (see :func:`~formulations.streaming.sweep.sweep_ii`, which
-    starts at the proven ``floor``).
+    starts at the proven ``floor``; once it has a schedule, its proofs may use ``proofs``).
     """
     say = progress or _quiet
     started = time.perf_counter()
@@ -248,7 +250,7 @@ def schedule_sdf(graph: Graph, problem: StreamingProblem, spec: StreamingEngineS
     try:
         if settings.backend == "cp-sat":
             sched = sweep_ii(problem, settings, warm, CP_WORKERS, say, explain_failure, budget,
-                             floor)
+                             floor, proofs)
         else:
             sched = sweep_milp(problem, settings, warm)
     except StreamingInfeasible as exc:

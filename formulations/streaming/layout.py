@@ -36,7 +36,8 @@ from ortools.sat.python import cp_model
 
 from formulations.solver import SolveResult, SolveStatus
 from formulations.solver.backends import WorkBudget
-from formulations.streaming.model import solve_model  # its CP-SAT parameters: 2-5x faster here
+from formulations.streaming.model import (  # its CP-SAT parameters: 2-5x faster here
+    LAYOUT_WORK_PER_SECOND, solve_model)
 from formulations.streaming.problem import StreamingProblem
 
 __all__ = ["build_layout_model", "add_layout_rules", "solve_layout", "layout_refutes"]
@@ -92,7 +93,8 @@ def solve_layout(problem: StreamingProblem, ii: int, time_limit: float = 5.0,
     :func:`~formulations.streaming.model.solve_model`)."""
     model, on = build_layout_model(problem, ii)
     result = solve_model(model, time_limit=time_limit, seed=seed,
-                         variables={lit.name: lit for row in on for lit in row}, budget=budget)
+                         variables={lit.name: lit for row in on for lit in row}, budget=budget,
+                         rate=LAYOUT_WORK_PER_SECOND)
     if not result.has_solution:
         return result, None
     comp_tile = [next(t for t, lit in enumerate(row) if result.values[lit.name]) for row in on]

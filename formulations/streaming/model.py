@@ -69,7 +69,7 @@ from formulations.streaming.problem import (RULES, WINDOW_FAMILIES, StreamingPro
 
 __all__ = ["CP_PARAMS", "CpVars", "build_cp_model", "canonical_schedule", "solve_model",
            "warm_hint", "tile_hint", "decode_schedule", "reported_variables",
-           "SE_WORK_PER_SECOND", "SOLVE_CHARGE", "CHARGE_PER_CONSTRAINT", "planned_budget"]
+           "SE_WORK_PER_SECOND", "LAYOUT_WORK_PER_SECOND", "SOLVE_CHARGE", "CHARGE_PER_CONSTRAINT", "planned_budget"]
 
 @dataclass
 class CpVars:
@@ -285,14 +285,19 @@ CP_PARAMS = {"linearization_level": 0, "max_presolve_iterations": 1, "cp_model_p
 
 
 #: CP-SAT deterministic time units per planned second of the Streaming Engine's models (one
-#: worker): the project's rate (:data:`~formulations.solver.cp.CP_SAT_WORK_PER_SECOND`).
-#: Measured on this project's 2-core machine, the rate depends on the model far more than on
-#: the load: 0.27-0.39 units per wall second for the full models of aes decrypt (II 30) and
-#: 2mm_unroll4 (II 10-11) with the other core busy, 0.7-2.6 for the layout and full models
-#: of a 30-instruction random DAG at II 3-4, so a planned second is a wall second only on
-#: average; the wall-clock cap (twice the plan, never past the run's deadline) bounds the
-#: slow ones.
-SE_WORK_PER_SECOND = CP_SAT_WORK_PER_SECOND
+#: worker). Measured on this project's 2-core machine, the rate depends on the model far more
+#: than on the load: 0.27-0.39 units per wall second in the long searches of the full models
+#: of aes decrypt (II 30) and 2mm_unroll4 (II 10-11) with the other core busy, 0.5-1.4 in
+#: the first unit of the full models of ten Morpher kernels (47-163 instructions), 0.7-2.6
+#: for the layout and full models of a 30-instruction random DAG at II 3-4. At the project's
+#: 0.4 (:data:`~formulations.solver.cp.CP_SAT_WORK_PER_SECOND`) a 54 s run of Taylor
+#: FullPred spent its plan in 23 s of wall time; 0.6 is nearer the middle, and the wall-clock
+#: cap (twice the plan, never past the run's deadline) bounds the slow searches.
+SE_WORK_PER_SECOND = 0.6
+#: The same for the tile layout relaxation (:mod:`formulations.streaming.layout`), whose
+#: clauses advance CP-SAT's deterministic clock faster: 0.5-0.9 units per wall second on aes
+#: decrypt and 2mm_unroll4, 1.5-2.6 on the random DAG.
+LAYOUT_WORK_PER_SECOND = 1.2
 #: Planned seconds a solve is charged besides its search: building the model in Python, the
 #: hint check and the solver's start (at least :data:`SOLVE_CHARGE`, plus
 #: :data:`CHARGE_PER_CONSTRAINT` per constraint: building the full model of aes decrypt,
@@ -317,13 +322,14 @@ def planned_budget(seconds: float, deadline: float | None = None) -> WorkBudget:
 def solve_model(model: cp_model.CpModel, time_limit: float, seed: int = 0, workers: int = 1,
                 hint: dict | None = None, variables: dict | None = None,
                 name: str | None = None, stall: float | None = None,
-                budget: WorkBudget | None = None) -> SolveResult:
+                budget: WorkBudget | None = None, rate: float = SE_WORK_PER_SECOND
+                ) -> SolveResult:
     """:func:`~formulations.solver.solve_cp_model` with :data:`CP_PARAMS`; ``variables`` maps
     names to the variables to report (default none); ``stall`` stops the search after that
     many seconds without a better solution.
 
     With a ``budget`` the solve is planned: ``time_limit`` planned seconds become CP-SAT's
-    deterministic time (:data:`SE_WORK_PER_SECOND`, less the model's charge), the wall clock
+    deterministic time (``rate`` units a second, less the model's charge), the wall clock
     only caps it (twice the plan, never past the budget's wall), ``stall`` (a wall-clock
     rule) is not used, and the work used is charged to ``budget`` (a cut by the wall clock
     marks it and the result: :func:`~formulations.solver.cp.was_cut_short`). Same seed,
@@ -338,10 +344,10 @@ def solve_model(model: cp_model.CpModel, time_limit: float, seed: int = 0, worke
     cap = max(1e-3, min(wall_cap(time_limit), budget.wall - time.monotonic()))
     result = solve_cp_model(model, time_limit=cap, seed=seed, workers=workers,
                             hint=hint or None, variables=variables or {}, name=name,
-                            params=CP_PARAMS, deterministic_time=work * SE_WORK_PER_SECOND)
+                            params=CP_PARAMS, deterministic_time=work * rate)
     used = work_of(result)
     if used is not None:   # the solver's planned seconds, in this module's units
-        used = min(work, used * CP_SAT_WORK_PER_SECOND / SE_WORK_PER_SECOND)
+        used = min(work, used * CP_SAT_WORK_PER_SECOND / rate)
     budget.spend(charge + (work if used is None else used))
     cut = (result.status not in (SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE)
            and result.wall_time >= 0.95 * cap)     # the wall clock, not the work, stopped it

@@ -335,19 +335,17 @@ def sweep_ii(problem: StreamingProblem, settings: SolveSettings,
              warm: StreamingSchedule | None = None, workers: int = 1,
              progress: Callable[[str], None] | None = None,
              explain_failure: bool = True, budget: WorkBudget | None = None,
-             floor: int = 0) -> StreamingSchedule:
+             floor: int = 0, proofs: WorkBudget | None = None) -> StreamingSchedule:
     """Smallest II, then fewest cycles: sweep II from the lower bound with one CP-SAT model each.
 
-    ``settings.time_limit`` is one budget for the whole sweep (see the module): planned
-    seconds that every search spends as deterministic work (CP-SAT's deterministic time), so
-    the same seed gives the same schedule whatever the machine's load; the wall clock
-    (twice the plan, never past ``settings.deadline``) only caps it, and a search it cuts
-    marks ``budget`` (given: the caller's, charged with the sweep's work). ``floor`` is an II
-    below which the SDF is already proven to have no mapping (a recurrence it holds, e.g.
-    :meth:`~formulations.streaming.kernel.KernelPlan.floor`): the sweep starts there. Per
-    II: the layout relaxation (refutes the II), then the full model, the top-down proof, the
-    hold relaxation and destructive lower bounding (see the module). ``warm`` (a heuristic
-    schedule) is the hint, and is returned when it beats an unproven sweep. Raises
+    ``settings.time_limit`` planned seconds (or ``budget``, the caller's) are the whole
+    sweep's deterministic work (see the module). ``floor``: an II below which the SDF is
+    proven to have no mapping (:meth:`~formulations.streaming.kernel.KernelPlan.floor`), where
+    the sweep starts. Once an II has a schedule, its proofs may use all of ``proofs``
+    (default the sweep's budget). Per II: the layout relaxation (refutes the II), the full
+    model, the top-down proof, the hold relaxation and destructive lower bounding (see the
+    module). ``warm`` (a heuristic schedule) is the hint, and is returned when it beats an
+    unproven sweep. Raises
     :class:`StreamingInfeasible` (with :func:`explain`'s reasons unless ``explain_failure`` is
     False) when no II up to ``max_ii`` admits a mapping.
 
@@ -387,7 +385,8 @@ def sweep_ii(problem: StreamingProblem, settings: SolveSettings,
             say(f"II {ii}: infeasible by the layout relaxation ({proof.wall_time:.2f} s)")
             continue
         sched, optimal_at_ii, bound, refuted = _solve_ii(
-            problem, ii, at_ii, seed, workers, warm, tiles, results, export_dir, say, budget)
+            problem, ii, at_ii, seed, workers, warm, tiles, results, export_dir, say,
+            budget if proofs is None else proofs)
         if sched is not None:
             sched.method, sched.results = "cp-sat", results
             sched.status = "optimal" if optimal_at_ii and all_proven else "feasible"
