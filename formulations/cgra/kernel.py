@@ -173,30 +173,33 @@ def _second_chance(graph: Graph, spec: CgraSpec, problem: CgraProblem,
                    settings: SolveSettings, work: Work, say: Callable[[str], None],
                    note: str) -> tuple[CgraSchedule | None, str]:
     """The baseline found nothing: on a kernel of more than :data:`SECOND_NODES` operations
-    the sweep rarely maps from nothing (its relaxation alone takes seconds), so the baseline
-    gets
-    :data:`EJECT_SPLIT` x :data:`SECOND_SHARE` of the time left, with other seeds, before the
-    sweep, and when that fails too, iterative modulo scheduling with ejection from ``max_ii``
-    down (:data:`EJECT_SHARE` of what is left then; on a fabric larger than :data:`REGION` x
-    :data:`REGION`, on its corner, :func:`region_spec`, whose candidates are fewer)."""
+    the sweep rarely maps from nothing (its relaxation alone takes seconds), so list
+    scheduling gets :data:`EJECT_SPLIT` x :data:`SECOND_SHARE` of the work left, with other
+    seeds, before the sweep (on a fabric larger than :data:`REGION` x :data:`REGION`:
+    :data:`SECOND_SHARE` on its corner, :func:`region_spec`, whose candidates are fewer and
+    whose mappings are the whole fabric's: fix_fft_npb on cgra8x8), and when that fails too,
+    iterative modulo scheduling with ejection from ``max_ii`` down (:data:`EJECT_SHARE` of
+    what is left then; on the corner too)."""
     if problem.n <= SECOND_NODES:
         return None, note
+    sub = region_spec(spec)
+    target = problem if sub is None else problem_from_graph(graph, sub)
+    where = "" if sub is None else f"the {sub.rows} x {sub.cols} corner"
+    split = EJECT_SPLIT if target is problem else 1.0
     try:
-        baseline = list_schedule(problem, settings.seed + ROUNDS,
-                                 work=work.share(work.left() * SECOND_SHARE * EJECT_SPLIT))
+        baseline = list_schedule(target, settings.seed + ROUNDS,
+                                 work=work.share(work.left() * SECOND_SHARE * split))
     except CgraInfeasible as exc:
         note += "; " + "; ".join(exc.reasons)
         left = work.left()
-        sub = region_spec(spec)
-        target = problem if sub is None else problem_from_graph(graph, sub)
         baseline = eject_from_top(target, work.share(left * EJECT_SHARE), settings.seed,
                                   progress=say)
-        if baseline is not None and target is not problem:
-            baseline = _moved(problem, target, baseline, f"the {sub.rows} x {sub.cols} corner")
         if baseline is None:
             return None, (f"{note}; iterative modulo scheduling (ejection) from II "
                           f"{problem.max_ii} down found no mapping in "
                           f"{left * EJECT_SHARE:.1f} s")
+    if target is not problem:
+        baseline = _moved(problem, target, baseline, where)
     say(f"list scheduling (second chance): II {baseline.ii}, length {baseline.length}, "
         f"{baseline.method}")
     return baseline, ""

@@ -49,14 +49,14 @@ from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule
                                        lower_bounds, precheck)
 from formulations.cgra.listsched import route_fixed
 from formulations.cgra.relax import solve_relaxation
-from formulations.cgra.work import (BUILD_SECONDS, FULL_WORK_PER_SECOND, RELAX_WORK_PER_SECOND,
-                                   Work)
+from formulations.cgra.work import (BUILD_SECONDS, FULL_WORK_PER_SECOND, RELAX_BUILD_SECONDS,
+                                   RELAX_WORK_PER_SECOND, Work)
 from formulations.solver import SolveResult, SolveSettings, SolveStatus
 from formulations.solver.cp import export_cp_model
 
 __all__ = ["sweep_ii", "length_ladder", "MAX_ROUTING_VARIABLES", "RELAX_SHARE", "LADDER_SLACK",
            "II_SHARE", "LAST_SHARE", "LAST_NODES", "COMPACT_SECONDS", "LEAST_QUESTION",
-           "FIRST_QUESTION_SHARE", "QUESTION_SHARE"]
+           "FIRST_QUESTION_SHARE", "QUESTION_SHARE", "relax_build"]
 
 #: Largest time-extended routing graph (registers + link uses) the full model is built for.
 MAX_ROUTING_VARIABLES = 250_000
@@ -125,7 +125,8 @@ def _relax(problem: CgraProblem, ii: int, work: Work, seed: int,
     """The relaxation at ``ii`` within ``work``: ``("refuted" | "bound" | "open", length
     bound, its PEs and cycles or None)``. With ``slack`` it is a placement heuristic, not a
     bound. The compact layout after it gets :data:`COMPACT_SECONDS` at most (half the
-    share), charged to the enclosing budget."""
+    share), charged to the enclosing budget, as is the model's build."""
+    work.spend(relax_build(problem))
     limit, steps = work.cp_limits(max(LEAST_QUESTION, work.left()), RELAX_WORK_PER_SECOND)
     result, rv = solve_relaxation(problem, ii, limit, seed, slack=slack, objective=False,
                                   deterministic_time=steps)
@@ -146,6 +147,12 @@ def _relax(problem: CgraProblem, ii: int, work: Work, seed: int,
     pe = [int(best.values[v.name]) for v in rv.pe]
     t = [int(best.values[v.name]) for v in rv.t]
     return "feasible", low, (pe, t)
+
+
+def relax_build(problem: CgraProblem) -> float:
+    """Planned seconds charged for building one relaxation (:data:`RELAX_BUILD_SECONDS` per
+    operation-or-value and PE)."""
+    return RELAX_BUILD_SECONDS * (problem.n + len(problem.nets)) * problem.pe_count
 
 
 def _routed(problem: CgraProblem, ii: int, layout: tuple[list[int], list[int]] | None,
@@ -191,6 +198,9 @@ def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule |
     top = warm.ii if warm is not None else problem.max_ii
     for ii in range(bounds["ii"], top + 1):
         if work.left() < LEAST_QUESTION or work.over():
+            break
+        if work.wall_left() < relax_build(problem) + LEAST_QUESTION:    # the cap comes first
+            work.mark_cut()
             break
         at_warm = warm if warm is not None and warm.ii == ii else None
         ii_work = work.share(work.left() * _share(problem, ii, warm, ii == bounds["ii"]))

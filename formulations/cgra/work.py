@@ -39,7 +39,7 @@ from formulations.solver.cp import CP_SAT_WORK_PER_SECOND, was_cut_short, work_o
 
 __all__ = ["Work", "ROUTER_STEPS_PER_SECOND", "PLACE_STEPS", "PLACE_EDGE_STEPS",
            "RELAX_WORK_PER_SECOND", "FULL_WORK_PER_SECOND",
-           "BUILD_SECONDS", "WORK_SHARE", "WALL_CHECK"]
+           "BUILD_SECONDS", "RELAX_BUILD_SECONDS", "WORK_SHARE", "WALL_CHECK"]
 
 #: Router steps (a PE and its out-links examined at one cycle of a route) per planned second.
 #: Calibrated by a least-squares fit of the wall time of list scheduling and descent on 7
@@ -60,8 +60,11 @@ PLACE_EDGE_STEPS = 0.16
 #: 0.27-0.30 and 0.54-0.76 at load 3-4.7).
 RELAX_WORK_PER_SECOND = 0.33
 FULL_WORK_PER_SECOND = 1.5
-#: Planned seconds per routing variable for building (and decoding) a full model.
+#: Planned seconds per routing variable for building (and decoding) a full model, and per
+#: operation-or-value and PE for building a relaxation (adpcm_decoder's on cgra8x8, 85
+#: operations and 85 values on 64 PEs, took 0.2-0.5 s outside CP-SAT).
 BUILD_SECONDS = 1.0e-5
+RELAX_BUILD_SECONDS = 3.0e-5
 #: Share of ``settings.time_limit`` planned as work; the rest covers what no counter sees
 #: (indexing the kernel, pre-checks, the relaxation's build) and moderate load.
 WORK_SHARE = 0.85
