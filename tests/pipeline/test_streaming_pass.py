@@ -190,3 +190,18 @@ def test_a_split_is_a_feedback_round_of_the_cut_level():
     assert len(state.split.schedules) == 2 and state.report.ok
     m = map_streaming(chain, SE, RunOptions(time_limit=2))
     assert m.trace == [] and m.metrics["feedback_rounds"] == 0 and m.metrics["sdfs"] == 1
+
+
+def test_a_split_that_meets_its_recurrence_floor_has_its_ii_proven():
+    """101 instructions (more than se16's 96 slots) split into SDFs; the twin loops at
+    distance 2 need II >= 3 by RecMII but have no mapping at II 3 even alone (floor 4), and
+    the loop lives in one SDF in every mapping: the split at II 4 is proven minimal, and the
+    bound shown is that floor, not the whole kernel's ResMII (7), which bounds only one SDF."""
+    nodes = [Node(n) for n in ("p", "a", "b", "m", "out")] + [Node(f"c{i}") for i in range(96)]
+    edges = [Edge("p", "a"), Edge("p", "b"), Edge("a", "m"), Edge("b", "m"), Edge("a", "out"),
+             Edge("m", "a", distance=2), Edge("m", "b", distance=2), Edge("out", "c0")]
+    edges += [Edge(f"c{i}", f"c{i + 1}") for i in range(95)]
+    m = map_streaming(Graph("twins_and_chain", nodes, edges), SE, RunOptions(time_limit=20))
+    assert m.metrics["sdfs"] >= 2 and m.metrics["rec_ii"] == 3
+    assert m.metrics["recurrence_floor"] == 4 == m.ii
+    assert m.metrics["proven_ii"] is True and m.metrics["ii_lower_bound"] == 4
