@@ -38,7 +38,7 @@ import numpy as np
 
 from ._cpsat_linear import cpsat_solve
 from ._highs import HIGHS_NODES_PER_SECOND, backend_solve
-from .cp import CP_SAT_WORK_PER_SECOND, annotate, was_cut_short, work_of
+from .cp import CP_SAT_WORK_PER_SECOND, annotate, solve_cp_model, was_cut_short, work_of
 from ._ortools_lp import cbc_solve, scip_solve, solver_available
 from ._pyomo import pyomo_available, pyomo_solve, pyomo_solvers
 from .arrays import ModelArrays, check_hint
@@ -361,6 +361,41 @@ def solve_planned(model, backend: str, seconds: float, budget: WorkBudget | None
     if budget is not None:
         used = work_of(result)
         budget.spend(seconds if used is None else min(seconds, overhead + used))
+        if was_cut_short(result):
+            budget.mark_cut()
+    return result
+
+
+def solve_cp_planned(model, seconds: float, budget: WorkBudget | None = None,
+                     rate: float = CP_SAT_WORK_PER_SECOND, charge: float = 0.0, seed: int = 0,
+                     workers: int = 1, hint: Mapping | None = None,
+                     variables: Any = None, name: str | None = None,
+                     params: Mapping[str, Any] | None = None) -> SolveResult:
+    """:func:`solve_planned` for a CP-SAT ``model`` (a ``CpModel`` with CP constraints): its
+    ``seconds`` less ``charge`` (what building it cost, in planned seconds) become CP-SAT's
+    deterministic time at ``rate`` units per planned second (a model family's own
+    calibration); the wall clock (:func:`wall_cap`, never past ``budget``'s wall) only caps
+    it. The charge and the work used are charged to ``budget``, and a cut by the wall clock
+    marks it (:func:`~formulations.solver.cp.was_cut_short`).
+
+    >>> from ortools.sat.python import cp_model
+    >>> m = cp_model.CpModel(); x = m.new_int_var(0, 3, "x"); m.maximize(x)
+    >>> b = WorkBudget(1.0, wall=time.monotonic() + 60)
+    >>> r = solve_cp_planned(m, 0.5, b, charge=0.1)
+    >>> r.status.name, 0.1 <= b.spent <= 0.5, b.cut_short
+    ('OPTIMAL', True, False)
+    """
+    work = max(MIN_CHARGE, seconds - charge)
+    cap = wall_cap(seconds)
+    if budget is not None:
+        cap = max(1e-3, min(cap, budget.wall - time.monotonic()))
+    result = solve_cp_model(model, time_limit=cap, seed=seed, workers=workers, hint=hint,
+                            variables=variables, name=name, params=params,
+                            deterministic_time=work * rate)
+    if budget is not None:
+        used = work_of(result)       # in CP_SAT_WORK_PER_SECOND units: back to this rate's
+        budget.spend(charge + (work if used is None else
+                               min(work, used * CP_SAT_WORK_PER_SECOND / rate)))
         if was_cut_short(result):
             budget.mark_cut()
     return result

@@ -59,9 +59,8 @@ import networkx as nx
 from ortools.sat.python import cp_model
 
 from formulations.solver import SolveResult
-from formulations.solver.backends import WorkBudget, wall_cap
-from formulations.solver import SolveStatus
-from formulations.solver.cp import CP_SAT_WORK_PER_SECOND, annotate, solve_cp_model, work_of
+from formulations.solver.backends import WorkBudget, solve_cp_planned, wall_cap
+from formulations.solver.cp import solve_cp_model
 from formulations.streaming.bounds import cycle_bound, issue_windows
 from formulations.streaming.problem import (RULES, WINDOW_FAMILIES, StreamingProblem,
                                             StreamingSchedule, asap_and_tail, default_horizon,
@@ -328,8 +327,10 @@ def solve_model(model: cp_model.CpModel, time_limit: float, seed: int = 0, worke
     names to the variables to report (default none); ``stall`` stops the search after that
     many seconds without a better solution.
 
-    With a ``budget`` the solve is planned: ``time_limit`` planned seconds become CP-SAT's
-    deterministic time (``rate`` units a second, less the model's charge), the wall clock
+    With a ``budget`` the solve is planned
+    (:func:`~formulations.solver.backends.solve_cp_planned`): ``time_limit`` planned seconds
+    become CP-SAT's deterministic time (``rate`` units a second, less the model's charge),
+    the wall clock
     only caps it (twice the plan, never past the budget's wall), ``stall`` (a wall-clock
     rule) is not used, and the work used is charged to ``budget`` (a cut by the wall clock
     marks it and the result: :func:`~formulations.solver.cp.was_cut_short`). Same seed,
@@ -340,20 +341,9 @@ def solve_model(model: cp_model.CpModel, time_limit: float, seed: int = 0, worke
                               hint=hint or None, variables=variables or {}, name=name,
                               params=CP_PARAMS, stall=stall)
     charge = SOLVE_CHARGE + CHARGE_PER_CONSTRAINT * len(model.proto.constraints)
-    work = max(SOLVE_CHARGE, time_limit - charge)
-    cap = max(1e-3, min(wall_cap(time_limit), budget.wall - time.monotonic()))
-    result = solve_cp_model(model, time_limit=cap, seed=seed, workers=workers,
-                            hint=hint or None, variables=variables or {}, name=name,
-                            params=CP_PARAMS, deterministic_time=work * rate)
-    used = work_of(result)
-    if used is not None:   # the solver's planned seconds, in this module's units
-        used = min(work, used * CP_SAT_WORK_PER_SECOND / rate)
-    budget.spend(charge + (work if used is None else used))
-    cut = (result.status not in (SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE)
-           and result.wall_time >= 0.95 * cap)     # the wall clock, not the work, stopped it
-    if cut:
-        budget.mark_cut()
-    return annotate(result, work_of(result), cut)
+    return solve_cp_planned(model, max(time_limit, charge + SOLVE_CHARGE), budget, rate=rate,
+                            charge=charge, seed=seed, workers=workers, hint=hint or None,
+                            variables=variables or {}, name=name, params=CP_PARAMS)
 
 
 def warm_hint(problem: StreamingProblem, cp: CpVars, warm: StreamingSchedule | None, ii: int
