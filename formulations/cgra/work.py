@@ -35,6 +35,7 @@ from __future__ import annotations
 import time
 
 from formulations.solver import SolveResult
+from formulations.solver.backends import WorkBudget
 from formulations.solver.cp import CP_SAT_WORK_PER_SECOND, was_cut_short, work_of
 
 __all__ = ["Work", "ROUTER_STEPS_PER_SECOND", "PLACE_STEPS", "PLACE_EDGE_STEPS",
@@ -73,14 +74,15 @@ WORK_SHARE = 0.85
 WALL_CHECK = 0.01
 
 
-class Work:
-    """A search's budget: ``seconds`` planned, spent as counted work; ``wall`` the
-    ``time.monotonic()`` cap. :meth:`share` hands a part of it to a sub-search (what the part
-    spends counts for the whole too). ``cuts`` counts the searches within it that the wall
-    clock stopped before their work was spent."""
+class Work(WorkBudget):
+    """A search's budget (:class:`~formulations.solver.backends.WorkBudget`: ``seconds``
+    planned, spent as counted work, ``wall`` the ``time.monotonic()`` cap, :meth:`share` for
+    a sub-search) with what the CGRA path's searches add: :meth:`over` reads the clock only
+    every :data:`WALL_CHECK` of work, and ``cuts`` counts the searches within it that the
+    wall clock stopped before their work was spent."""
 
     def __init__(self, seconds: float, wall: float, parent: "Work | None" = None):
-        self.seconds, self.spent, self.wall, self.parent = float(seconds), 0.0, wall, parent
+        super().__init__(float(seconds), wall, parent)
         self.cut, self.cuts = False, 0
         self.read_at = -WALL_CHECK        # work spent when the wall clock was last read
 
@@ -94,17 +96,6 @@ class Work:
     def left(self) -> float:
         """Planned seconds not spent yet (never below 0)."""
         return max(0.0, self.seconds - self.spent)
-
-    def spend(self, seconds: float) -> None:
-        """Count ``seconds`` of work here and in every enclosing budget."""
-        node: Work | None = self
-        while node is not None:
-            node.spent += seconds
-            node = node.parent
-
-    def share(self, seconds: float) -> "Work":
-        """A sub-budget of ``seconds`` (at most what is left), with the same wall cap."""
-        return Work(min(seconds, self.left()), self.wall, self)
 
     def wall_left(self) -> float:
         """Wall-clock seconds until the cap (never below 0)."""
@@ -134,6 +125,7 @@ class Work:
         node: Work | None = self
         while node is not None:
             node.cuts += 1
+            node.cut_short = True
             node = node.parent
 
     def cp_limits(self, seconds: float, rate: float) -> tuple[float, float]:

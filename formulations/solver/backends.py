@@ -116,7 +116,8 @@ class WorkBudget:
         return False
 
     def share(self, seconds: float) -> "WorkBudget":
-        return WorkBudget(min(seconds, self.left()), self.wall, self)
+        """A part of ``seconds`` (at most what is left), of the same kind, same wall cap."""
+        return type(self)(min(seconds, self.left()), self.wall, self)
 
 
 def work_options(backend: str, seconds: float) -> dict[str, Any]:
