@@ -1,5 +1,7 @@
-"""Shared fixtures: where the real graphs live (skipped cleanly when absent), fabrics."""
+"""Shared fixtures: where the real graphs live (skipped cleanly when absent), fabrics, a
+machine that stalls before the CGRA sweep."""
 
+import time
 from pathlib import Path
 
 import pytest
@@ -28,3 +30,18 @@ def plasticine():
     """The ``plasticine`` preset's fabric (built once)."""
     from hardware import build_fabric, load_hardware
     return build_fabric(load_hardware("plasticine"))
+
+
+@pytest.fixture
+def stall_before_cgra_sweep(monkeypatch):
+    """The machine stalls 1000 s on the wall clock just before the CGRA II sweep starts (a
+    wall-clock cap then stops it, whatever its planned work)."""
+    from formulations.cgra import kernel
+    real_sweep, real_clock, stall = kernel.sweep_ii, time.monotonic, [0.0]
+    monkeypatch.setattr(time, "monotonic", lambda: real_clock() + stall[0])
+
+    def stalled(*args):
+        stall[0] = 1000.0
+        return real_sweep(*args)
+
+    monkeypatch.setattr(kernel, "sweep_ii", stalled)

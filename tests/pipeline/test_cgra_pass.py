@@ -85,24 +85,13 @@ def test_a_morpher_kernel_maps_and_is_executed():
     assert m.ii <= m.metrics["baseline_ii"]
 
 
-def test_run_counts_the_searches_the_wall_clock_cut_short(monkeypatch):
+def test_run_counts_the_searches_the_wall_clock_cut_short(request):
     """mapping.json's ``run.cut_short`` (and ``metrics.cut_short``) is 0 on a normal run and
     counts the sweep the wall clock stopped when the machine stalls before it."""
-    import time
-
-    from formulations.cgra import kernel as k
     spec = load_hardware("cgra4x4")
     m = map_cgra(loop(), spec, RunOptions(time_limit=10))
     assert m.run["cut_short"] == 0 == m.metrics["cut_short"] and m.metrics["work_seconds"] > 0
-    real_sweep, real_clock = k.sweep_ii, time.monotonic
-    stall = [0.0]
-    monkeypatch.setattr(time, "monotonic", lambda: real_clock() + stall[0])
-
-    def stalled(*args):
-        stall[0] = 1000.0
-        return real_sweep(*args)
-
-    monkeypatch.setattr(k, "sweep_ii", stalled)
+    request.getfixturevalue("stall_before_cgra_sweep")
     late = map_cgra(loop(), spec, RunOptions(time_limit=10))
     assert late.status == "mapped" and late.metrics["cut_short"] >= 1
     assert late.run["cut_short"] >= 1
