@@ -359,11 +359,15 @@ class _Attempt:
         if best is None:
             return False
         _, pe, t, paths = best
+        self.occupy(v, pe, t, paths)
+        return True
+
+    def occupy(self, v: int, pe: int, t: int, paths: dict) -> None:
+        """Put ``v`` on ``pe`` at cycle ``t`` with its operands' routed ``paths``."""
         self.pe[v], self.t[v] = pe, t
         self.busy.add((pe, t % self.ii))
         for (u, w, d), path in sorted(paths.items()):
             self.router.add(u, (u, w, d), path)
-        return True
 
     def charge(self, v: int) -> None:
         """Count the bookkeeping of placing ``v``: :data:`PLACE_STEPS` router steps, and
@@ -442,10 +446,7 @@ class _Attempt:
         cost, paths = self.route_cost(v, pe, t)
         if cost == float("inf"):
             return None
-        self.pe[v], self.t[v] = pe, t
-        self.busy.add((pe, t % self.ii))
-        for (u, w, d), path in sorted(paths.items()):
-            self.router.add(u, (u, w, d), path)
+        self.occupy(v, pe, t, paths)
         return out
 
     def negotiate(self, rounds: int) -> bool:
