@@ -30,7 +30,7 @@ from pipeline.streaming import map_streaming
 from sim.check import CheckReport
 from sim.perf import simulate_mapping
 
-__all__ = ["map_graph"]
+__all__ = ["map_graph", "may_use_workers"]
 
 
 Progress = Callable[[str], None]
@@ -72,8 +72,7 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
         with state.workers:
             if options.scheduler is not None:   # an unreachable cluster is said before any work
                 state.workers.client()
-            elif _sections_at_least(state.graph, state.cap) > 1 and \
-                    _place_route_seconds(options.time_limit) >= PARALLEL_MIN_SECONDS:
+            elif _sections_at_least(state.graph, state.cap) > 1 and may_use_workers(options):
                 state.workers.start_soon()      # they boot while the sections are cut
             run_levels(state, levels, max_iterations=options.max_iterations)
     except Unresolvable as exc:
@@ -115,6 +114,13 @@ def _record_performance(mapping: Mapping, graph: Graph, spec, budget: Budget,
     mapping.metrics |= report.metrics()
     for section, row in zip(mapping.sections, report.section_rows()):
         section["perf"] = row
+
+
+def may_use_workers(options: RunOptions) -> bool:
+    """Whether an RDU run with ``options`` may start local workers (a graph of several
+    sections): more than one asked for, and a budget whose sections are worth them."""
+    return options.scheduler is None and options.workers > 1 and \
+        _place_route_seconds(options.time_limit) >= PARALLEL_MIN_SECONDS
 
 
 def _place_route_seconds(time_limit: float) -> float:

@@ -61,7 +61,7 @@ LOCAL_RETRIES = 1
 PARALLEL_MIN_SECONDS = 8.0
 #: Planned seconds of a batch of solves (a cut's seeds, sections' balancing) from which they
 #: run at once on workers that are up, rather than here one after another.
-BATCH_PARALLEL_SECONDS = 1.0
+BATCH_PARALLEL_SECONDS = 0.25
 #: How often a batch begun here while the workers boot looks whether they are up (seconds).
 BOOT_POLL_SECONDS = 0.05
 

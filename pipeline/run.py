@@ -22,9 +22,9 @@ from hardware import DEFAULT_PRESET, InputError, build_fabric, load_hardware, pr
 from model.importers import FORMATS, load_graph
 from model.mapping import Mapping, write_mapping
 from pipeline.cost_model import COST_MODELS
-from pipeline.cluster import default_workers
+from pipeline.cluster import default_workers, warm_up
 from pipeline.feedback import CheckerRejected, MappingFailed
-from pipeline.flow import map_graph
+from pipeline.flow import map_graph, may_use_workers
 from pipeline.options import (BACKEND_REASONS, DEFAULT_BACKENDS, RunOptions, parse_backends,
                               parse_dims)
 from pipeline.outputs import prepare_export_dir, prepare_out_dir, remove_stale_outputs
@@ -146,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     console = _Console(args.quiet, args.verbose)
     try:
         options = _options(args)
+        if may_use_workers(options):
+            warm_up()          # the workers' imports run while the graph loads
         out = prepare_out_dir(args.out)
         prepare_export_dir(args.export_models)
         graph = load_graph(args.graph, args.format, batch=options.batch, dims=options.dims)
