@@ -36,21 +36,17 @@ divides by the vector network's channels (the scalar network has more).
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections import Counter
 from pathlib import Path
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.collections import LineCollection, PatchCollection  # noqa: E402
-
-from model.mapping import Mapping  # noqa: E402
-from pipeline.outputs import save_figure  # noqa: E402
-from pipeline.report import section_wirelength  # noqa: E402
+from model.mapping import Mapping
+from pipeline.outputs import save_figure
+from pipeline.report import section_wirelength
 
 __all__ = ["draw_section", "draw_nets", "draw_congestion", "draw_mapping", "draw_streaming",
            "draw_cgra",
@@ -60,6 +56,16 @@ _COLOURS = {"pcu": "#4c72b0", "pmu": "#55a868", "fcmu": "#8172b2", "agcu": "#8c8
 _OVERFULL = (0.85, 0.1, 0.1, 1.0)
 #: The three pictures of a section, by file-name suffix (pipeline.outputs knows these names).
 _KINDS = ("", "_nets", "_congestion")
+
+
+@functools.cache
+def _pyplot():
+    """pyplot on the Agg backend (files, no display), imported by the first picture as
+    networkx's drawing functions do: a run without pictures never loads matplotlib (0.3 s)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
 
 
 def link_loads(mapping: Mapping, section: int) -> Counter:
@@ -90,6 +96,7 @@ def _placed(mapping: Mapping, section: int) -> dict[str, str]:
 
 
 def _grid_axes(fabric, title: str):
+    plt = _pyplot()
     spec = fabric.spec
     fig, ax = plt.subplots(figsize=(min(14, 2 + spec.cols * 0.45), min(14, 2 + spec.rows * 0.45)))
     ax.set_xlim(-1, spec.cols + 1)
@@ -102,6 +109,8 @@ def _grid_axes(fabric, title: str):
 
 def _draw_sites(ax, fabric, placed: dict[str, str]) -> None:
     """Every unit site as a square, filled when used (one collection: fast on big chips)."""
+    from matplotlib.collections import PatchCollection
+    plt = _pyplot()
     squares = [plt.Rectangle((s.x - 0.35, s.y - 0.35), 0.7, 0.7) for s in fabric.sites]
     faces = [_COLOURS.get(s.unit, "#cccccc") if s.id in placed else "white" for s in fabric.sites]
     edges = [_COLOURS.get(s.unit, "#999999") for s in fabric.sites]
@@ -115,6 +124,7 @@ def _link_segments(fabric, links) -> list:
 
 
 def _finish(fig, path: str | os.PathLike) -> None:
+    plt = _pyplot()
     fig.tight_layout()
     save_figure(fig, path)
     plt.close(fig)
@@ -122,6 +132,8 @@ def _finish(fig, path: str | os.PathLike) -> None:
 
 def draw_section(mapping: Mapping, fabric, section: int, path: str | os.PathLike) -> None:
     """Draw one section's placement and routes on the grid to ``path`` (SVG or PNG)."""
+    from matplotlib.collections import LineCollection
+    plt = _pyplot()
     placed = _placed(mapping, section)
     load = link_loads(mapping, section)
     caption = _wirelength_caption(mapping, section, sum(load.values()))
@@ -146,6 +158,7 @@ def draw_section(mapping: Mapping, fabric, section: int, path: str | os.PathLike
 
 def draw_nets(mapping: Mapping, fabric, section: int, path: str | os.PathLike) -> None:
     """Draw one section's placement with every edge as a straight driver-to-sink line."""
+    from matplotlib.collections import LineCollection
     placed = _placed(mapping, section)
     site_of = {n: s for s, n in placed.items()}
     segments = []
@@ -164,13 +177,16 @@ def draw_nets(mapping: Mapping, fabric, section: int, path: str | os.PathLike) -
 
 def draw_congestion(mapping: Mapping, fabric, section: int, path: str | os.PathLike) -> None:
     """Heat map of one section's link loads over capacities (all links drawn)."""
+    from matplotlib.collections import LineCollection
+    from matplotlib.colors import Normalize
+    plt = _pyplot()
     load = link_loads(mapping, section)
     links = list(fabric.links)
     ratio = np.array([load.get(l, 0) / max(1, fabric.capacity(l, "vector")) for l in links])
     worst = float(ratio.max()) if len(ratio) else 0.0
     fig, ax = _grid_axes(fabric, f"{mapping.graph}: section {section} link load / capacity "
                                  f"(max {worst:.2f})")
-    norm = matplotlib.colors.Normalize(vmin=0.0, vmax=1.0)
+    norm = Normalize(vmin=0.0, vmax=1.0)
     cmap = plt.cm.viridis
     colours = cmap(norm(np.minimum(ratio, 1.0)))          # one call for all links: fast
     colours[ratio > 1.0] = _OVERFULL
@@ -200,6 +216,7 @@ def draw_performance(mapping: Mapping, path: str | os.PathLike) -> None:
     >>> os.path.getsize(path) > 1000
     True
     """
+    plt = _pyplot()
     rows = [s for s in mapping.sections if s.get("perf")]
     ids = np.arange(len(rows))
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(6.0, 1.5 + 0.3 * len(rows)), 6.5),
@@ -270,6 +287,7 @@ def draw_streaming(mapping: Mapping, spec, path: str | os.PathLike) -> None:
     >>> os.path.getsize(path) > 1000
     True
     """
+    plt = _pyplot()
     ii = mapping.ii or 1
     sdfs = sorted({t.get("sdf", 0) for t in mapping.tiles or []}) or [0]
     fig, axes = plt.subplots(len(sdfs), 1, squeeze=False,
@@ -289,6 +307,7 @@ def draw_streaming(mapping: Mapping, spec, path: str | os.PathLike) -> None:
 
 def _draw_sdf(ax, tiles: list[dict], spec, ii: int) -> None:
     """One SDF's tiles x slots on ``ax``."""
+    plt = _pyplot()
     colours = {"instruction": "#4c72b0", "delay": "#dd8452", "idle": "white"}
     for tile in tiles:
         for entry in tile["entries"]:
@@ -325,6 +344,8 @@ def draw_cgra(mapping: Mapping, spec, path: str | os.PathLike) -> None:
     >>> os.path.getsize(path) > 1000
     True
     """
+    from matplotlib.collections import LineCollection
+    plt = _pyplot()
     ii = mapping.ii or 1
     pes = spec.rows * spec.cols
     cycles = [p["cycle"] for p in mapping.placement.values()]
