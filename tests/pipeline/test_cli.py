@@ -164,6 +164,18 @@ def test_module_entry_point_runs(tmp_path):
                                           capture_output=True, text=True, cwd=REPO).stdout
 
 
+def test_a_run_without_pictures_or_pyomo_backends_loads_neither(tmp_path):
+    """matplotlib and Pyomo take 0.3-0.4 s each to import: a run that needs neither is
+    spared them (the default backends, --no-pictures)."""
+    probe = ("import sys; from pipeline.run import main; "
+             f"main([{str(EXAMPLE)!r}, '--out', {str(tmp_path)!r}, '--no-pictures', '--quiet']); "
+             "print(sorted(m for m in ('matplotlib', 'pyomo') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
 def test_real_resnet50_operator_graph_maps(tmp_path, capsys):
     path = real_graph("msr-dnn/OperatorGraphs/resnet50_inference.json")
     code, _, err = run([path, "--out", tmp_path, "--no-pictures", "--time-limit", "10"], capsys)
