@@ -108,6 +108,18 @@ def test_local_workers_boot_with_the_project_imported():
             [list(cluster.WORKER_MODULES)] * 2
 
 
+def test_an_interrupted_run_kills_its_local_workers(monkeypatch):
+    """Ctrl-C in the run reaches the cluster: its workers are killed, not waited for."""
+    killed = []
+    monkeypatch.setattr(cluster, "_kill_workers", killed.append)
+    workers = Workers(workers=2)
+    with pytest.raises(KeyboardInterrupt):
+        with workers:
+            assert workers.client() is not None
+            raise KeyboardInterrupt
+    assert len(killed) == 1
+
+
 class _Tracked:
     """An argument that notes in ``folder`` each process that unpickles it."""
 
