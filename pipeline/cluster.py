@@ -22,6 +22,7 @@ import logging
 import multiprocessing
 import os
 import pickle
+import signal
 import threading
 import uuid
 from contextlib import ExitStack, contextmanager
@@ -115,6 +116,7 @@ def dask_client(workers: int = 1, scheduler: str | None = None) -> Iterator[Any]
     try:
         yield client
     except BaseException:     # Ctrl-C or a failure: running solves are killed, not waited for
+        _quiet_dask_logs()
         _kill_workers(cluster)
         closing = threading.Thread(target=_close, args=(client, cluster, 1.0), daemon=True)
         closing.start()
@@ -135,12 +137,23 @@ def warm_up() -> None:
         forkserver.ensure_running()
 
 
+def _quiet_dask_logs() -> None:
+    """Dask logs at ERROR in this process from now on: the scheduler logs each send to a
+    killed worker that fails, with a traceback, at INFO (a local cluster quiets only its
+    handlers, and puts them back as it closes)."""
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+
+
 def _kill_workers(cluster: Any) -> None:
-    """Kill a local cluster's worker processes (their solves are not waited for)."""
+    """Kill a local cluster's worker processes now (their solves are not waited for):
+    Dask's own ``kill`` only queues the signal for a watcher thread."""
     for nanny in list(getattr(cluster, "workers", {}).values()):
         process = getattr(getattr(nanny, "process", None), "process", None)
         if process is not None and process.is_alive():
-            process.kill()
+            try:
+                os.kill(process.pid, getattr(signal, "SIGKILL", signal.SIGTERM))
+            except ProcessLookupError:       # it ended meanwhile
+                pass
 
 
 def _close(client: Any, cluster: Any, seconds: float) -> None:

@@ -72,7 +72,7 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
         with state.workers:
             if options.scheduler is not None:   # an unreachable cluster is said before any work
                 state.workers.client()
-            elif _sections_at_least(state.graph, state.cap) > 1 and may_use_workers(options):
+            elif may_use_workers(options, spec) and _sections_at_least(state.graph, state.cap) > 1:
                 state.workers.start_soon()      # they boot while the sections are cut
             run_levels(state, levels, max_iterations=options.max_iterations)
     except Unresolvable as exc:
@@ -116,10 +116,11 @@ def _record_performance(mapping: Mapping, graph: Graph, spec, budget: Budget,
         section["perf"] = row
 
 
-def may_use_workers(options: RunOptions) -> bool:
-    """Whether an RDU run with ``options`` may start local workers (a graph of several
-    sections): more than one asked for, and a budget whose sections are worth them."""
-    return options.scheduler is None and options.workers > 1 and \
+def may_use_workers(options: RunOptions, spec) -> bool:
+    """Whether a run with ``options`` on ``spec`` may start local workers (for a graph of
+    several sections): an RDU, more than one worker asked for, and a budget whose
+    sections are worth them."""
+    return spec.kind == "rdu" and options.scheduler is None and options.workers > 1 and \
         _place_route_seconds(options.time_limit) >= PARALLEL_MIN_SECONDS
 
 

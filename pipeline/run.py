@@ -146,12 +146,12 @@ def main(argv: list[str] | None = None) -> int:
     console = _Console(args.quiet, args.verbose)
     try:
         options = _options(args)
-        if may_use_workers(options):
+        spec = load_hardware(args.hardware)
+        if may_use_workers(options, spec):
             warm_up()          # the workers' imports run while the graph loads
         out = prepare_out_dir(args.out)
         prepare_export_dir(args.export_models)
         graph = load_graph(args.graph, args.format, batch=options.batch, dims=options.dims)
-        spec = load_hardware(args.hardware)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
