@@ -43,13 +43,18 @@ CLOSE_SECONDS = 10.0
 #: batch's end sets the stop and wakes every watcher anyway). Longer means fewer calls:
 #: 0.1 s cost the worker and the scheduler about 1 % of a core each per running task.
 WATCH_SECONDS = 5.0
+#: How local workers are started: forked from a server process that imported
+#: :data:`WORKER_MODULES` (where the platform has one), else spawned afresh.
+START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() \
+    else "spawn"
 #: Dask settings of a local cluster (``--workers N``). Each worker runs one task at a time
 #: and gets no second one queued behind it (a worker saturation of 1: the scheduler hands
 #: the next largest task to whichever worker frees first, so nothing is left to steal).
 #: Its diagnostics are off: the statistical profiler samples every thread's stack 100 times
 #: a second under the GIL, and the tick, system and memory monitors poll less often
 #: (measured over an 8 s CPU-bound task: 0.25-0.38 s of the worker's CPU and 0.23-0.31 s of
-#: the scheduler's with Dask's defaults, 0.03 s and 0.06 s without).
+#: the scheduler's with Dask's defaults, 0.03 s and 0.06 s without). Workers start by
+#: :data:`START_METHOD`.
 LOCAL_CLUSTER_CONFIG = {
     "distributed.scheduler.worker-saturation": 1.0,
     "distributed.scheduler.work-stealing": False,
@@ -57,15 +62,12 @@ LOCAL_CLUSTER_CONFIG = {
     "distributed.admin.tick.interval": "1s",
     "distributed.admin.system-monitor.interval": "5s",
     "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.worker.multiprocessing-method": START_METHOD,
 }
 #: What a local worker imports before its first task: they are imported once, in the
 #: process the workers are forked from (:func:`warm_up`), not by each worker as it boots.
 WORKER_MODULES = ("distributed", "pipeline.levels", "pipeline.section_task",
                   "formulations.sections.portfolio")
-#: How local workers are started: forked from a server process that imported
-#: :data:`WORKER_MODULES` (where the platform has one), else spawned afresh.
-START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() \
-    else "spawn"
 
 
 def default_workers() -> int:
@@ -107,8 +109,7 @@ def dask_client(workers: int = 1, scheduler: str | None = None) -> Iterator[Any]
         return
     warm_up()
     # no dashboard; the scheduler's own HTTP routes on a free port (8787 may be taken)
-    with dask.config.set(LOCAL_CLUSTER_CONFIG | {
-            "distributed.worker.multiprocessing-method": START_METHOD}):    # read as the scheduler and workers start
+    with dask.config.set(LOCAL_CLUSTER_CONFIG):    # read as the scheduler and workers start
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                dashboard_address=None, silence_logs=logging.ERROR,
                                scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"})
@@ -128,9 +129,9 @@ def dask_client(workers: int = 1, scheduler: str | None = None) -> Iterator[Any]
 def warm_up() -> None:
     """Start the server local workers are forked from, importing :data:`WORKER_MODULES`
     there, in the background. A run calls it first thing, so that the imports (about a
-    second of CPU) overlap its own loading: its workers then boot in 0.3 s rather than
-    1-2.5 s (measured on 2 cores, the driver busy cutting meanwhile). Idempotent; nothing
-    to do where workers are spawned."""
+    second of CPU) overlap its own loading: its workers are then up 1-1.6 s into the run
+    rather than 2.6-2.85 s (bert_L-12 on sn10, 2 cores, the driver cutting meanwhile).
+    Idempotent; nothing to do where workers are spawned."""
     if START_METHOD == "forkserver":
         from multiprocessing import forkserver
         multiprocessing.get_context("forkserver").set_forkserver_preload(list(WORKER_MODULES))

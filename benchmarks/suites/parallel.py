@@ -10,8 +10,8 @@ section cut's portfolio seeds and the independent windows of its sweeps
 feedback loop and the outputs; the columns show the cut's and the balancing's
 seconds in both runs.
 
-The README's cluster estimate uses the measured per-section time of the 1-worker
-run (``place-route s / sections``).
+The README's cluster estimate uses the measured place-and-route seconds of each
+section in the 1-worker run, handed out largest first (:func:`makespan`).
 """
 
 from __future__ import annotations
