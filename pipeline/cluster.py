@@ -110,9 +110,17 @@ def dask_client(workers: int = 1, scheduler: str | None = None) -> Iterator[Any]
     warm_up()
     # no dashboard; the scheduler's own HTTP routes on a free port (8787 may be taken)
     with dask.config.set(LOCAL_CLUSTER_CONFIG):    # read as the scheduler and workers start
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR,
-                               scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"})
+        try:
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                   dashboard_address=None, silence_logs=logging.ERROR,
+                                   scheduler_kwargs={"dashboard": False,
+                                                     "dashboard_address": ":0"})
+        except RuntimeError as exc:              # Dask: "Nanny failed to start."
+            raise InputError("--workers", str(workers),
+                             f"local Dask workers failed to start ({exc})",
+                             "in a script of your own that maps with workers, keep the "
+                             "top level under `if __name__ == \"__main__\":` (each worker "
+                             "process imports the script again), or use one worker") from None
         client = Client(cluster, set_as_default=False)
     try:
         yield client
@@ -287,6 +295,15 @@ def _stoppable(stop_name: str, packed: bytes) -> Any:
             clear_stop()
 
 
+def _exit_if_starting_as_worker() -> None:
+    """End this process, quietly, when it is a worker being started: one that runs its
+    parent's script again (a script without a main guard), which would start workers of
+    its own. The parent says what to do (:func:`dask_client`); multiprocessing's own
+    error here is a traceback per worker."""
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise SystemExit(1)
+
+
 class Workers:
     """A run's workers: ``workers`` local processes or a ``scheduler``'s, started on
     first need (:meth:`client`) and stopped with the run (a context manager).
@@ -317,6 +334,7 @@ class Workers:
     def start_soon(self) -> None:
         """Start the workers in the background (they take seconds to boot), so that
         they are up when the first tasks come."""
+        _exit_if_starting_as_worker()
         if self.parallel and self._client is None and self._starting is None:
             self._starting = threading.Thread(target=self._start, name="workers", daemon=True)
             self._starting.start()
@@ -343,6 +361,7 @@ class Workers:
         """The ``distributed.Client`` to submit to, or None to run here."""
         if not self.parallel:
             return None
+        _exit_if_starting_as_worker()
         if self._starting is not None:
             self._starting.join()
         else:

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from distributed import Client, LocalCluster
@@ -23,6 +26,8 @@ from pipeline.flow import map_graph
 from pipeline.options import RunOptions
 from pipeline.run import main
 from pipeline.section_task import section_seed
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _without_timing(data):
@@ -263,6 +268,22 @@ def test_an_unreachable_scheduler_is_bad_input_named_with_the_fix(monkeypatch, t
     err = capsys.readouterr().err
     assert code == 2 and "tcp://127.0.0.1:9" in err and "dask scheduler" in err
     assert not (tmp_path / "out" / "mapping.json").exists()
+
+
+def test_a_script_without_a_main_guard_is_told_the_fix_once(tmp_path):
+    """Each local worker imports the caller's script again: without a main guard the
+    workers started its mapping again, and each died with multiprocessing's traceback
+    and Dask's "Nanny failed to start". They now end quietly; the script gets the fix."""
+    script = tmp_path / "unguarded.py"
+    script.write_text("from pipeline.cluster import Workers\n"
+                      "with Workers(workers=2) as workers:\n"
+                      "    workers.client()\n")
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                            timeout=120, cwd=tmp_path,
+                            env=os.environ | {"PYTHONPATH": str(REPO)})
+    assert result.returncode == 1
+    assert result.stderr.count("Traceback") == 1            # the script's own error
+    assert 'if __name__ == "__main__":' in result.stderr.splitlines()[-1]
 
 
 def test_the_worker_count_is_checked():
