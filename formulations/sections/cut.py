@@ -21,8 +21,8 @@ from formulations.sections.model import WINDOW_NODES, build_section_model, force
 from formulations.sections.portfolio import (CutSolve, CutSolved, RunAll, found, proven,
                                              solve_each, solve_portfolio)
 from formulations.sections.problem import (Capacity, Scale, SectionPlan, assignment_of,
-                                           cut_traffic, lower_bound, sections_from,
-                                           smallest_scale)
+                                           cut_traffic, loosest_scale, lower_bound,
+                                           sections_from)
 from formulations.solver.backends import WorkBudget, wall_cap
 from formulations.solver import SolveSettings, to_epoch
 from model.graph import Graph
@@ -85,7 +85,7 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
                         time.monotonic() + wall_cap(settings.time_limit, settings.deadline))
     greedy = greedy_sections(graph, cap, scales, separate)
     greedy_traffic = cut_traffic(graph, greedy)
-    bound = lower_bound(graph, cap, smallest_scale(scales))
+    bound = lower_bound(graph, cap, loosest_scale(scales, len(graph.nodes)))
     plan = SectionPlan(greedy, bound, len(greedy), greedy_traffic, greedy_traffic,
                        "greedy topological cut")
     if len(graph.nodes) <= 1 or len(graph.nodes) > MODEL_NODES or settings.backend in SOLVERLESS:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from formulations.sections.problem import (Capacity, Scale, edge_traffic, smallest_scale,
+from formulations.sections.problem import (Capacity, Scale, edge_traffic, loosest_scale,
                                            unit_demand, scale_of)
 from formulations.solver.backends import WorkBudget, solve_planned
 from formulations.solver import LinearModel, SolveSettings
@@ -161,9 +161,9 @@ def section_windows(graph: Graph, cap: Capacity, count: int,
                      scales: dict[int, Scale]) -> dict[str, list[int]]:
     """Sections each node can reach: its ancestors must fit before it, its descendants after.
 
-    With the loosest capacity (the smallest scale), a node whose ancestors
-    (itself included) need ``a`` units of a kind cannot sit before section
-    ``ceil(a / cap) - 1``; likewise for descendants from the end. Valid for any
+    With each kind's loosest capacity (its smallest factor: :func:`loosest_scale`), a
+    node whose ancestors (itself included) need ``a`` units of a kind cannot sit before
+    section ``ceil(a / cap) - 1``; likewise for descendants from the end. Valid for any
     cut, so it shrinks the model without losing optima.
     """
     order = graph.topological_order()
@@ -172,7 +172,7 @@ def section_windows(graph: Graph, cap: Capacity, count: int,
              for v in order}
     succs = {v: [pos[s] for s in graph.successors(v) if _same_iteration(graph, v, s)]
              for v in order}
-    loosest = smallest_scale(scales)
+    loosest = loosest_scale(scales, count)
     kinds = [("pcu", cap.pcu), ("pmu", cap.pmu)]
     masks = {kind: 0 for kind, _ in kinds}
     for v in order:
@@ -184,10 +184,10 @@ def section_windows(graph: Graph, cap: Capacity, count: int,
     desc = _closure(order[::-1], succs, pos)
     windows = {}
     for v in order:
-        first = max([0] + [math.ceil(loosest * (anc[v] & masks[k]).bit_count() / c) - 1
+        first = max([0] + [math.ceil(loosest[k] * (anc[v] & masks[k]).bit_count() / c) - 1
                            for k, c in kinds if c])
-        last = min([count - 1] + [count - math.ceil(loosest * (desc[v] & masks[k]).bit_count() / c)
-                                  for k, c in kinds if c])
+        last = min([count - 1] + [count - math.ceil(loosest[k] * (desc[v] & masks[k]).bit_count()
+                                                    / c) for k, c in kinds if c])
         windows[v] = list(range(first, last + 1)) or list(range(count))
     return windows
 

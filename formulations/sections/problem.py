@@ -20,9 +20,8 @@ from dataclasses import dataclass, field
 from model.graph import Graph, Node
 
 __all__ = ["SectionError", "Capacity", "Section", "Scale", "scale_of", "scale_factors",
-           "smallest_scale",
-           "unit_demand", "SectionPlan", "edge_traffic", "cut_traffic", "lower_bound",
-           "assignment_of", "sections_from"]
+           "loosest_scale", "unit_demand", "SectionPlan", "edge_traffic", "cut_traffic",
+           "lower_bound", "assignment_of", "sections_from"]
 
 
 class SectionError(Exception):
@@ -108,9 +107,20 @@ def scale_factors(scale: Scale) -> tuple[float, float, float]:
     return float(get("pcu", 1.0)), float(get("pmu", 1.0)), float(get("units", 1.0))
 
 
-def smallest_scale(scales: dict[int, Scale]) -> float:
-    """The loosest factor of any section and resource (at most 1.0)."""
-    return min([1.0] + [scale_of(s, r) for s in scales.values() for r in ("pcu", "pmu", "units")])
+def loosest_scale(scales: dict[int, Scale], sections: int) -> dict[str, float]:
+    """Per resource, the loosest factor of sections ``0 .. sections - 1`` (1.0 for a
+    section without one): what any of them may hold is at most capacity / this.
+
+    A feedback round raises the PMU factor of every section it plans (the stage buffers
+    the estimates miss); the bounds built on this then count with it, where one loosest
+    factor over every resource stayed at the PCUs' 1.0.
+
+    >>> loosest_scale({0: {"pmu": 2.0}, 1: 1.5}, 2), loosest_scale({0: {"pmu": 2.0}}, 2)
+    ({'pcu': 1.0, 'pmu': 1.5, 'units': 1.0}, {'pcu': 1.0, 'pmu': 1.0, 'units': 1.0})
+    """
+    given = [scale_factors(scales[k]) for k in range(sections) if k in scales]
+    unset = [(1.0, 1.0, 1.0)] if len(given) < sections or not given else []
+    return dict(zip(("pcu", "pmu", "units"), map(min, zip(*given, *unset))))
 
 
 def unit_demand(node: Node) -> dict[str, float]:
@@ -168,11 +178,12 @@ def cut_traffic(graph: Graph, sections: list[Section]) -> float:
                if e.src in where and e.dst in where and where[e.src] != where[e.dst])
 
 
-def lower_bound(graph: Graph, cap: Capacity, scale: float = 1.0) -> int:
+def lower_bound(graph: Graph, cap: Capacity, scale: Scale = 1.0) -> int:
     """Fewest sections any cut needs: per category, the largest resource ratio.
 
     ``max(ΣPCU/PCU capacity, ΣPMU/PMU capacity, Σunits/units, ΣAGCU/AGCUs)``
-    rounded up, summed over categories (sections never mix them).
+    rounded up, summed over categories (sections never mix them); each demand times its
+    resource's factor in ``scale`` (the loosest of any section: :func:`loosest_scale`).
 
     Examples
     --------
@@ -185,10 +196,11 @@ def lower_bound(graph: Graph, cap: Capacity, scale: float = 1.0) -> int:
         t = totals.setdefault(node.category, {"pcu": 0.0, "pmu": 0.0, "any": 0.0, "agcu": 0.0})
         for key, value in unit_demand(node).items():
             t[key] += value
+    on_pcu, on_pmu, on_units = scale_factors(scale)
     bound = 0
     for t in totals.values():
-        ratios = [scale * t["pcu"] / max(cap.pcu, 1e-9), scale * t["pmu"] / max(cap.pmu, 1e-9),
-                  scale * (t["pcu"] + t["pmu"] + t["any"]) / max(cap.total, 1e-9)]
+        ratios = [on_pcu * t["pcu"] / max(cap.pcu, 1e-9), on_pmu * t["pmu"] / max(cap.pmu, 1e-9),
+                  on_units * (t["pcu"] + t["pmu"] + t["any"]) / max(cap.total, 1e-9)]
         if t["agcu"]:
             ratios.append(t["agcu"] / max(cap.agcu, 1e-9))
         bound += max(1, math.ceil(max(ratios) - 1e-9))

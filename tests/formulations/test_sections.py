@@ -6,7 +6,9 @@ from hypothesis import given, settings, strategies as st
 
 from formulations.sections import (Capacity, SectionError, build_section_model,
                                    category_topological_order, cut_sections, cut_traffic,
-                                   forced_traffic, greedy_cut, lower_bound, unit_demand)
+                                   forced_traffic, greedy_cut, greedy_sections, lower_bound,
+                                   unit_demand)
+from formulations.sections.problem import loosest_scale
 from formulations.solver import SolveSettings
 from hardware import build_fabric, load_hardware
 from model.graph import Edge, Graph, Node
@@ -109,6 +111,40 @@ def test_model_cut_is_valid_and_never_worse_than_greedy(graph, pcu, pmu):
     assert plan.traffic == pytest.approx(cut_traffic(graph, plan.sections))
     assert plan.bound_traffic <= plan.traffic + 1e-6          # the bound is valid
     assert forced_traffic(graph, cap, plan.count) <= plan.traffic + 1e-9
+
+
+@settings(max_examples=100, deadline=None)
+@given(dags(), st.integers(2, 4), st.integers(2, 4),
+       st.lists(st.tuples(st.sampled_from([1.0, 1.3, 2.0]), st.sampled_from([1.0, 1.6, 2.5])),
+                min_size=1, max_size=31))
+def test_the_lower_bound_holds_for_any_scale_factors(graph, pcu, pmu, factors):
+    """Sections planned with raised factors (one per position, the last for the rest):
+    the bound from each resource's loosest factor never exceeds a cut that fits them."""
+    cap = Capacity(pcu=pcu, pmu=pmu, total=pcu + pmu, agcu=0)
+    n = len(graph.nodes)
+    scales = {k: {"pcu": a, "pmu": b, "units": a} for k, (a, b) in
+              enumerate(factors[:n] + factors[-1:] * (n + 1 - len(factors[:n])))}
+    if any(unit_demand(v)[kind] * scales[0][kind] > getattr(cap, kind)
+           for v in graph.nodes for kind in ("pcu", "pmu")):
+        return                                  # a node that fits no section
+    try:
+        sections = greedy_sections(graph, cap, scales, [])
+    except SectionError:
+        return
+    assert lower_bound(graph, cap, loosest_scale(scales, n)) <= len(sections)
+
+
+def test_a_raised_pmu_factor_raises_the_lower_bound():
+    """After a feedback round every section is planned with PMUs 2x their estimate: the
+    bound counts it (it used the PCUs' 1.0, so the cut solved section counts that could
+    not fit: bert_L-12 training on plasticine, bound 29 for a re-cut of 32)."""
+    graph = Graph("chain", [Node(f"n{i}", unit="pcu" if i % 2 else "pmu") for i in range(12)],
+                  [Edge(f"n{i}", f"n{i+1}", bytes=1) for i in range(11)])
+    cap = Capacity(pcu=4, pmu=4, total=8, agcu=0)
+    doubled = {k: {"pcu": 1.0, "pmu": 2.0, "units": 1.0} for k in range(13)}
+    assert lower_bound(graph, cap) == 2
+    plan = cut_sections(graph, cap, SolveSettings("highs", time_limit=10), doubled)
+    assert plan.lower_bound == 3 == plan.count
 
 
 def test_window_search_improves_and_bound_holds_on_a_long_chain(monkeypatch):
