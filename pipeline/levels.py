@@ -56,8 +56,9 @@ SCALE_STEP = 1.25
 REPLACE_ROUNDS = 2
 #: Then place-and-route retries with a new seed, before a resource error.
 LOCAL_RETRIES = 1
-#: Planned seconds of a level's sections together below which they are compiled in this
-#: process even when workers are at hand: starting a local cluster costs about 3 s.
+#: Planned seconds of a level's sections together from which the level starts workers that
+#: the run has not started (their boot costs a second of two cores). Workers already started
+#: take any batch worth a round trip (:data:`BATCH_PARALLEL_SECONDS`).
 PARALLEL_MIN_SECONDS = 8.0
 #: Planned seconds of a batch of solves (a cut's seeds, sections' balancing) from which they
 #: run at once on workers that are up, rather than here one after another.
@@ -279,51 +280,59 @@ def _cut_runner(state: CompileState) -> RunAll | None:
 
 def _run_batch(state: CompileState, function: Callable, tasks: list[tuple], planned: float,
                done: Callable | None = None, here: Callable | None = in_order,
-               sizes: list[float] | None = None) -> list | None:
-    """``function(*task)`` for every task, in order: on the run's workers when the batch is
-    worth a round trip (:data:`BATCH_PARALLEL_SECONDS`) and they are up, or worth them
-    while they boot (:data:`PARALLEL_MIN_SECONDS`: see :func:`_while_booting`); else by
-    ``here`` (None: leave them to the caller). With ``done``, the results after the first
-    it accepts may be left out; ``sizes`` (work per task) start the largest first."""
+               sizes: list[float] | None = None,
+               landed: Callable[[int, object], None] | None = None) -> list | None:
+    """``function(*task)`` for every task, in order: on the run's workers when they were
+    started and the batch is worth a round trip (:data:`BATCH_PARALLEL_SECONDS`), begun
+    here while they boot (:func:`_while_booting`); else by ``here`` (None: leave them to
+    the caller). With ``done``, the results after the first it accepts may be left out;
+    ``sizes`` (work per task) start the largest first; ``landed(index, result)`` is called
+    as each result of a task run elsewhere or begun while they boot comes in (``here``
+    reports its own)."""
     workers, done = state.workers, done or never
-    worth = workers.started and len(tasks) > 1 and planned >= BATCH_PARALLEL_SECONDS
-    if not worth or (planned < PARALLEL_MIN_SECONDS and workers.client_if_up() is None):
+    if not (workers.started and len(tasks) > 1 and planned >= BATCH_PARALLEL_SECONDS):
         return here(function, tasks, done) if here is not None else None
     if workers.client_if_up() is None and not workers.failed:
-        return _while_booting(workers, function, tasks, done, sizes)
-    return _on_workers(workers.client(), function, tasks, done, sizes)
+        return _while_booting(workers, function, tasks, done, sizes, landed)
+    return _on_workers(workers.client(), function, tasks, done, sizes, landed)
 
 
 def _on_workers(client, function: Callable, tasks: list[tuple], done: Callable,
-                sizes: list[float] | None) -> list:
+                sizes: list[float] | None, landed: Callable | None = None) -> list:
     """The batch on the workers: all of it, or (with ``done``) up to the first accepted,
     the later ones stopped."""
     if done is never:              # every result is needed: nothing to stop
-        return run_tasks(client, function, tasks, sizes=sizes)
+        return run_tasks(client, function, tasks, landed, sizes=sizes)
     return run_until(client, function, tasks, done)
 
 
 def _while_booting(workers: Workers, function: Callable, tasks: list[tuple], done: Callable,
-                   sizes: list[float] | None) -> list:
-    """The batch begun here while the workers boot (2-4 s): one task after another in a
+                   sizes: list[float] | None, landed: Callable | None = None) -> list:
+    """The batch begun here while the workers boot (1-1.5 s): one task after another in a
     thread, and once the workers are up, the tasks not begun run there while the one here
     finishes. Never two solves at once in this process (HiGHS resets a process-wide
     scheduler after each solve). The results are the in-order prefix up to the first
     ``done`` accepts, as anywhere else."""
+    landed = landed or (lambda k, result: None)
     with ThreadPoolExecutor(1, thread_name_prefix="batch-here") as here:
         begun: list = []                     # futures of tasks 0 .. len(begun) - 1
         while len(begun) < len(tasks) and not _decided_here(begun, done):
             if workers.client_if_up() is not None or workers.failed:
                 break
             if not begun or begun[-1].done():
+                if begun:
+                    landed(len(begun) - 1, begun[-1].result())
                 begun.append(here.submit(function, *tasks[len(begun)]))
             else:
                 wait_for_any(begun[-1:], timeout=BOOT_POLL_SECONDS)
         k, there = len(begun), []
         if k < len(tasks) and not _decided_here(begun, done):
             there = _on_workers(workers.client(), function, tasks[k:], done,
-                                sizes[k:] if sizes else None)
+                                sizes[k:] if sizes else None,
+                                lambda j, result: landed(k + j, result))
         results = [f.result() for f in begun] + there
+        if begun:
+            landed(k - 1, results[k - 1])
     return next((results[:i + 1] for i, r in enumerate(results) if done(r)), results)
 
 
@@ -544,17 +553,18 @@ class PlaceRouteLevel:
                           f"checked: wirelength {result.check.wirelength}; budget used "
                           f"{state.budget.used():.1f} of {state.budget.total:g} s")
             state.advance()
-        planned = sum(s.time_limit for _, task in todo for s in task.settings)
-        client = state.workers.client() if len(todo) > 1 and \
-            planned >= PARALLEL_MIN_SECONDS else None
-        if client is None:
-            results = []
-            for k, (_, task) in enumerate(todo):
+        def here(function: Callable, tasks: list[tuple], done: Callable) -> list:
+            results = []                     # with the router's progress lines
+            for k, (task,) in enumerate(tasks):
                 results.append(compile_section(task, state.say))
                 landed(k, results[-1])
             return results
-        return run_tasks(client, compile_section, [(task,) for _, task in todo], landed,
-                         sizes=[sum(s.time_limit for s in task.settings) for _, task in todo])
+        planned = sum(s.time_limit for _, task in todo for s in task.settings)
+        if len(todo) > 1 and planned >= PARALLEL_MIN_SECONDS:
+            state.workers.start_soon()       # they boot while the first sections compile here
+        return _run_batch(state, compile_section, [(task,) for _, task in todo], planned,
+                          here=here, landed=landed,
+                          sizes=[sum(s.time_limit for s in task.settings) for _, task in todo])
 
     @staticmethod
     def _finish(state: CompileState, todo: list, results: list[SectionResult]
