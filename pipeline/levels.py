@@ -556,15 +556,14 @@ class PlaceRouteLevel:
         def here(function: Callable, tasks: list[tuple], done: Callable) -> list:
             results = []                     # with the router's progress lines
             for k, (task,) in enumerate(tasks):
-                results.append(compile_section(task, state.say))
+                results.append(function(task, state.say))
                 landed(k, results[-1])
             return results
-        planned = sum(s.time_limit for _, task in todo for s in task.settings)
-        if len(todo) > 1 and planned >= PARALLEL_MIN_SECONDS:
+        sizes = [sum(s.time_limit for s in task.settings) for _, task in todo]
+        if len(todo) > 1 and sum(sizes) >= PARALLEL_MIN_SECONDS:
             state.workers.start_soon()       # they boot while the first sections compile here
-        return _run_batch(state, compile_section, [(task,) for _, task in todo], planned,
-                          here=here, landed=landed,
-                          sizes=[sum(s.time_limit for s in task.settings) for _, task in todo])
+        return _run_batch(state, compile_section, [(task,) for _, task in todo], sum(sizes),
+                          here=here, landed=landed, sizes=sizes)
 
     @staticmethod
     def _finish(state: CompileState, todo: list, results: list[SectionResult]
