@@ -101,8 +101,11 @@ PERF_SECONDS_PER_UNIT = 0.0005
 def _record_performance(mapping: Mapping, graph: Graph, spec, budget: Budget,
                         say: Progress) -> None:
     """The simulated throughput, latency and bottleneck (:mod:`sim.perf`) in ``metrics``,
-    each section's in its ``perf``; skipped, and said so, when the deadline would pass."""
-    if budget.left() < PERF_SECONDS_PER_UNIT * len(mapping.placement):
+    each section's in its ``perf``. It runs in the time the budget keeps past the mapping's
+    deadline (its grace and slack: the run's last 10 %), and is skipped, and said so, only
+    when even that would pass: the run's headline number must not depend on whether the
+    placement used its whole plan."""
+    if not budget.can_finish(PERF_SECONDS_PER_UNIT * len(mapping.placement)):
         mapping.metrics["performance"] = "not estimated: the run's deadline has passed"
         say("performance estimate skipped: the run's deadline has passed")
         return

@@ -4,10 +4,14 @@ Each level works on a shared :class:`CompileState`, raises
 :class:`~pipeline.feedback.MappingError` when it cannot finish, and knows how
 to adjust its own decisions when an error comes back to it (``fix``):
 
-- ``cut`` (section cuts and resource estimation): the section model; on a
-  resource error it raises the scale factor of the first failed section and
-  re-cuts that section and those after it, keeping the earlier ones; on a
-  latency bottleneck it forces a boundary between the two operations;
+- ``cut`` (section cuts and resource estimation): the section model, with each
+  section's stage-buffer PMUs (:mod:`formulations.sections.buffers`: learned by
+  probing greedy cuts with the balancer before the first cut); when the buffer
+  level finds a section too full it learns that section's buffers and re-cuts,
+  and on other resource errors (or when nothing was learned) it raises the scale
+  factor of the first failed section and re-cuts that section and those after
+  it, keeping the earlier ones; on a latency bottleneck it forces a boundary
+  between the two operations;
 - ``buffers`` (stage-buffer insertion): balances every new section and turns
   the PMUs it adds into buffer units of the section; a section whose units no
   longer fit is reported before placement (predicted shortfall);
@@ -32,7 +36,8 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from formulations.sections import (Capacity, Section, SectionError, cut_sections,
-                                   materialize_banks)
+                                   greedy_sections, materialize_banks)
+from formulations.sections.buffers import fits_after_balancing, learn_demand
 from formulations.sections.portfolio import RunAll, in_order, never
 from formulations.solver import to_epoch
 from model.graph import Edge, Graph, Node
@@ -65,6 +70,11 @@ PARALLEL_MIN_SECONDS = 8.0
 BATCH_PARALLEL_SECONDS = 0.25
 #: How often a batch begun here while the workers boot looks whether they are up (seconds).
 BOOT_POLL_SECONDS = 0.05
+#: Greedy cuts probed at most before the first cut, to learn each edge's buffer PMUs.
+PROBE_ROUNDS = 6
+#: Planned seconds of one section's balancing in a probe (below the balancer's threshold
+#: for simulating the section: the probe needs the PMUs only).
+PROBE_SECONDS = 0.05
 
 
 @dataclass
@@ -102,6 +112,7 @@ class CompileState:
     cap: Capacity | None = None
     work: list[SectionWork] = field(default_factory=list)
     scales: dict[int, dict[str, float]] = field(default_factory=dict)
+    buffer_demand: dict[tuple[str, str], float] = field(default_factory=dict)  # per edge
     default_scale: dict[str, float] = field(
         default_factory=lambda: {"pcu": 1.0, "pmu": 1.0, "units": 1.0})
     separate: list[tuple[str, str]] = field(default_factory=list)
@@ -135,10 +146,11 @@ class CompileState:
             d = sites_needed(graph)
             s = w.section
             rows.append(SectionUsage(s.id, d["pcu"], d["pmu"], d["units"], self.cap.pcu,
-                                     self.cap.pmu, self.cap.total, s.pcu + s.pmu + s.any,
+                                     self.cap.pmu, self.cap.total,
+                                     s.pcu + s.pmu + s.any + s.buffers,
                                      failed=s.id == failed,
                                      lack_of_resource=lack and s.id == failed,
-                                     estimated_pcu=s.pcu, estimated_pmu=s.pmu))
+                                     estimated_pcu=s.pcu, estimated_pmu=s.pmu + s.buffers))
         return rows
 
 
@@ -158,9 +170,16 @@ def sites_needed(graph: Graph) -> dict[str, float]:
 
 # ---------------------------------------------------------------------------------------------
 class CutLevel:
-    """Section cuts with the section model; fixes resource errors and latency bottlenecks."""
+    """Section cuts with the section model; fixes resource errors and latency bottlenecks.
+
+    With a ``balancer`` (the buffer level's), the first cut probes greedy cuts to learn
+    each edge's stage-buffer PMUs (:meth:`_probe`), so that its sections fit after
+    balancing."""
 
     name = "cut"
+
+    def __init__(self, balancer: "Balancer | None" = None):
+        self.balancer = balancer
 
     def run(self, state: CompileState) -> None:
         if state.work and state.recut_from is None:
@@ -171,13 +190,19 @@ class CutLevel:
         started = time.perf_counter()
         scales = {k - len(keep): s for k, s in state.scales.items() if k >= len(keep)}
         scales = {k: scales.get(k, state.default_scale) for k in range(len(rest) + 1)}
+        graph = state.graph.subgraph(rest)
+        separate = [p for p in state.separate if p[0] in rest]
         try:
-            plan = cut_sections(state.graph.subgraph(rest), state.cap,
-                                _cut_settings(state.options, state.budget), scales,
-                                separate=[p for p in state.separate if p[0] in rest],
-                                first_id=len(keep), run_all=_cut_runner(state))
+            probe = self._probe(state, graph, scales, separate) if not state.work else {}
+            settings = _cut_settings(state.options, state.budget)
+            settings = replace(settings, time_limit=max(settings.time_limit / 2, settings.time_limit
+                                                        - probe.get("probe_seconds", 0.0)))
+            plan = cut_sections(graph, state.cap, settings, scales, separate=separate,
+                                first_id=len(keep), run_all=_cut_runner(state),
+                                buffers=state.buffer_demand)
         except SectionError as exc:
             raise MappingError(ErrorHandlingData(ErrorCode.UNRESOLVABLE, self.name, str(exc)))
+        plan.extra |= probe
         state.work = keep + [SectionWork(s) for s in plan.sections]
         state.plan = plan if not keep else state.plan
         state.recut_from = None
@@ -192,6 +217,40 @@ class CutLevel:
         state.say(f"{plan.count + len(keep)} section(s) (lower bound "
                   f"{plan.lower_bound + len(keep)}, greedy {plan.greedy_sections + len(keep)})")
 
+    def _probe(self, state: CompileState, graph: Graph, scales: dict, separate: list) -> dict:
+        """Learn each edge's buffer PMUs (``state.buffer_demand``) from greedy cuts: cut
+        with the demand learned so far, balance every section (at once on the run's
+        workers), learn what balancing added, until the greedy cut fits after balancing
+        or :data:`PROBE_ROUNDS` probes. Deterministic: each balancing is planned
+        :data:`PROBE_SECONDS`. Returns what the stage record reports."""
+        if self.balancer is None:
+            return {}
+        planned, rounds, overfull = 0.0, 0, 0
+        settings = replace(state.budget.settings(state.options, "buffers", PROBE_SECONDS),
+                           deadline=None, export_dir=None)
+        deadline = to_epoch(state.budget.deadline, state.budget.clock)
+        while rounds < PROBE_ROUNDS and not state.budget.expired():
+            rounds += 1
+            sections = greedy_sections(graph, state.cap, scales, separate, state.buffer_demand)
+            tasks = [(BufferTask(graph.subgraph(s.nodes, name=f"{graph.name}/probe{s.id}"),
+                                 state.spec, s.id, state.options, settings, self.balancer,
+                                 deadline),) for s in sections]
+            planned += PROBE_SECONDS * len(tasks)
+            results = _run_batch(state, balance_buffers, tasks, PROBE_SECONDS * len(tasks),
+                                 sizes=[len(s.nodes) for s in sections])
+            overfull = 0
+            for s, (task,), result in zip(sections, tasks, results):
+                learn_demand(state.buffer_demand, task.graph.edges, result.added)
+                overfull += not fits_after_balancing(s, sum(result.added.values()), state.cap)
+            if not overfull:
+                break
+        if rounds > 1 or overfull:
+            state.say(f"stage buffers learned from {rounds} greedy cut(s): "
+                      f"{sum(state.buffer_demand.values()):g} PMUs on "
+                      f"{len(state.buffer_demand)} edges")
+        return {"probe_rounds": rounds, "probe_seconds": planned,
+                "buffer_demand_pmus": sum(state.buffer_demand.values())}
+
     def fix(self, state: CompileState, data: ErrorHandlingData) -> str | None:
         if data.code == ErrorCode.LATENCY_BOTTLENECK:
             return self._separate(state, data)
@@ -199,6 +258,11 @@ class CutLevel:
         work = state.work[k]
         if len(work.section.nodes) <= 1:
             return None          # one node that does not fit: nothing to cut
+        if data.code == ErrorCode.RESOURCE_TOO_LOW_PREDICTED and self._learned(state):
+            state.recut_from = k
+            return (f"section {k} needs more PMUs with its stage buffers than its cut "
+                    f"counted; buffer demand learned from the balanced sections "
+                    f"({sum(state.buffer_demand.values()):g} PMUs); re-cut from section {k}")
         usage = data.sections[k] if k < len(data.sections) else None
         old = dict(state.scales.get(k, state.default_scale))
         unit = {"any": "units"}.get(data.hints.get("unit"), data.hints.get("unit"))
@@ -211,6 +275,16 @@ class CutLevel:
         state.recut_from = k
         return (f"scale factor of section {k}: {_show(old)} -> {_show(new)}; "
                 f"re-cut from section {k}")
+
+    @staticmethod
+    def _learned(state: CompileState) -> bool:
+        """Learn the buffer PMUs of every balanced section (the lazily added cut: the
+        demand that forbids the section found too full); whether anything was new."""
+        raised = 0
+        for w in state.work:
+            added = {i: row.get("pmus_added") or 0 for i, row in w.buffer_rows.items()}
+            raised += learn_demand(state.buffer_demand, state.graph.edges, added)
+        return raised > 0
 
     def _separate(self, state: CompileState, data: ErrorHandlingData) -> str | None:
         a, b = data.hints["pair"]
@@ -661,4 +735,4 @@ def _retry_seed(seed: int, retry: int) -> int:
 
 def default_levels(balancer: Balancer | None = None) -> list:
     """The levels of an RDU run, in order."""
-    return [CutLevel(), BufferLevel(balancer), PlaceRouteLevel()]
+    return [CutLevel(balancer), BufferLevel(balancer), PlaceRouteLevel()]

@@ -20,9 +20,9 @@ from formulations.sections.greedy import greedy_sections
 from formulations.sections.model import WINDOW_NODES, build_section_model, forced_traffic
 from formulations.sections.portfolio import (CutSolve, CutSolved, RunAll, found, proven,
                                              solve_each, solve_portfolio)
-from formulations.sections.problem import (Capacity, Scale, SectionPlan, assignment_of,
-                                           cut_traffic, loosest_scale, lower_bound,
-                                           sections_from)
+from formulations.sections.problem import (BufferDemand, Capacity, Scale, SectionPlan,
+                                           assignment_of, cut_traffic, loosest_scale,
+                                           lower_bound, sections_from)
 from formulations.solver.backends import WorkBudget, wall_cap
 from formulations.solver import SolveSettings, to_epoch
 from model.graph import Graph
@@ -47,7 +47,8 @@ WINDOW_SECONDS = 5.0
 def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
                  scales: dict[int, Scale] | None = None, *,
                  separate: list[tuple[str, str]] = (), first_id: int = 0,
-                 run_all: RunAll | None = None) -> SectionPlan:
+                 run_all: RunAll | None = None,
+                 buffers: BufferDemand | None = None) -> SectionPlan:
     """Cut ``graph`` into the fewest sections, then the least DRAM traffic.
 
     The greedy topological cut is the baseline and the warm start. The model
@@ -72,6 +73,9 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
     run_all : where each model's portfolio of seeds runs
         (:mod:`formulations.sections.portfolio`; default: here, one after another).
         The cut is the same wherever they run.
+    buffers : stage-buffer PMUs per edge whose ends share a section
+        (:data:`~formulations.sections.problem.BufferDemand`); every section's PMUs
+        include its own.
 
     Raises
     ------
@@ -83,7 +87,8 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
     # run's deadline) is only the outer cap
     budget = WorkBudget(settings.time_limit,
                         time.monotonic() + wall_cap(settings.time_limit, settings.deadline))
-    greedy = greedy_sections(graph, cap, scales, separate)
+    buffers = {key: p for key, p in (buffers or {}).items() if p > 0}
+    greedy = greedy_sections(graph, cap, scales, separate, buffers)
     greedy_traffic = cut_traffic(graph, greedy)
     bound = lower_bound(graph, cap, loosest_scale(scales, len(graph.nodes)))
     plan = SectionPlan(greedy, bound, len(greedy), greedy_traffic, greedy_traffic,
@@ -91,10 +96,11 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
     if len(graph.nodes) <= 1 or len(graph.nodes) > MODEL_NODES or settings.backend in SOLVERLESS:
         plan.bound_traffic = forced_traffic(graph, cap, plan.count, scales)
         return _numbered(plan, first_id)
-    cutter = _Cutter(graph, cap, scales, tuple(separate), settings, budget, plan, run_all)
+    cutter = _Cutter(graph, cap, scales, tuple(separate), settings, budget, plan, run_all,
+                     buffers)
     best = cutter.fewest_sections()
     best = cutter.least_traffic(best)
-    _keep_the_better(graph, cap, scales, plan, best)
+    _keep_the_better(graph, cap, scales, plan, best, buffers)
     if budget.cut_short:
         plan.extra["cut_short"] = True
     return _numbered(plan, first_id)
@@ -112,6 +118,7 @@ class _Cutter:
     budget: WorkBudget
     plan: SectionPlan
     run_all: RunAll | None
+    buffers: BufferDemand
 
     def job(self, graph: Graph, count: int, seconds: float, *,
             hint: dict[str, int] | None = None, first: int = 0) -> CutSolve:
@@ -120,8 +127,9 @@ class _Cutter:
         scales = {k - first: s for k, s in self.scales.items()}
         separate = tuple((a, b) for a, b in self.separate if a in graph and b in graph)
         wall = min(self.budget.wall, self.settings.deadline or math.inf)
+        buffers = {key: p for key, p in self.buffers.items() if key[0] in graph and key[1] in graph}
         return CutSolve(graph, self.cap, count, scales, separate, hint, self.settings.backend,
-                        seconds, self.settings.seed, to_epoch(wall))
+                        seconds, self.settings.seed, to_epoch(wall), buffers)
 
     def solve(self, graph: Graph, count: int, seconds: float, done, *,
               hint: dict[str, int] | None = None, stem: str | None = None) -> CutSolved:
@@ -132,7 +140,7 @@ class _Cutter:
             folder = Path(self.settings.export_dir)
             folder.mkdir(parents=True, exist_ok=True)
             model = build_section_model(graph, self.cap, count, job.scales,
-                                        list(job.separate))[0]
+                                        list(job.separate), job.buffers)[0]
             model.write_mps(str(folder / f"{model.name}_{stem}.mps"))
         solved = solve_portfolio(job, self.budget, done, self.run_all)
         self.plan.results.append(solved.result)
@@ -251,10 +259,10 @@ class _Cutter:
 
 
 def _keep_the_better(graph: Graph, cap: Capacity, scales: dict[int, Scale], plan: SectionPlan,
-                     best: dict[str, int]) -> None:
+                     best: dict[str, int], buffers: BufferDemand) -> None:
     """Set ``plan`` to ``best`` unless greedy's cut is better, with the traffic bound."""
     greedy, greedy_traffic = plan.sections, plan.greedy_traffic
-    plan.sections = sections_from(graph, best)
+    plan.sections = sections_from(graph, best, buffers)
     plan.traffic = cut_traffic(graph, plan.sections)
     if plan.traffic > greedy_traffic or len(plan.sections) > len(greedy):
         plan.sections, plan.traffic, plan.status = greedy, greedy_traffic, "FEASIBLE"

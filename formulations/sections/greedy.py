@@ -15,8 +15,8 @@ import heapq
 
 import numpy as np
 
-from formulations.sections.problem import (Capacity, Scale, Section, SectionError,
-                                           unit_demand)
+from formulations.sections.problem import (BufferDemand, Capacity, Scale, Section,
+                                           SectionError, buffer_nets, unit_demand)
 from model.graph import Graph, successor_lists
 
 __all__ = ["greedy_cut", "greedy_sections", "category_topological_order", "ReadyNodes"]
@@ -53,7 +53,8 @@ def greedy_cut(graph: Graph, cap: Capacity, scale: float = 1.0) -> list[Section]
 
 
 def greedy_sections(graph: Graph, cap: Capacity, scales: dict[int, Scale],
-                    separate: list[tuple[str, str]] = ()) -> list[Section]:
+                    separate: list[tuple[str, str]] = (),
+                    buffers: BufferDemand | None = None) -> list[Section]:
     """List scheduling into sections: fill each with ready nodes that still fit.
 
     Ready nodes (all same-iteration predecessors placed) are tried in
@@ -61,7 +62,8 @@ def greedy_sections(graph: Graph, cap: Capacity, scales: dict[int, Scale],
     first one that fits joins the section. When none fits, the section closes.
     Filling past a node that does not fit (a PMU node when PCUs are full) packs
     sections tighter than cutting a fixed order. ``separate`` pairs (a, b) keep
-    b out of a's section.
+    b out of a's section. A node that ``buffers`` gives stage-buffer PMUs on an
+    edge from its section pays them when it joins (per net, the deepest tap).
 
     Ready nodes wait in one heap per category and demand (:class:`ReadyNodes`),
     so each pick costs the log of the ready nodes, not their number.
@@ -71,7 +73,7 @@ def greedy_sections(graph: Graph, cap: Capacity, scales: dict[int, Scale],
         apart.setdefault(b, set()).add(a)
     starts, targets = successor_lists(len(graph.nodes), *graph.same_iteration_ends)
     waiting = np.bincount(graph.same_iteration_ends[1], minlength=len(graph.nodes)).tolist()
-    ready = ReadyNodes(graph, _schedule_priority(graph), apart)
+    ready = ReadyNodes(graph, _schedule_priority(graph), apart, _taps(graph, buffers))
     for k in range(len(graph.nodes)):
         if not waiting[k]:
             ready.push(k)
@@ -86,8 +88,10 @@ def greedy_sections(graph: Graph, cap: Capacity, scales: dict[int, Scale],
                 raise SectionError(f'node "{node.id}" needs {_units(unit_demand(node))}, more '
                                    f"than one section offers ({_units_cap(cap)}) at scale {scale}")
             sections.append(Section(len(sections)))
+            ready.tapped.clear()
             continue
         current.category = graph.nodes[pick].category
+        current.buffers += ready.tap(pick, current)
         current.add(graph.nodes[pick].id, ready.demand_of(pick))
         for nxt in targets[starts[pick]:starts[pick + 1]]:
             waiting[nxt] -= 1
@@ -96,18 +100,31 @@ def greedy_sections(graph: Graph, cap: Capacity, scales: dict[int, Scale],
     return sections
 
 
+def _taps(graph: Graph, buffers: BufferDemand | None) -> dict[int, list[tuple[int, str, float]]]:
+    """Node index -> (net, driver, PMUs) of each buffered edge into it."""
+    taps: dict[int, list[tuple[int, str, float]]] = {}
+    for k, net in enumerate(buffer_nets(graph, buffers)):
+        for sink, pmus in net.sinks:
+            taps.setdefault(graph.index_of[sink], []).append((k, net.driver, pmus))
+    return taps
+
+
 class ReadyNodes:
     """The ready nodes of the greedy cut, in priority order, ties in the order they
     became ready (as a sorted list with insertion to the right would keep them).
 
     Nodes of the same category and the same unit demand fit a section alike,
     so they share a heap: the first fitting node is the best top among the
-    heaps that fit. Nodes that must stay apart from others (``apart``) wait in
-    a short sorted list, checked one by one.
+    heaps that fit. Nodes that must stay apart from others (``apart``) or whose
+    buffer PMUs depend on the section (``taps``) wait in a short sorted list,
+    checked one by one.
     """
 
-    def __init__(self, graph: Graph, priority: np.ndarray, apart: dict[str, set[str]]):
+    def __init__(self, graph: Graph, priority: np.ndarray, apart: dict[str, set[str]],
+                 taps: dict[int, list[tuple[int, str, float]]] | None = None):
         self.graph, self.priority, self.apart = graph, priority.tolist(), apart
+        self.taps = taps or {}
+        self.tapped: dict[int, float] = {}      # net -> deepest tap in the current section
         self.heaps: dict[tuple, list[tuple[float, int, int]]] = {}
         self.special: list[tuple[float, int, int]] = []    # (priority, arrival, node)
         self.demands: dict[tuple, dict[str, float]] = {}
@@ -130,11 +147,27 @@ class ReadyNodes:
         node, entry = self.graph.nodes[k], (self.priority[k], self.arrivals, k)
         self.count += 1
         self.arrivals += 1
-        if node.id in self.apart:
+        if node.id in self.apart or k in self.taps:
             bisect.insort(self.special, entry)
             return
         key = (node.category, tuple(self.demand_of(k).values()))
         heapq.heappush(self.heaps.setdefault(key, []), entry)
+
+    def extra_buffers(self, k: int, current: Section, commit: bool = False) -> float:
+        """Buffer PMUs node ``k`` adds to ``current`` (its nets' deeper taps); with
+        ``commit``, record them as taken."""
+        extra = 0.0
+        members = current.members
+        for net, driver, pmus in self.taps.get(k, ()):
+            if driver in members and pmus > self.tapped.get(net, 0.0):
+                extra += pmus - self.tapped.get(net, 0.0)
+                if commit:
+                    self.tapped[net] = pmus
+        return extra
+
+    def tap(self, k: int, current: Section) -> float:
+        """Take node ``k``'s buffer PMUs in ``current``; how many it added."""
+        return self.extra_buffers(k, current, commit=True) if k in self.taps else 0.0
 
     def first(self) -> int:
         """The ready node of the smallest priority."""
@@ -162,12 +195,13 @@ class ReadyNodes:
 
     def _first_special(self, current: Section, cap: Capacity,
                        scale: Scale) -> tuple[float, int, int] | None:
-        members = set(current.nodes) if self.special else set()
+        members = current.members if self.special else set()
         for entry in self.special:
             node = self.graph.nodes[entry[2]]
             if (not current.nodes or node.category == current.category) and \
-                    not self.apart[node.id] & members and \
-                    current.fits_with(unit_demand(node), cap, scale):
+                    not self.apart.get(node.id, set()) & members and \
+                    current.fits_with(unit_demand(node), cap, scale,
+                                      self.extra_buffers(entry[2], current)):
                 return entry
         return None
 

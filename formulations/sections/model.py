@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from formulations.sections.problem import (Capacity, Scale, edge_traffic, loosest_scale,
-                                           unit_demand, scale_of)
+from formulations.sections.problem import (BufferDemand, Capacity, Scale, buffer_nets,
+                                           edge_traffic, loosest_scale, unit_demand, scale_of)
 from formulations.solver.backends import WorkBudget, solve_planned
 from formulations.solver import LinearModel, SolveSettings
 from model.graph import Graph
@@ -26,16 +26,21 @@ __all__ = ["build_section_model", "solve_section_model", "decode_assignment",
 
 
 def build_section_model(graph: Graph, cap: Capacity, count: int, scales: dict[int, Scale],
-                        separate: list[tuple[str, str]] = ()):
+                        separate: list[tuple[str, str]] = (),
+                        buffers: BufferDemand | None = None):
     """The section model with ``count`` ordered sections, as a LinearModel.
 
-    Data: unit demands per node, capacities per section (``cap / scale``).
+    Data: unit demands per node, capacities per section (``cap / scale``), the
+    stage-buffer PMUs of each edge whose ends share a section (``buffers``).
     Variables: ``x[v][k] = 1`` when node v is in section k (only for the
     sections v can reach given its ancestors' and descendants' demands), a
-    category flag per section, a crossing flag per edge.
+    category flag per section, a crossing flag per edge, and per buffered net
+    and section the PMUs of its buffer chain there (``w[n][k]``).
     Constraints (families): ``assignment`` (each node in one section),
     ``order`` (an edge never goes back to an earlier section: the quotient is
-    acyclic), ``capacity`` (PCU, PMU, all units, AGCUs per section),
+    acyclic), ``capacity`` (PCU, PMU + buffer PMUs, all units, AGCUs per
+    section), ``buffers`` (a net's chain in section k is at least as deep as
+    each sink in k with its driver asks: ``w >= p (x[u][k] + x[v][k] - 1)``),
     ``category`` (one category per section), ``boundary`` (separated pairs),
     ``traffic`` (an edge whose ends differ crosses a cut).
     Objective: bytes crossing cuts.
@@ -58,7 +63,9 @@ def build_section_model(graph: Graph, cap: Capacity, count: int, scales: dict[in
             _add_order(model, position, e.src, e.dst, 0.0, f"order[{j}]", "order")
     for j, (a, b) in enumerate(separate):
         _add_order(model, position, a, b, 1.0, f"boundary[{j}]", "boundary")
-    _add_capacities(model, graph, x, cap, count, scales)
+    nets = buffer_nets(graph, buffers)
+    chains = _add_buffer_chains(model, nets, x)
+    _add_capacities(model, graph, x, cap, count, scales, chains)
     flags = _add_categories(model, graph, x, count)
     crossing = []
     for j, e in enumerate(graph.edges):
@@ -81,6 +88,10 @@ def build_section_model(graph: Graph, cap: Capacity, count: int, scales: dict[in
         hint |= {z: float(assignment[e.src] != assignment[e.dst]) for z, _, e in crossing}
         used = {(assignment[v], graph.node(v).category) for v in x}
         hint |= {flag: float(key in used) for key, flag in flags.items()}
+        for (n, k), w in chains.items():
+            inside = {v for v in (nets[n].driver, *(t for t, _ in nets[n].sinks))
+                      if assignment[v] == k}
+            hint[w] = nets[n].pmus_in(inside)
         return hint
 
     return model, x, hint_for
@@ -93,16 +104,41 @@ def _add_order(model, position, a: str, b: str, gap: float, name: str, family: s
     model.add_row(vb + va, kb + [-k for k in ka], lb=gap, name=name, family=family)
 
 
+def _add_buffer_chains(model, nets, x) -> dict[tuple[int, int], object]:
+    """``w[n][k]``: the PMUs of net n's buffer chain in section k, at least each sink's
+    own where its driver shares the section (the capacity rows keep it no larger)."""
+    chains = {}
+    for n, net in enumerate(nets):
+        at_driver = x[net.driver]
+        for k in at_driver:
+            taps = [(sink, p) for sink, p in net.sinks if k in x[sink]]
+            if not taps:
+                continue
+            w = chains[n, k] = model.add_var(f"w[{n},{k}]", 0.0, max(p for _, p in taps),
+                                             integer=True)
+            for j, (sink, p) in enumerate(taps):
+                model.add_row([w, at_driver[k], x[sink][k]], [1.0, -p, -p], lb=-p,
+                              name=f"buffers[{n},{k},{j}]", family="buffers")
+    return chains
+
+
 def _add_capacities(model, graph: Graph, x, cap: Capacity, count: int,
-                    scales: dict[int, Scale]) -> None:
+                    scales: dict[int, Scale], chains: dict | None = None) -> None:
+    """Per section and resource: the scaled estimates plus, for PMUs and all units, the
+    buffer chains' PMUs as they are (``scale * estimates + buffers <= capacity``)."""
     demand = {v: unit_demand(graph.node(v)) for v in x}
     limits = {"pcu": (("pcu",), cap.pcu), "pmu": (("pmu",), cap.pmu),
               "units": (("pcu", "pmu", "any"), cap.total), "agcu": (("agcu",), cap.agcu)}
+    in_section: dict[int, list] = {}
+    for (_, k), w in (chains or {}).items():
+        in_section.setdefault(k, []).append(w)
     for k in range(count):
         scale = scales.get(k, 1.0)
         for label, (keys, limit) in limits.items():
             terms = [(x[v][k], sum(demand[v][key] for key in keys)) for v in x if k in x[v]]
             terms = [(var, c) for var, c in terms if c]
+            if label in ("pmu", "units"):
+                terms += [(w, 1.0 / scale_of(scale, label)) for w in in_section.get(k, ())]
             if terms:
                 bound = limit if label == "agcu" else limit / scale_of(scale, label)
                 model.add_row([t[0] for t in terms], [t[1] for t in terms], ub=bound,

@@ -28,11 +28,11 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 from formulations.sections.model import build_section_model, decode_assignment
-from formulations.sections.problem import Capacity, Scale
+from formulations.sections.problem import BufferDemand, Capacity, Scale
 from formulations.solver.backends import WorkBudget, solve_planned
 from formulations.solver.result import SolveResult
 from formulations.solver.settings import from_epoch
@@ -65,6 +65,7 @@ class CutSolve:
     seconds: float                              # planned seconds of solver work
     seed: int
     wall: float                                 # the wall-clock cap, epoch seconds
+    buffers: BufferDemand = field(default_factory=dict)   # stage-buffer PMUs per edge
 
 
 @dataclass
@@ -97,7 +98,7 @@ def solve_cut(task: CutSolve) -> CutSolved:
 def _built(task: CutSolve) -> tuple[Any, Any]:
     """The section model of ``task``, hinted, and its ``x``."""
     model, x, hint_for = build_section_model(task.graph, task.cap, task.count, task.scales,
-                                             list(task.separate))
+                                             list(task.separate), task.buffers)
     if task.hint is not None:
         model.set_hint(hint_for(task.hint))
     return model, x

@@ -21,7 +21,8 @@ from model.graph import Graph, Node
 
 __all__ = ["SectionError", "Capacity", "Section", "Scale", "scale_of", "scale_factors",
            "loosest_scale", "unit_demand", "SectionPlan", "edge_traffic", "cut_traffic",
-           "lower_bound", "assignment_of", "sections_from"]
+           "lower_bound", "assignment_of", "sections_from", "BufferDemand", "BufferNet",
+           "buffer_nets", "buffer_pmus"]
 
 
 class SectionError(Exception):
@@ -56,17 +57,34 @@ class Section:
     pmu: float = 0.0
     any: float = 0.0
     agcu: float = 0.0
+    buffers: float = 0.0     # stage-buffer PMUs its inside edges need (:data:`BufferDemand`)
+    _members: set[str] = field(default_factory=set, repr=False, compare=False)
 
-    def fits_with(self, demand: dict[str, float], cap: Capacity, scale: "Scale" = 1.0) -> bool:
+    def fits_with(self, demand: dict[str, float], cap: Capacity, scale: "Scale" = 1.0,
+                  buffers: float = 0.0) -> bool:
+        """Whether the section still fits with ``demand`` and ``buffers`` more buffer PMUs.
+
+        The scale factors multiply the estimates; buffer PMUs come from the balancing's own
+        numbers and are counted as they are."""
         pcu, pmu = self.pcu + demand["pcu"], self.pmu + demand["pmu"]
         flexible = self.any + demand["any"]
+        extra = self.buffers + buffers
         on_pcu, on_pmu, on_units = scale_factors(scale)
         return (on_pcu * pcu <= cap.pcu
-                and on_pmu * pmu <= cap.pmu
-                and on_units * (pcu + pmu + flexible) <= cap.total
+                and on_pmu * pmu + extra <= cap.pmu
+                and on_units * (pcu + pmu + flexible) + extra <= cap.total
                 and self.agcu + demand["agcu"] <= cap.agcu)
 
+    @property
+    def members(self) -> set[str]:
+        """The section's nodes as a set (kept as nodes join)."""
+        if len(self._members) != len(self.nodes):
+            self._members = set(self.nodes)
+        return self._members
+
     def add(self, node_id: str, demand: dict[str, float]) -> None:
+        if len(self._members) == len(self.nodes):
+            self._members.add(node_id)
         self.nodes.append(node_id)
         self.pcu += demand["pcu"]
         self.pmu += demand["pmu"]
@@ -121,6 +139,56 @@ def loosest_scale(scales: dict[int, Scale], sections: int) -> dict[str, float]:
     given = [scale_factors(scales[k]) for k in range(sections) if k in scales]
     unset = [(1.0, 1.0, 1.0)] if len(given) < sections or not given else []
     return dict(zip(("pcu", "pmu", "units"), map(min, zip(*given, *unset))))
+
+
+#: Stage-buffer PMUs an edge needs when both its ends share a section, by (source, sink):
+#: what balancing added on that edge in the sections it has seen (see
+#: :mod:`formulations.sections.buffers`). The edges of one net share one buffer chain, each
+#: sink tapping it at its own depth, so a section pays per net the most of its inside edges.
+BufferDemand = dict[tuple[str, str], float]
+
+
+@dataclass(frozen=True)
+class BufferNet:
+    """One net's buffer demand: its driver, and (sink, PMUs) of each edge that needs some."""
+
+    driver: str
+    sinks: tuple[tuple[str, float], ...]
+
+    def pmus_in(self, inside) -> float:
+        """PMUs the net needs in a section holding the nodes ``inside`` (a set or mapping)."""
+        if self.driver not in inside:
+            return 0.0
+        return max((p for sink, p in self.sinks if sink in inside), default=0.0)
+
+
+def buffer_nets(graph: Graph, demand: BufferDemand | None) -> list[BufferNet]:
+    """The nets of ``graph`` with a buffer demand (edges inside one iteration only).
+
+    Examples
+    --------
+    >>> from model.graph import Edge
+    >>> g = Graph("g", [Node("a"), Node("b"), Node("c")],
+    ...           [Edge("a", "b", net="n"), Edge("a", "c", net="n"), Edge("b", "c")])
+    >>> buffer_nets(g, {("a", "c"): 2})
+    [BufferNet(driver='a', sinks=(('c', 2),))]
+    """
+    if not demand:
+        return []
+    nets = []
+    for net in graph.nets:
+        sinks = tuple((graph.edges[i].dst, demand[graph.edges[i].src, graph.edges[i].dst])
+                      for i in net.edges
+                      if not graph.edges[i].loop_carried
+                      and demand.get((graph.edges[i].src, graph.edges[i].dst), 0) > 0)
+        if sinks:
+            nets.append(BufferNet(net.driver, sinks))
+    return nets
+
+
+def buffer_pmus(nets: list[BufferNet], nodes) -> float:
+    """Buffer PMUs of a section holding ``nodes`` (a set), by :func:`buffer_nets`."""
+    return sum(net.pmus_in(nodes) for net in nets)
 
 
 def unit_demand(node: Node) -> dict[str, float]:
@@ -212,8 +280,10 @@ def assignment_of(sections: list[Section]) -> dict[str, int]:
     return {n: k for k, s in enumerate(sections) for n in s.nodes}
 
 
-def sections_from(graph: Graph, assignment: dict[str, int]) -> list[Section]:
-    """Sections in order (empty ones dropped), nodes in topological order."""
+def sections_from(graph: Graph, assignment: dict[str, int],
+                  buffers: BufferDemand | None = None) -> list[Section]:
+    """Sections in order (empty ones dropped), nodes in topological order, each with the
+    buffer PMUs ``buffers`` gives its inside edges."""
     used = sorted(set(assignment.values()))
     sections = [Section(k) for k in range(len(used))]
     rank = {k: i for i, k in enumerate(used)}
@@ -221,4 +291,7 @@ def sections_from(graph: Graph, assignment: dict[str, int]) -> list[Section]:
         s = sections[rank[assignment[v]]]
         s.category = graph.node(v).category
         s.add(v, unit_demand(graph.node(v)))
+    nets = buffer_nets(graph, buffers)
+    for s in sections if nets else ():
+        s.buffers = buffer_pmus(nets, set(s.nodes))
     return sections

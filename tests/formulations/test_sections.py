@@ -215,3 +215,72 @@ def test_infeasible_count_is_diagnosed_by_family():
     graph = Graph("g", [Node(f"n{i}", unit="pcu") for i in range(5)], [])
     model, _, _ = build_section_model(graph, Capacity(pcu=2, pmu=0, total=2, agcu=0), 2, {})
     assert "capacity" in diagnose_infeasible(model, keep=["assignment"])
+
+
+# --- stage buffers inside the cut (formulations.sections.buffers) -------------------------------
+def residual_chain(blocks: int) -> Graph:
+    """``blocks`` residual blocks of three PCU operators, each with a skip edge from its
+    input to its add: balancing pads every skip edge (the shape of a transformer layer)."""
+    nodes, edges = [Node("x0", unit="pcu")], []
+    for b in range(blocks):
+        ops = [f"b{b}.op{i}" for i in range(3)] + [f"x{b + 1}"]
+        nodes += [Node(v, unit="pcu") for v in ops]
+        edges += [Edge(a, c, bytes=64) for a, c in zip([f"x{b}"] + ops[:-1], ops)]
+        edges.append(Edge(f"x{b}", f"x{b + 1}", bytes=64))
+    return Graph("residual", nodes, edges)
+
+
+def skip_demand(graph: Graph, pmus: float) -> dict:
+    return {(e.src, e.dst): pmus for e in graph.edges if e.src.startswith("x")
+            and e.dst.startswith("x")}
+
+
+def test_every_section_of_a_buffered_cut_fits_with_its_own_buffers():
+    """16 PCUs and 8 PMUs a section; every skip edge inside a section needs 3 buffer PMUs.
+    Blind to them, a section holds four blocks (12 buffer PMUs); the greedy cut and the
+    model both count them per section: no section overflows (at most two skips inside)."""
+    graph = residual_chain(8)
+    cap = Capacity(pcu=16, pmu=8, total=24, agcu=0)
+    demand = skip_demand(graph, 3)
+    blind = greedy_sections(graph, cap, {})
+    assert max(_buffers_in(graph, s.nodes, demand) for s in blind) > cap.pmu   # the old cut
+    for sections in (greedy_sections(graph, cap, {}, buffers=demand),
+                     cut_sections(graph, cap, SolveSettings("cp-sat", 5.0), buffers=demand
+                                  ).sections):
+        for s in sections:
+            assert s.buffers == _buffers_in(graph, s.nodes, demand) <= cap.pmu
+            assert s.pcu <= cap.pcu and s.pmu + s.buffers <= cap.pmu
+
+
+def _buffers_in(graph: Graph, nodes, demand) -> float:
+    inside = set(nodes)
+    return sum(demand.get((e.src, e.dst), 0) for e in graph.edges
+               if e.src in inside and e.dst in inside)
+
+
+@pytest.mark.parametrize("backend", ["cp-sat", "highs"])
+def test_the_section_model_pays_a_shared_buffer_chain_once(backend):
+    """One driver feeding two sinks on one net, 5 and 7 buffer PMUs: a section holding all
+    three pays 7 (the chain's deepest tap), so one section of 8 PMUs holds them; two nets
+    of 5 and 7 would not fit."""
+    nodes = [Node(v, unit="pcu") for v in ("a", "b", "c")]
+    shared = Graph("shared", nodes, [Edge("a", "b", net="n"), Edge("a", "c", net="n")])
+    apart = Graph("apart", nodes, [Edge("a", "b"), Edge("a", "c")])
+    cap = Capacity(pcu=8, pmu=8, total=16, agcu=0)
+    demand = {("a", "b"): 5, ("a", "c"): 7}
+    settings = SolveSettings(backend, 5.0)
+    one = cut_sections(shared, cap, settings, buffers=demand)
+    assert one.count == 1 and one.sections[0].buffers == 7
+    two = cut_sections(apart, cap, settings, buffers=demand)
+    assert two.count == 2 and all(s.buffers <= cap.pmu for s in two.sections)
+    model, _, _ = build_section_model(apart, cap, 1, {}, buffers=demand)
+    assert model.families().get("buffers") == 2
+
+
+def test_learned_demand_only_grows_and_counts_what_it_raised():
+    from formulations.sections.buffers import learn_demand
+    graph = residual_chain(1)
+    demand = {("x0", "x1"): 4}
+    assert learn_demand(demand, graph.edges, {4: 2}) == 0          # x0 -> x1 already 4
+    assert learn_demand(demand, graph.edges, {4: 6, 0: 1}) == 2
+    assert demand == {("x0", "x1"): 6, ("x0", "b0.op0"): 1}

@@ -101,15 +101,34 @@ def test_fig7c_fits_the_estimate_in_one_section():
 
 
 def test_fig7c_template_buffers_cost_exactly_one_feedback_round():
-    """6 PCU + 3 PMU fit tiny (8 + 8); with 3 buffers of 2 PMUs each they do not."""
+    """6 PCU + 3 PMU fit tiny (8 + 8); with 3 buffers of 2 PMUs each they do not. A cut
+    level without the balancer cannot probe: the buffer level's overflow teaches it each
+    edge's buffers (no scale factor raised), and the re-cut fits."""
     mapping = run(fig7c_graph(), [CutLevel(), BufferLevel(fig7c_templates), PlaceRouteLevel()])
     assert len(mapping.trace) == 1
     round_ = mapping.trace[0]
     assert round_["code"] == ErrorCode.RESOURCE_TOO_LOW_PREDICTED.value
     assert round_["level"] == "buffers" and round_["fixed_by"] == "cut"
-    assert round_["section"] == 0 and "scale factor of section 0" in round_["change"]
+    assert round_["section"] == 0 and "buffer demand learned" in round_["change"]
     assert mapping.status == "mapped" and mapping.metrics["sections"] == 2
-    assert mapping.sections[0]["scale"]["pmu"] > 1.0
+    assert mapping.sections[0]["scale"].get("pmu", 1.0) == 1.0
+    _assert_fig7c_buffers(mapping)
+
+
+def test_fig7c_first_cut_is_the_last_when_the_cut_probes_the_balancer():
+    """With the balancer, the cut learns the buffers from a probe before its first cut:
+    no feedback round, the same two sections, no scale factor raised."""
+    mapping = run(fig7c_graph(), [CutLevel(fig7c_templates), BufferLevel(fig7c_templates),
+                                  PlaceRouteLevel()])
+    assert mapping.trace == [] and mapping.status == "mapped"
+    assert mapping.metrics["sections"] == 2
+    cut = next(s for s in mapping.stages if s["stage"] == "sections")
+    assert cut["probe_rounds"] == 2 and cut["buffer_demand_pmus"] == 8
+    assert all(s["scale"].get("pmu", 1.0) == 1.0 for s in mapping.sections)
+    _assert_fig7c_buffers(mapping)
+
+
+def _assert_fig7c_buffers(mapping) -> None:
     where = {n: p["section"] for n, p in mapping.placement.items()}
     inserted = [b for b in mapping.buffers if b.get("buffer_inserted")]
     assert inserted and all((b["src"], b["dst"]) in FIG7C_BUFFERS for b in inserted)
