@@ -43,6 +43,7 @@ SUITE_MODULES = (
     "benchmarks.suites.perf",
     "benchmarks.suites.cost_model",
     "benchmarks.suites.parallel",
+    "benchmarks.suites.first_cut",
     "benchmarks.suites.cgra",
     "benchmarks.suites.rl",
 )

@@ -38,6 +38,7 @@ from typing import Callable
 from formulations.sections import (Capacity, Section, SectionError, cut_sections,
                                    greedy_sections, materialize_banks)
 from formulations.sections.buffers import fits_after_balancing, learn_demand
+from formulations.sections.costs import cut_costs
 from formulations.sections.portfolio import RunAll, in_order, never
 from formulations.solver import to_epoch
 from model.graph import Edge, Graph, Node
@@ -199,10 +200,12 @@ class CutLevel:
                                                         - probe.get("probe_seconds", 0.0)))
             plan = cut_sections(graph, state.cap, settings, scales, separate=separate,
                                 first_id=len(keep), run_all=_cut_runner(state),
-                                buffers=state.buffer_demand)
+                                buffers=state.buffer_demand, costs=cut_costs(graph, state.spec))
         except SectionError as exc:
             raise MappingError(ErrorHandlingData(ErrorCode.UNRESOLVABLE, self.name, str(exc)))
         plan.extra |= probe
+        if "bound_with_buffers" in plan.extra:
+            plan.extra["bound_with_buffers"] += len(keep)
         state.work = keep + [SectionWork(s) for s in plan.sections]
         state.plan = plan if not keep else state.plan
         state.recut_from = None
@@ -214,8 +217,11 @@ class CutLevel:
             extra=dict(sections=plan.count, lower_bound=plan.lower_bound + len(keep),
                        greedy_sections=plan.greedy_sections, greedy_traffic=plan.greedy_traffic,
                        recut_from=len(keep) if keep else None) | plan.extra))
+        buffered = plan.extra.get("bound_with_buffers")
         state.say(f"{plan.count + len(keep)} section(s) (lower bound "
-                  f"{plan.lower_bound + len(keep)}, greedy {plan.greedy_sections + len(keep)})")
+                  f"{plan.lower_bound + len(keep)}"
+                  + (f", {buffered} with stage buffers" if buffered is not None else "")
+                  + f", greedy {plan.greedy_sections + len(keep)})")
 
     def _probe(self, state: CompileState, graph: Graph, scales: dict, separate: list) -> dict:
         """Learn each edge's buffer PMUs (``state.buffer_demand``) from greedy cuts: cut

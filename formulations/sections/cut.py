@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from formulations.sections.costs import CutCosts, cut_time
 from formulations.sections.greedy import greedy_sections
 from formulations.sections.model import WINDOW_NODES, build_section_model, forced_traffic
 from formulations.sections.portfolio import (CutSolve, CutSolved, RunAll, found, proven,
@@ -48,8 +49,10 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
                  scales: dict[int, Scale] | None = None, *,
                  separate: list[tuple[str, str]] = (), first_id: int = 0,
                  run_all: RunAll | None = None,
-                 buffers: BufferDemand | None = None) -> SectionPlan:
-    """Cut ``graph`` into the fewest sections, then the least DRAM traffic.
+                 buffers: BufferDemand | None = None,
+                 costs: CutCosts | None = None) -> SectionPlan:
+    """Cut ``graph`` into the fewest sections, then the least time (with ``costs``) or the
+    least DRAM traffic.
 
     The greedy topological cut is the baseline and the warm start. The model
     (:func:`~formulations.sections.model.build_section_model`) is tried for every
@@ -76,6 +79,9 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
     buffers : stage-buffer PMUs per edge whose ends share a section
         (:data:`~formulations.sections.problem.BufferDemand`); every section's PMUs
         include its own.
+    costs : stage and DRAM cycles (:mod:`formulations.sections.costs`): with them the
+        sections, once fewest, minimise the batch's time per sample (bytes across cuts
+        break ties); without, the bytes across cuts.
 
     Raises
     ------
@@ -97,10 +103,10 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
         plan.bound_traffic = forced_traffic(graph, cap, plan.count, scales)
         return _numbered(plan, first_id)
     cutter = _Cutter(graph, cap, scales, tuple(separate), settings, budget, plan, run_all,
-                     buffers)
+                     buffers, costs)
     best = cutter.fewest_sections()
     best = cutter.least_traffic(best)
-    _keep_the_better(graph, cap, scales, plan, best, buffers)
+    _keep_the_better(graph, cap, scales, plan, best, buffers, costs)
     if budget.cut_short:
         plan.extra["cut_short"] = True
     return _numbered(plan, first_id)
@@ -119,6 +125,7 @@ class _Cutter:
     plan: SectionPlan
     run_all: RunAll | None
     buffers: BufferDemand
+    costs: CutCosts | None
 
     def job(self, graph: Graph, count: int, seconds: float, *,
             hint: dict[str, int] | None = None, first: int = 0) -> CutSolve:
@@ -128,8 +135,11 @@ class _Cutter:
         separate = tuple((a, b) for a, b in self.separate if a in graph and b in graph)
         wall = min(self.budget.wall, self.settings.deadline or math.inf)
         buffers = {key: p for key, p in self.buffers.items() if key[0] in graph and key[1] in graph}
+        costs = self.costs
+        if costs is not None and graph is not self.graph:
+            costs = costs.for_window(self.graph, graph)
         return CutSolve(graph, self.cap, count, scales, separate, hint, self.settings.backend,
-                        seconds, self.settings.seed, to_epoch(wall), buffers)
+                        seconds, self.settings.seed, to_epoch(wall), buffers, costs)
 
     def solve(self, graph: Graph, count: int, seconds: float, done, *,
               hint: dict[str, int] | None = None, stem: str | None = None) -> CutSolved:
@@ -140,7 +150,7 @@ class _Cutter:
             folder = Path(self.settings.export_dir)
             folder.mkdir(parents=True, exist_ok=True)
             model = build_section_model(graph, self.cap, count, job.scales,
-                                        list(job.separate), job.buffers)[0]
+                                        list(job.separate), job.buffers, job.costs)[0]
             model.write_mps(str(folder / f"{model.name}_{stem}.mps"))
         solved = solve_portfolio(job, self.budget, done, self.run_all)
         self.plan.results.append(solved.result)
@@ -152,6 +162,7 @@ class _Cutter:
     def fewest_sections(self) -> dict[str, int]:
         """The first feasible cut with fewer sections than greedy, counting up from the
         lower bound (greedy's cut when none is found in time)."""
+        self.plan.extra["bound_with_buffers"] = self.plan.lower_bound
         for count in range(self.plan.lower_bound, self.plan.greedy_sections):
             if self.out_of_time():
                 break
@@ -161,6 +172,8 @@ class _Cutter:
                 return solved.assignment
             if solved.result.status.name != "INFEASIBLE":
                 break      # unknown within the budget: keep the greedy count
+            # proven: no cut of this many sections fits with the buffers as estimated
+            self.plan.extra["bound_with_buffers"] = count + 1
         return assignment_of(self.plan.sections)
 
     def least_traffic(self, best: dict[str, int]) -> dict[str, int]:
@@ -219,7 +232,7 @@ class _Cutter:
         if size >= count:                  # the whole model: worth all the time left
             solved = self.solve(self.graph, count, self.budget.left(), proven,
                                 hint=dict(assignment))
-            improved = self.apply(assignment, self.graph, 0, solved)
+            improved = self.apply(assignment, self.graph, 0, solved, self.costs)
             return improved, solved.result.status.name == "OPTIMAL"
         improved = False
         for offset in (0, max(1, size // 2)):
@@ -233,10 +246,10 @@ class _Cutter:
             jobs = [self.job(sub, last - first, self.window_seconds(last - first, len(phase)),
                              first=first, hint={v: assignment[v] - first for v in sub.node_ids})
                     for (first, last), sub in zip(phase, subs)]
-            for (first, _), sub, solved in zip(phase, subs,
-                                               solve_each(jobs, self.budget, self.run_all)):
+            for (first, _), sub, job, solved in zip(phase, subs, jobs,
+                                                    solve_each(jobs, self.budget, self.run_all)):
                 self.plan.results.append(solved.result)
-                improved |= self.apply(assignment, sub, first, solved)
+                improved |= self.apply(assignment, sub, first, solved, job.costs)
         return improved, False
 
     def window_seconds(self, span: int, windows: int) -> float:
@@ -244,34 +257,55 @@ class _Cutter:
         return min(WINDOW_SECONDS * span / WINDOW, self.budget.left() / windows)
 
     @staticmethod
-    def apply(assignment: dict[str, int], sub: Graph, first: int, solved: CutSolved) -> bool:
-        """Take the new cut of window ``sub`` (sections ``first`` on) when it carries
-        less traffic; whether it did."""
+    def apply(assignment: dict[str, int], sub: Graph, first: int, solved: CutSolved,
+              costs: CutCosts | None = None) -> bool:
+        """Take the new cut of window ``sub`` (sections ``first`` on) when it is better
+        (:func:`cut_cost`); whether it was."""
         if solved.assignment is None:
             return False
         local = {v: assignment[v] - first for v in sub.node_ids}
-        before = cut_traffic(sub, sections_from(sub, local))
-        if cut_traffic(sub, sections_from(sub, solved.assignment)) >= before - 1e-9:
+        if not better(cut_cost(sub, solved.assignment, costs), cut_cost(sub, local, costs)):
             return False
         for v in sub.node_ids:
             assignment[v] = solved.assignment[v] + first
         return True
 
 
+def cut_cost(graph: Graph, assignment: dict[str, int], costs: CutCosts | None
+             ) -> tuple[float, float]:
+    """What the cut minimises once its count is fixed: (time per sample, bytes across cuts)
+    with ``costs``, else (0, bytes); compared by :func:`better`."""
+    traffic = cut_traffic(graph, sections_from(graph, assignment))
+    return (cut_time(graph, assignment, costs) if costs is not None else 0.0), traffic
+
+
+def better(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    """Whether cost ``a`` is lower than ``b``: less time, or as much and fewer bytes (equal
+    within a part in 10^9, so that rounding never takes a cut for a better one)."""
+    def less(x: float, y: float) -> bool:
+        return x < y - 1e-9 * max(1.0, abs(y))
+    return less(a[0], b[0]) or (not less(b[0], a[0]) and less(a[1], b[1]))
+
+
 def _keep_the_better(graph: Graph, cap: Capacity, scales: dict[int, Scale], plan: SectionPlan,
-                     best: dict[str, int], buffers: BufferDemand) -> None:
+                     best: dict[str, int], buffers: BufferDemand, costs: CutCosts | None) -> None:
     """Set ``plan`` to ``best`` unless greedy's cut is better, with the traffic bound."""
     greedy, greedy_traffic = plan.sections, plan.greedy_traffic
     plan.sections = sections_from(graph, best, buffers)
     plan.traffic = cut_traffic(graph, plan.sections)
-    if plan.traffic > greedy_traffic or len(plan.sections) > len(greedy):
+    if len(plan.sections) > len(greedy) or (
+            len(plan.sections) == len(greedy)
+            and better(cut_cost(graph, assignment_of(greedy), costs), cut_cost(graph, best, costs))):
         plan.sections, plan.traffic, plan.status = greedy, greedy_traffic, "FEASIBLE"
     else:
         plan.method = "section model"
+    if costs is not None:
+        plan.extra["time_cycles"] = cut_time(graph, assignment_of(plan.sections), costs)
+        plan.extra["greedy_time_cycles"] = cut_time(graph, assignment_of(greedy), costs)
     forced = forced_traffic(graph, cap, plan.count, scales)
-    proven = plan.traffic if plan.status == "OPTIMAL" else 0.0
+    proven = plan.traffic if plan.status == "OPTIMAL" and costs is None else 0.0
     plan.bound_traffic = max(plan.bound_traffic or 0.0, forced, proven)
-    if plan.traffic <= plan.bound_traffic + 1e-9 * max(1.0, plan.traffic):
+    if costs is None and plan.traffic <= plan.bound_traffic + 1e-9 * max(1.0, plan.traffic):
         plan.status = "OPTIMAL"
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from formulations.sections.costs import CutCosts
 from formulations.sections.problem import (BufferDemand, Capacity, Scale, buffer_nets,
                                            edge_traffic, loosest_scale, unit_demand, scale_of)
 from formulations.solver.backends import WorkBudget, solve_planned
@@ -27,7 +28,7 @@ __all__ = ["build_section_model", "solve_section_model", "decode_assignment",
 
 def build_section_model(graph: Graph, cap: Capacity, count: int, scales: dict[int, Scale],
                         separate: list[tuple[str, str]] = (),
-                        buffers: BufferDemand | None = None):
+                        buffers: BufferDemand | None = None, costs: CutCosts | None = None):
     """The section model with ``count`` ordered sections, as a LinearModel.
 
     Data: unit demands per node, capacities per section (``cap / scale``), the
@@ -43,7 +44,10 @@ def build_section_model(graph: Graph, cap: Capacity, count: int, scales: dict[in
     each sink in k with its driver asks: ``w >= p (x[u][k] + x[v][k] - 1)``),
     ``category`` (one category per section), ``boundary`` (separated pairs),
     ``traffic`` (an edge whose ends differ crosses a cut).
-    Objective: bytes crossing cuts.
+    Objective: bytes crossing cuts; with ``costs``, the cut's time per sample
+    (:mod:`formulations.sections.costs`: per section ``T[k]`` at least each of its
+    stages and its DRAM cycles, families ``makespan`` and ``dram``), the bytes
+    crossing cuts only as a tie-break.
 
     Returns
     -------
@@ -79,9 +83,15 @@ def build_section_model(graph: Graph, cap: Capacity, count: int, scales: dict[in
             model.add_row([c[0] for c in coefs], [c[1] for c in coefs], lb=0,
                           name=f"traffic[{j},{k}]", family="traffic")
     scale = max((t for _, t, _ in crossing), default=1.0) or 1.0
-    model.minimize(sum(round(t / scale * 1e6) * z for z, t, _ in crossing) if crossing else 0)
-    # objective units -> bytes; each rounded coefficient is off by at most half a unit
-    model.bytes_of_bound = lambda bound: max(0.0, bound - 0.5 * len(crossing)) * scale / 1e6
+    if costs is None:
+        model.minimize(sum(round(t / scale * 1e6) * z for z, t, _ in crossing) if crossing else 0)
+        # objective units -> bytes; each rounded coefficient is off by at most half a unit
+        model.bytes_of_bound = lambda bound: max(0.0, bound - 0.5 * len(crossing)) * scale / 1e6
+    else:
+        makespans, makespan_hint = _add_makespans(model, graph, x, count, costs)
+        tie_break = sum(round(t / scale * TIE_BREAK) * z for z, t, _ in crossing)
+        model.minimize(TIME_WEIGHT * sum(makespans.values()) + tie_break)
+        model.bytes_of_bound = lambda bound: None      # a bound on time, not on bytes
 
     def hint_for(assignment: dict[str, int]) -> dict:
         hint = {x[v][k]: float(assignment[v] == k) for v in x for k in x[v]}
@@ -92,6 +102,8 @@ def build_section_model(graph: Graph, cap: Capacity, count: int, scales: dict[in
             inside = {v for v in (nets[n].driver, *(t for t, _ in nets[n].sinks))
                       if assignment[v] == k}
             hint[w] = nets[n].pmus_in(inside)
+        if costs is not None:
+            hint |= makespan_hint(assignment)
         return hint
 
     return model, x, hint_for
@@ -102,6 +114,70 @@ def _add_order(model, position, a: str, b: str, gap: float, name: str, family: s
     vb, kb = position[b]
     va, ka = position[a]
     model.add_row(vb + va, kb + [-k for k in ka], lb=gap, name=name, family=family)
+
+
+#: Time resolution of the objective: the slowest stage is this many units.
+TIME_UNITS = 1000
+#: Objective weight of one time unit, and of the largest edge crossing a cut (a tie-break:
+#: bytes that no section's DRAM time feels cost a hundredth as much as a unit of time).
+TIME_WEIGHT = 100
+TIE_BREAK = 1
+
+
+def _add_makespans(model, graph: Graph, x, count: int, costs: CutCosts):
+    """Per section ``T[k]``, in units of the slowest stage / :data:`TIME_UNITS`: at least
+    each stage in it and its DRAM cycles (bytes of edges with one end in it, and its nodes'
+    bytes to the graph's outside). Returns ``T`` by section and a function giving these
+    variables' values for a cut (a hint)."""
+    unit = max(costs.stage.values(), default=1.0) / TIME_UNITS or 1.0
+    stage = {v: math.ceil(costs.stage.get(v, 0.0) / unit - 1e-9) for v in x}
+    makespans = {k: model.add_var(f"T[{k}]", 0.0, 0.0, integer=True) for k in range(count)}
+    for v in x:
+        for k in x[v]:
+            if stage[v] > 0:
+                model.add_row([makespans[k], x[v][k]], [1.0, -stage[v]], lb=0,
+                              name=f"makespan[{v},{k}]", family="makespan")
+    per_byte = costs.dram_per_byte / unit
+    outside = {v: round(costs.outside.get(v, 0.0) * per_byte) for v in x}
+    dram: dict[int, list[tuple[object, float]]] = {k: [] for k in range(count)}
+    for v in x:
+        for k in x[v] if outside[v] >= 1 else ():
+            dram[k].append((x[v][k], outside[v]))
+    crossings = []                               # (edge, section, d, weight)
+    for j, e in enumerate(graph.edges):
+        weight = round(edge_traffic(e) * per_byte)
+        if e.src == e.dst or weight < 1:
+            continue
+        for k in sorted(set(x[e.src]) | set(x[e.dst])):
+            d = model.add_var(f"d[{j},{k}]", 0.0, 1.0, integer=True)
+            here_src, here_dst = x[e.src].get(k), x[e.dst].get(k)
+            for side, (a, b) in enumerate(((here_src, here_dst), (here_dst, here_src))):
+                terms = [(d, 1.0)] + ([(a, -1.0)] if a is not None else []) \
+                    + ([(b, 1.0)] if b is not None else [])
+                model.add_row([t[0] for t in terms], [t[1] for t in terms], lb=0,
+                              name=f"dram_cross[{j},{k},{side}]", family="dram")
+            dram[k].append((d, weight))
+            crossings.append((e, k, d, weight))
+    for k, terms in dram.items():
+        if terms:
+            model.add_row([makespans[k]] + [t[0] for t in terms], [1.0] + [-t[1] for t in terms],
+                          lb=0, name=f"dram[{k}]", family="dram")
+        model.set_bounds(makespans[k], ub=max([TIME_UNITS, *stage.values()])
+                         + sum(t[1] for t in terms))
+
+    def hint_for(assignment: dict[str, int]) -> dict:
+        slowest = {k: 0.0 for k in range(count)}
+        load = {k: 0.0 for k in range(count)}
+        for v in x:
+            slowest[assignment[v]] = max(slowest[assignment[v]], stage[v])
+            load[assignment[v]] += outside[v] if outside[v] >= 1 else 0
+        hint = {}
+        for e, k, d, weight in crossings:
+            hint[d] = float((assignment[e.src] == k) != (assignment[e.dst] == k))
+            load[k] += weight * hint[d]
+        return hint | {makespans[k]: max(slowest[k], load[k]) for k in range(count)}
+
+    return makespans, hint_for
 
 
 def _add_buffer_chains(model, nets, x) -> dict[tuple[int, int], object]:

@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
+from formulations.sections.costs import CutCosts
 from formulations.sections.model import build_section_model, decode_assignment
 from formulations.sections.problem import BufferDemand, Capacity, Scale
 from formulations.solver.backends import WorkBudget, solve_planned
@@ -66,6 +67,7 @@ class CutSolve:
     seed: int
     wall: float                                 # the wall-clock cap, epoch seconds
     buffers: BufferDemand = field(default_factory=dict)   # stage-buffer PMUs per edge
+    costs: CutCosts | None = None               # the time objective (None: bytes across cuts)
 
 
 @dataclass
@@ -98,7 +100,7 @@ def solve_cut(task: CutSolve) -> CutSolved:
 def _built(task: CutSolve) -> tuple[Any, Any]:
     """The section model of ``task``, hinted, and its ``x``."""
     model, x, hint_for = build_section_model(task.graph, task.cap, task.count, task.scales,
-                                             list(task.separate), task.buffers)
+                                             list(task.separate), task.buffers, task.costs)
     if task.hint is not None:
         model.set_hint(hint_for(task.hint))
     return model, x

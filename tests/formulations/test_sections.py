@@ -284,3 +284,31 @@ def test_learned_demand_only_grows_and_counts_what_it_raised():
     assert learn_demand(demand, graph.edges, {4: 2}) == 0          # x0 -> x1 already 4
     assert learn_demand(demand, graph.edges, {4: 6, 0: 1}) == 2
     assert demand == {("x0", "x1"): 6, ("x0", "b0.op0"): 1}
+
+
+# --- the time objective (formulations.sections.costs) --------------------------------------------
+@pytest.mark.parametrize("backend", ["cp-sat", "highs"])
+def test_with_costs_the_cut_puts_the_slow_stages_together(backend):
+    """Two slow stages (10 cycles) and two fast ones (1 cycle), two to a section: the time
+    of a batch is the sum of each section's slowest stage, so the slow pair shares a
+    section (10 + 1), where any other cut of the same count takes 20."""
+    from formulations.sections.costs import CutCosts, cut_time
+    from formulations.sections.problem import assignment_of
+    graph = Graph("four", [Node(v, unit="pcu") for v in ("slow1", "fast1", "slow2", "fast2")],
+                  [])
+    costs = CutCosts({"slow1": 10.0, "slow2": 10.0, "fast1": 1.0, "fast2": 1.0}, 0.0)
+    cap = Capacity(pcu=2, pmu=2, total=4, agcu=0)
+    plan = cut_sections(graph, cap, SolveSettings(backend, 5.0), costs=costs)
+    assert plan.count == 2
+    assert cut_time(graph, assignment_of(plan.sections), costs) == plan.extra["time_cycles"] == 11
+    assert {frozenset(s.nodes) for s in plan.sections} == {frozenset({"slow1", "slow2"}),
+                                                          frozenset({"fast1", "fast2"})}
+
+
+def test_the_time_of_a_section_is_its_dram_when_that_is_slower():
+    """Section time = max(slowest stage, DRAM cycles of the bytes it writes and reads)."""
+    from formulations.sections.costs import CutCosts, cut_time
+    graph = Graph("pair", [Node("a"), Node("b")], [Edge("a", "b", bytes=1000)])
+    costs = CutCosts({"a": 2.0, "b": 3.0}, dram_per_byte=0.01)
+    assert cut_time(graph, {"a": 0, "b": 0}, costs) == 3.0
+    assert cut_time(graph, {"a": 0, "b": 1}, costs) == 10.0 + 10.0      # 1000 B * 0.01 each
