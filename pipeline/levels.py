@@ -197,7 +197,7 @@ class CutLevel:
             probe = self._probe(state, graph, scales, separate) if not state.work else {}
             settings = _cut_settings(state.options, state.budget)
             settings = replace(settings, time_limit=max(settings.time_limit / 2, settings.time_limit
-                                                        - probe.get("probe_seconds", 0.0)))
+                                                        - probe.get("probe_planned", 0.0)))
             plan = cut_sections(graph, state.cap, settings, scales, separate=separate,
                                 first_id=len(keep), run_all=_cut_runner(state),
                                 buffers=state.buffer_demand, costs=cut_costs(graph, state.spec))
@@ -231,7 +231,7 @@ class CutLevel:
         :data:`PROBE_SECONDS`. Returns what the stage record reports."""
         if self.balancer is None:
             return {}
-        planned, rounds, overfull = 0.0, 0, 0
+        planned, rounds, overfull, batches = 0.0, 0, 0, []
         settings = replace(state.budget.settings(state.options, "buffers", PROBE_SECONDS),
                            deadline=None, export_dir=None)
         deadline = to_epoch(state.budget.deadline, state.budget.clock)
@@ -245,6 +245,7 @@ class CutLevel:
             results = _run_batch(state, balance_buffers, tasks, PROBE_SECONDS * len(tasks),
                                  sizes=[len(s.nodes) for s in sections])
             overfull = 0
+            batches.append([round(result.stage.get("time") or 0.0, 3) for result in results])
             for s, (task,), result in zip(sections, tasks, results):
                 learn_demand(state.buffer_demand, task.graph.edges, result.added)
                 overfull += not fits_after_balancing(s, sum(result.added.values()), state.cap)
@@ -254,8 +255,9 @@ class CutLevel:
             state.say(f"stage buffers learned from {rounds} greedy cut(s): "
                       f"{sum(state.buffer_demand.values()):g} PMUs on "
                       f"{len(state.buffer_demand)} edges")
-        return {"probe_rounds": rounds, "probe_seconds": planned,
-                "buffer_demand_pmus": sum(state.buffer_demand.values())}
+        return {"probe_rounds": rounds, "probe_planned": planned,
+                "buffer_demand_pmus": sum(state.buffer_demand.values()),
+                "seconds_of_probe_batches": batches}
 
     def fix(self, state: CompileState, data: ErrorHandlingData) -> str | None:
         if data.code == ErrorCode.LATENCY_BOTTLENECK:

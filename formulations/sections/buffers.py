@@ -74,8 +74,8 @@ def fits_after_balancing(section: Section, buffer_pmus: float, cap: Capacity) ->
     """Whether ``section`` fits the chip with the ``buffer_pmus`` balancing found for it
     (its own units counted as placement will use them, unscaled).
 
-    >>> s = Section(0, ["a"], pcu=10, pmu=60)
-    >>> fits_after_balancing(s, 4, Capacity(64, 64, 128, 4)), fits_after_balancing(s, 5, Capacity(64, 64, 128, 4))
+    >>> s, cap = Section(0, ["a"], pcu=10, pmu=60), Capacity(64, 64, 128, 4)
+    >>> fits_after_balancing(s, 4, cap), fits_after_balancing(s, 5, cap)
     (True, False)
     """
     pmu = section.pmu + buffer_pmus

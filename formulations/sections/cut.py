@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from formulations.sections.costs import CutCosts, cut_time
@@ -107,6 +107,7 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
     best = cutter.fewest_sections()
     best = cutter.least_traffic(best)
     _keep_the_better(graph, cap, scales, plan, best, buffers, costs)
+    plan.extra["seconds_of_batches"] = [[round(t, 3) for t in batch] for batch in cutter.batches]
     if budget.cut_short:
         plan.extra["cut_short"] = True
     return _numbered(plan, first_id)
@@ -126,6 +127,9 @@ class _Cutter:
     run_all: RunAll | None
     buffers: BufferDemand
     costs: CutCosts | None
+    #: Wall seconds of every solve, batch by batch (the solves of a batch may run at once):
+    #: what the parallel benchmark's cluster estimate hands out.
+    batches: list[list[float]] = field(default_factory=list)
 
     def job(self, graph: Graph, count: int, seconds: float, *,
             hint: dict[str, int] | None = None, first: int = 0) -> CutSolve:
@@ -152,7 +156,7 @@ class _Cutter:
             model = build_section_model(graph, self.cap, count, job.scales,
                                         list(job.separate), job.buffers, job.costs)[0]
             model.write_mps(str(folder / f"{model.name}_{stem}.mps"))
-        solved = solve_portfolio(job, self.budget, done, self.run_all)
+        solved = solve_portfolio(job, self.budget, done, self.run_all, self.batches)
         self.plan.results.append(solved.result)
         return solved
 
@@ -247,7 +251,8 @@ class _Cutter:
                              first=first, hint={v: assignment[v] - first for v in sub.node_ids})
                     for (first, last), sub in zip(phase, subs)]
             for (first, _), sub, job, solved in zip(phase, subs, jobs,
-                                                    solve_each(jobs, self.budget, self.run_all)):
+                                                    solve_each(jobs, self.budget, self.run_all,
+                                                               self.batches)):
                 self.plan.results.append(solved.result)
                 improved |= self.apply(assignment, sub, first, solved, job.costs)
         return improved, False
@@ -295,13 +300,16 @@ def _keep_the_better(graph: Graph, cap: Capacity, scales: dict[int, Scale], plan
     plan.traffic = cut_traffic(graph, plan.sections)
     if len(plan.sections) > len(greedy) or (
             len(plan.sections) == len(greedy)
-            and better(cut_cost(graph, assignment_of(greedy), costs), cut_cost(graph, best, costs))):
+            and better(cut_cost(graph, assignment_of(greedy), costs),
+                       cut_cost(graph, best, costs))):
         plan.sections, plan.traffic, plan.status = greedy, greedy_traffic, "FEASIBLE"
     else:
         plan.method = "section model"
     if costs is not None:
-        plan.extra["time_cycles"] = cut_time(graph, assignment_of(plan.sections), costs)
-        plan.extra["greedy_time_cycles"] = cut_time(graph, assignment_of(greedy), costs)
+        plan.extra |= {"estimated_cycles_per_sample":
+                       cut_time(graph, assignment_of(plan.sections), costs),
+                       "greedy_estimated_cycles_per_sample":
+                       cut_time(graph, assignment_of(greedy), costs)}
     forced = forced_traffic(graph, cap, plan.count, scales)
     proven = plan.traffic if plan.status == "OPTIMAL" and costs is None else 0.0
     plan.bound_traffic = max(plan.bound_traffic or 0.0, forced, proven)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Callable
 
 from formulations.sections.costs import CutCosts
 from formulations.sections.problem import (BufferDemand, Capacity, Scale, buffer_nets,
@@ -71,6 +72,33 @@ def build_section_model(graph: Graph, cap: Capacity, count: int, scales: dict[in
     chains = _add_buffer_chains(model, nets, x)
     _add_capacities(model, graph, x, cap, count, scales, chains)
     flags = _add_categories(model, graph, x, count)
+    crossing = _add_crossings(model, graph, x)
+    makespan_hint = _set_objective(model, graph, x, count, crossing, costs)
+
+    def hint_for(assignment: dict[str, int]) -> dict:
+        hint = {x[v][k]: float(assignment[v] == k) for v in x for k in x[v]}
+        hint |= {z: float(assignment[e.src] != assignment[e.dst]) for z, _, e in crossing}
+        used = {(assignment[v], graph.node(v).category) for v in x}
+        hint |= {flag: float(key in used) for key, flag in flags.items()}
+        for (n, k), w in chains.items():
+            inside = {v for v in (nets[n].driver, *(t for t, _ in nets[n].sinks))
+                      if assignment[v] == k}
+            hint[w] = nets[n].pmus_in(inside)
+        return hint | makespan_hint(assignment)
+
+    return model, x, hint_for
+
+
+def _add_order(model, position, a: str, b: str, gap: float, name: str, family: str) -> None:
+    """section(b) - section(a) >= gap."""
+    vb, kb = position[b]
+    va, ka = position[a]
+    model.add_row(vb + va, kb + [-k for k in ka], lb=gap, name=name, family=family)
+
+
+def _add_crossings(model, graph: Graph, x) -> list:
+    """A flag per edge that is 1 when its ends lie in different sections: (flag, bytes,
+    edge) of each."""
     crossing = []
     for j, e in enumerate(graph.edges):
         if e.src == e.dst:
@@ -82,38 +110,24 @@ def build_section_model(graph: Graph, cap: Capacity, count: int, scales: dict[in
                 + ([(x[e.src][k], 1.0)] if k in x[e.src] else [])
             model.add_row([c[0] for c in coefs], [c[1] for c in coefs], lb=0,
                           name=f"traffic[{j},{k}]", family="traffic")
+    return crossing
+
+
+def _set_objective(model, graph: Graph, x, count: int, crossing: list,
+                   costs: CutCosts | None) -> Callable[[dict[str, int]], dict]:
+    """Bytes across cuts, or with ``costs`` the time per sample (bytes a tie-break);
+    returns the hint of the time's variables for a cut."""
     scale = max((t for _, t, _ in crossing), default=1.0) or 1.0
     if costs is None:
         model.minimize(sum(round(t / scale * 1e6) * z for z, t, _ in crossing) if crossing else 0)
         # objective units -> bytes; each rounded coefficient is off by at most half a unit
         model.bytes_of_bound = lambda bound: max(0.0, bound - 0.5 * len(crossing)) * scale / 1e6
-    else:
-        makespans, makespan_hint = _add_makespans(model, graph, x, count, costs)
-        tie_break = sum(round(t / scale * TIE_BREAK) * z for z, t, _ in crossing)
-        model.minimize(TIME_WEIGHT * sum(makespans.values()) + tie_break)
-        model.bytes_of_bound = lambda bound: None      # a bound on time, not on bytes
-
-    def hint_for(assignment: dict[str, int]) -> dict:
-        hint = {x[v][k]: float(assignment[v] == k) for v in x for k in x[v]}
-        hint |= {z: float(assignment[e.src] != assignment[e.dst]) for z, _, e in crossing}
-        used = {(assignment[v], graph.node(v).category) for v in x}
-        hint |= {flag: float(key in used) for key, flag in flags.items()}
-        for (n, k), w in chains.items():
-            inside = {v for v in (nets[n].driver, *(t for t, _ in nets[n].sinks))
-                      if assignment[v] == k}
-            hint[w] = nets[n].pmus_in(inside)
-        if costs is not None:
-            hint |= makespan_hint(assignment)
-        return hint
-
-    return model, x, hint_for
-
-
-def _add_order(model, position, a: str, b: str, gap: float, name: str, family: str) -> None:
-    """section(b) - section(a) >= gap."""
-    vb, kb = position[b]
-    va, ka = position[a]
-    model.add_row(vb + va, kb + [-k for k in ka], lb=gap, name=name, family=family)
+        return lambda assignment: {}
+    makespans, makespan_hint = _add_makespans(model, graph, x, count, costs)
+    tie_break = sum(round(t / scale * TIE_BREAK) * z for z, t, _ in crossing)
+    model.minimize(TIME_WEIGHT * sum(makespans.values()) + tie_break)
+    model.bytes_of_bound = lambda bound: None      # a bound on time, not on bytes
+    return makespan_hint
 
 
 #: Time resolution of the objective: the slowest stage is this many units.

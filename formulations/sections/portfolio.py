@@ -28,6 +28,7 @@ Examples
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
@@ -73,13 +74,15 @@ class CutSolve:
 @dataclass
 class CutSolved:
     """A solve's result, its cut (None without a solution), the traffic its bound
-    proves (bytes), and the planned seconds it spent."""
+    proves (bytes), the planned seconds it spent, and the wall seconds it took where it
+    ran (its model's build included: what a worker is busy with)."""
 
     result: SolveResult
     assignment: dict[str, int] | None
     bound_bytes: float | None
     spent: float
     cut_short: bool
+    wall: float = 0.0
 
 
 def proven(solved: CutSolved) -> bool:
@@ -94,7 +97,10 @@ def found(solved: CutSolved) -> bool:
 
 def solve_cut(task: CutSolve) -> CutSolved:
     """Build and solve the section model of ``task`` (in whichever process runs it)."""
-    return _solve_built(task, *_built(task))
+    started = time.perf_counter()
+    solved = _solve_built(task, *_built(task))
+    solved.wall = time.perf_counter() - started
+    return solved
 
 
 def _built(task: CutSolve) -> tuple[Any, Any]:
@@ -130,18 +136,25 @@ def in_order(function: Callable, tasks: Sequence[tuple],
 
 
 def solve_portfolio(job: CutSolve, budget: WorkBudget, done: Callable[[CutSolved], bool],
-                    run_all: RunAll | None = None) -> CutSolved:
+                    run_all: RunAll | None = None, record: list | None = None) -> CutSolved:
     """``job`` solved by :data:`PORTFOLIO` seeds sharing its planned seconds (see the module
-    docstring); the work of the solves kept in count is charged to ``budget``."""
+    docstring); the work of the solves kept in count is charged to ``budget``, and their
+    wall seconds are appended to ``record`` as one batch (when given)."""
     share = job.seconds / PORTFOLIO
     tasks = [(replace(job, seconds=share, seed=(job.seed + k) % 2**31),)
              for k in range(PORTFOLIO)]
     solved = run_all(solve_cut, tasks, done) if run_all else None
     if solved is None:        # here, one seed after another, on one model build
+        started = time.perf_counter()
         model, x = _built(job)
-        solved = in_order(lambda task: _solve_built(task, model, x), tasks, done)
+        build = time.perf_counter() - started
+        solved = in_order(lambda task: _timed(_solve_built, task, model, x), tasks, done)
+        for s in solved:      # each seed on a worker builds its own model
+            s.wall += build
     counted = next((solved[:k + 1] for k, s in enumerate(solved) if done(s)), solved)
     _charge(budget, counted)
+    if record is not None:
+        record.append([s.wall for s in counted])
     if done(counted[-1]):
         return counted[-1]
     with_cut = [s for s in counted if s.assignment is not None]
@@ -149,14 +162,24 @@ def solve_portfolio(job: CutSolve, budget: WorkBudget, done: Callable[[CutSolved
 
 
 def solve_each(jobs: Sequence[CutSolve], budget: WorkBudget,
-               run_all: RunAll | None = None) -> list[CutSolved]:
+               run_all: RunAll | None = None, record: list | None = None) -> list[CutSolved]:
     """Independent solves, one seed each (the windows of a sweep that share no section),
-    at once where ``run_all`` runs them; all are charged to ``budget``."""
+    at once where ``run_all`` runs them; all are charged to ``budget``, and their wall
+    seconds appended to ``record`` as one batch (when given)."""
     tasks = [(job,) for job in jobs]
     solved = run_all(solve_cut, tasks, never) if run_all else None
     if solved is None:
         solved = in_order(solve_cut, tasks)
     _charge(budget, solved)
+    if record is not None:
+        record.append([s.wall for s in solved])
+    return solved
+
+
+def _timed(function: Callable, *args) -> CutSolved:
+    started = time.perf_counter()
+    solved = function(*args)
+    solved.wall = time.perf_counter() - started
     return solved
 
 

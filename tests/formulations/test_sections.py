@@ -300,7 +300,7 @@ def test_with_costs_the_cut_puts_the_slow_stages_together(backend):
     cap = Capacity(pcu=2, pmu=2, total=4, agcu=0)
     plan = cut_sections(graph, cap, SolveSettings(backend, 5.0), costs=costs)
     assert plan.count == 2
-    assert cut_time(graph, assignment_of(plan.sections), costs) == plan.extra["time_cycles"] == 11
+    assert cut_time(graph, assignment_of(plan.sections), costs) == plan.extra["estimated_cycles_per_sample"] == 11
     assert {frozenset(s.nodes) for s in plan.sections} == {frozenset({"slow1", "slow2"}),
                                                           frozenset({"fast1", "fast2"})}
 
