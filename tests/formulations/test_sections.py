@@ -312,3 +312,14 @@ def test_the_time_of_a_section_is_its_dram_when_that_is_slower():
     costs = CutCosts({"a": 2.0, "b": 3.0}, dram_per_byte=0.01)
     assert cut_time(graph, {"a": 0, "b": 0}, costs) == 3.0
     assert cut_time(graph, {"a": 0, "b": 1}, costs) == 10.0 + 10.0      # 1000 B * 0.01 each
+
+
+def test_the_cut_records_its_solves_batch_by_batch():
+    """The parallel benchmark's estimates hand out the cut's solves batch by batch: a
+    window phase is one batch of independent solves, a portfolio one of its seeds."""
+    graph = residual_chain(8)
+    cap = Capacity(pcu=4, pmu=4, total=8, agcu=0)
+    plan = cut_sections(graph, cap, SolveSettings("cp-sat", 2.0))
+    batches = plan.extra["seconds_of_batches"]
+    assert batches and all(len(b) >= 1 and all(t >= 0 for t in b) for b in batches)
+    assert len(plan.results) <= sum(map(len, batches))
