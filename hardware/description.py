@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from hardware.errors import InputError
-from hardware.fields import Reader, parse_json, read_bounded
+from hardware.fields import Reader, parse_json, read_bounded, special_file
 
 __all__ = [
     "CgraSpec",
@@ -870,6 +870,11 @@ def load_hardware(name_or_path: str | os.PathLike | HardwareSpec = DEFAULT_PRESE
         raise InputError(text, "", "is a directory, not a hardware file",
                          f"give a hardware JSON file (e.g. {text.rstrip('/')}/chip.json) "
                          f"or a preset name ({', '.join(preset_names())})")
+    special = special_file(path)     # a named pipe is never opened: it would wait for a writer
+    if special is not None:
+        raise InputError(text, "", f"is {special}, not a hardware file",
+                         "save the description to a JSON file and pass that file, or a "
+                         f"preset name ({', '.join(preset_names())})")
     if is_name:
         raise InputError(text, "", f'unknown hardware preset "{text}"',
                          f"use one of the presets {', '.join(preset_names())}, "

@@ -10,7 +10,12 @@ message and exits with code 2, never with a traceback.
 
 from __future__ import annotations
 
+import re
+
 __all__ = ["InputError"]
+
+#: Control characters (C0, DEL, C1), shown escaped in a message (below).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 class InputError(ValueError):
@@ -41,4 +46,6 @@ class InputError(ValueError):
         message = ": ".join(parts)
         if fix:
             message += f" (fix: {fix})"
-        super().__init__(message)
+        # one line, shown as written: a NUL, newline or ESC from the input is shown as \x00,
+        # \x0a, \x1b (a terminal would obey an escape sequence, a newline split the line)
+        super().__init__(_CONTROL.sub(lambda c: f"\\x{ord(c.group()):02x}", message))

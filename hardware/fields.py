@@ -22,6 +22,7 @@ import difflib
 import json
 import math
 import re
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +31,7 @@ from typing import Any
 from hardware.errors import InputError
 
 __all__ = ["Reader", "MISSING", "MAX_INTEGER", "MAX_NESTING", "MAX_FILE_BYTES", "parse_json",
-           "read_bounded",
-           "shown_number", "shown_limit"]
+           "read_bounded", "special_file", "shown_number", "shown_limit"]
 
 MISSING = object()
 
@@ -46,6 +46,30 @@ MAX_NESTING = 64
 
 #: Largest input file read (1 GiB); the biggest real graph is a few MB.
 MAX_FILE_BYTES = 2**30
+
+
+#: What a path that is neither a regular file nor a directory is, by its ``stat`` mode.
+_SPECIAL_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+                  (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def special_file(path: Path) -> str | None:
+    """What ``path`` is when it exists but is neither a regular file nor a directory
+    ("a named pipe (FIFO)", "a socket", ...); None otherwise. Read from ``stat`` alone:
+    opening a named pipe waits for a writer, so a reader that opens first can hang.
+
+    Examples
+    --------
+    >>> special_file(Path("/dev/null")), special_file(Path("/")), special_file(Path("/no/such"))
+    ('a character device', None, None)
+    """
+    try:
+        mode = path.stat().st_mode
+    except OSError:              # missing or unreadable: the caller's own checks say so
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return next((kind for test, kind in _SPECIAL_KINDS if test(mode)), "a special file")
 
 
 def read_bounded(path: Path, file: str, size_fix: str, read_fix: str) -> bytes:
@@ -133,8 +157,9 @@ def parse_json(raw: bytes, file: str, example: str = "") -> Any:
     ------
     InputError
         Not UTF-8, not JSON, nested deeper than :data:`MAX_NESTING`, a number of
-        more digits than Python reads, a NaN or infinite number, or a lone
-        surrogate (``"\\ud800"``) in a string, each with its place.
+        more digits than Python reads, a NaN or infinite number, a lone
+        surrogate (``"\\ud800"``) in a string, or an object that names a key twice
+        (a JSON reader would keep the last value, silently), each with its place.
 
     Examples
     --------
@@ -151,7 +176,7 @@ def parse_json(raw: bytes, file: str, example: str = "") -> Any:
         raise InputError(file, f"byte {err.start}", "not a UTF-8 text file",
                          _with_example("save the file as UTF-8 JSON", example)) from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_marked_if_repeated)
     except json.JSONDecodeError as err:
         raise InputError(file, f"line {err.lineno} column {err.colno}", f"not valid JSON ({err.msg})",
                          _with_example("fix the JSON syntax there", example)) from None
@@ -167,6 +192,25 @@ def parse_json(raw: bytes, file: str, example: str = "") -> Any:
     return data
 
 
+class _RepeatedKey(dict):
+    """A JSON object that named ``key`` twice, marked to be reported with its place."""
+
+    key = ""
+
+
+def _marked_if_repeated(pairs: list[tuple[str, Any]]) -> dict:
+    """``object_pairs_hook``: the object as a dict, marked (:class:`_RepeatedKey`) when a
+    key appears twice; :func:`_check_values` names its place (the hook does not know it).
+    json.loads of a 600 KB file: 9 -> 12 ms."""
+    found = dict(pairs)
+    if len(found) == len(pairs):
+        return found
+    seen: set[str] = set()
+    marked = _RepeatedKey(found)
+    marked.key = next(key for key, _ in pairs if key in seen or seen.add(key))
+    return marked
+
+
 def _long_number_place(text: str) -> str:
     """``line L column C`` of the first over-long run of digits (empty if none found)."""
     found = re.search(r"\d{%d,}" % (sys.get_int_max_str_digits() + 1), text)
@@ -177,7 +221,8 @@ def _long_number_place(text: str) -> str:
 
 
 def _check_values(data: Any, file: str, example: str) -> None:
-    """Reject what no field accepts: deep nesting, NaN/infinity, lone surrogates.
+    """Reject what no field accepts: deep nesting, NaN/infinity, lone surrogates, a key
+    named twice in one object (marked by :func:`_marked_if_repeated`).
 
     An explicit stack, not recursion, so that any depth is walked safely.
     """
@@ -191,6 +236,11 @@ def _check_values(data: Any, file: str, example: str) -> None:
         if isinstance(value, str):
             _check_text(value, file, where, example)
         elif isinstance(value, (dict, list)):
+            if type(value) is _RepeatedKey:
+                raise InputError(file, _join(where, value.key), f'the key "{value.key}" appears '
+                                 "twice in one object (a JSON reader keeps only the last value)",
+                                 _with_example(f'keep one "{value.key}" in that object',
+                                               example))
             if depth >= MAX_NESTING:
                 raise InputError(file, where, f"nested too deeply (more than {MAX_NESTING} levels)",
                                  _with_example("flatten the lists and objects", example))

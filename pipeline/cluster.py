@@ -25,14 +25,16 @@ import pickle
 import signal
 import threading
 import uuid
-from contextlib import ExitStack, contextmanager
+import weakref
+from contextlib import ExitStack, contextmanager, suppress
 from typing import Any, Callable, Iterator, Sequence
 
 from formulations.solver import clear_stop, request_stop
 from hardware import InputError
 
 __all__ = ["dask_client", "default_workers", "run_tasks", "run_until", "Workers", "warm_up",
-           "CONNECT_SECONDS", "WATCH_SECONDS", "LOCAL_CLUSTER_CONFIG", "WORKER_MODULES"]
+           "kill_local_workers", "quiet_dask_logs", "CONNECT_SECONDS", "WATCH_SECONDS",
+           "LOCAL_CLUSTER_CONFIG", "WORKER_MODULES"]
 
 #: How long to wait for a scheduler named by ``--scheduler``.
 CONNECT_SECONDS = 10.0
@@ -122,10 +124,11 @@ def dask_client(workers: int = 1, scheduler: str | None = None) -> Iterator[Any]
                              "top level under `if __name__ == \"__main__\":` (each worker "
                              "process imports the script again), or use one worker") from None
         client = Client(cluster, set_as_default=False)
+    _LOCAL_CLUSTERS.add(cluster)
     try:
         yield client
     except BaseException:     # Ctrl-C or a failure: running solves are killed, not waited for
-        _quiet_dask_logs()
+        quiet_dask_logs()
         _kill_workers(cluster)
         closing = threading.Thread(target=_close, args=(client, cluster, 1.0), daemon=True)
         closing.start()
@@ -146,7 +149,29 @@ def warm_up() -> None:
         forkserver.ensure_running()
 
 
-def _quiet_dask_logs() -> None:
+#: The local clusters this process started and still holds (:func:`kill_local_workers`).
+_LOCAL_CLUSTERS: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+
+def kill_local_workers() -> None:
+    """Kill, from any thread, every process this one started: the local clusters' workers,
+    a worker still starting (its cluster does not know it yet) and the server they are
+    forked from; all but multiprocessing's resource tracker, which releases their
+    semaphores after them. The command line's last word on an interrupt, so that no
+    worker outlives it."""
+    import psutil                   # a dependency of distributed
+    from multiprocessing import resource_tracker
+    for cluster in list(_LOCAL_CLUSTERS):
+        _kill_workers(cluster)
+    keep = getattr(getattr(resource_tracker, "_resource_tracker", None), "_pid", None)
+    for _ in range(2):              # again: one the server forked during the first pass
+        for process in psutil.Process().children(recursive=True):
+            if process.pid != keep:
+                with suppress(psutil.Error):     # it ended meanwhile
+                    process.kill()
+
+
+def quiet_dask_logs() -> None:
     """Dask logs at ERROR in this process from now on: the scheduler logs each send to a
     killed worker that fails, with a traceback, at INFO (a local cluster quiets only its
     handlers, and puts them back as it closes)."""
@@ -157,6 +182,8 @@ def _kill_workers(cluster: Any) -> None:
     """Kill a local cluster's worker processes now (their solves are not waited for):
     Dask's own ``kill`` only queues the signal for a watcher thread."""
     for nanny in list(getattr(cluster, "workers", {}).values()):
+        if hasattr(nanny, "close_gracefully"):
+            nanny.close_gracefully()     # else the nanny starts the killed worker again
         process = getattr(getattr(nanny, "process", None), "process", None)
         if process is not None and process.is_alive():
             try:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import time
 from collections import Counter
 from pathlib import Path
@@ -66,6 +67,23 @@ def _pyplot():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt
+
+
+#: What matplotlib would not draw as written: "$" starts mathtext (an odd count is an
+#: error), and a control character cannot be in an SVG at all (XML has no NUL, even escaped).
+_TEXT_SPECIAL = re.compile(r"[$\x00-\x1f\x7f-\x9f]")
+
+
+def _label(text: str) -> str:
+    r"""``text`` (node ids and names come from the user's files) as matplotlib draws it
+    literally: "$" escaped, control characters shown as ``\xNN``; matplotlib escapes
+    ``<``, ``>`` and ``&`` in the SVG itself.
+
+    >>> print(_label("a$b\x00c"))
+    a\$b\x00c
+    """
+    return _TEXT_SPECIAL.sub(lambda c: "\\$" if c.group() == "$" else f"\\x{ord(c.group()):02x}",
+                             text)
 
 
 def link_loads(mapping: Mapping, section: int) -> Counter:
@@ -103,7 +121,7 @@ def _grid_axes(fabric, title: str):
     ax.set_ylim(spec.rows + 1, -1)
     ax.set_aspect("equal")
     ax.set_axis_off()
-    ax.set_title(title, fontsize=9)
+    ax.set_title(_label(title), fontsize=9)
     return fig, ax
 
 
@@ -143,7 +161,7 @@ def draw_section(mapping: Mapping, fabric, section: int, path: str | os.PathLike
     if max(fabric.spec.cols, fabric.spec.rows) <= 20:        # labels only where they fit
         for site in fabric.sites:
             if site.id in placed:
-                ax.text(site.x, site.y, placed[site.id][:6], ha="center", va="center",
+                ax.text(site.x, site.y, _label(placed[site.id][:6]), ha="center", va="center",
                         fontsize=5, color="white")
     if load:
         nets = np.array(list(load.values()), dtype=float)
@@ -228,8 +246,9 @@ def draw_performance(mapping: Mapping, path: str | os.PathLike) -> None:
         base += part
     m = mapping.metrics
     top.set_ylabel(f"seconds per batch of {m.get('perf_batch', '?')}")
-    top.set_title(f"{mapping.graph} on {mapping.hardware}: {m.get('throughput', 0):,.0f} "
-                  "samples/s simulated (sim/perf.py)", fontsize=9)
+    top.set_title(_label(f"{mapping.graph} on {mapping.hardware}: "
+                         f"{m.get('throughput', 0):,.0f} samples/s simulated (sim/perf.py)"),
+                  fontsize=9)
     top.legend(fontsize=7, loc="upper right")
     busiest = [s["perf"].get("busiest_link_utilisation", 0.0) for s in rows]
     mean = [s["perf"].get("mean_link_utilisation", 0.0) for s in rows]
@@ -300,7 +319,7 @@ def draw_streaming(mapping: Mapping, spec, path: str | os.PathLike) -> None:
         if len(sdfs) > 1:
             title = f"{mapping.graph}, SDF {sdf} of {len(sdfs)} (phase; II " \
                     f"{tiles[0]['ii'] if tiles else '?'})"
-        ax.set_title(title, fontsize=9)
+        ax.set_title(_label(title), fontsize=9)
     fig.tight_layout()
     _finish(fig, path)
 
@@ -316,7 +335,7 @@ def _draw_sdf(ax, tiles: list[dict], spec, ii: int) -> None:
                                        edgecolor="#555555", linewidth=0.6))
             label = entry.get("instruction") or ("delay" if entry["kind"] == "delay" else "")
             if label:
-                ax.text(x + 0.47, y + 0.45, str(label)[:8], ha="center", va="center",
+                ax.text(x + 0.47, y + 0.45, _label(str(label)[:8]), ha="center", va="center",
                         fontsize=6, color="white" if entry["kind"] != "idle" else "black")
     ax.set_xlim(0, spec.tiles)
     ax.set_ylim(ii, 0)
@@ -365,11 +384,11 @@ def draw_cgra(mapping: Mapping, spec, path: str | os.PathLike) -> None:
     for name, p in mapping.placement.items():
         x = p["pe"][0] * spec.cols + p["pe"][1]
         left.add_patch(plt.Rectangle((x + 0.05, p["cycle"] + 0.05), 0.9, 0.9, color="#4c72b0"))
-        left.text(x + 0.5, p["cycle"] + 0.5, name[:7], ha="center", va="center", fontsize=5,
+        left.text(x + 0.5, p["cycle"] + 0.5, _label(name[:7]), ha="center", va="center", fontsize=5,
                   color="white")
         right.add_patch(plt.Rectangle((x + 0.05, p["cycle"] % ii + 0.05), 0.9, 0.9,
                                       color="#4c72b0"))
-        right.text(x + 0.5, p["cycle"] % ii + 0.5, name[:7], ha="center", va="center",
+        right.text(x + 0.5, p["cycle"] % ii + 0.5, _label(name[:7]), ha="center", va="center",
                    fontsize=5, color="white")
     values = Counter((pe, s) for pe, s, _ in held)
     for (pe, s), k in values.items():
@@ -383,9 +402,9 @@ def draw_cgra(mapping: Mapping, spec, path: str | os.PathLike) -> None:
         ax.set_yticks([y + 0.5 for y in range(rows)], [f"{what} {y}" for y in range(rows)],
                       fontsize=6)
         ax.set_xlabel("PE (row, col)", fontsize=7)
-    left.set_title(f"{mapping.graph} on {spec.name}: II {ii}, "
-                   f"{mapping.metrics.get('cycles')} cycles per iteration (routes in orange)",
-                   fontsize=8)
+    left.set_title(_label(f"{mapping.graph} on {spec.name}: II {ii}, "
+                          f"{mapping.metrics.get('cycles')} cycles per iteration (routes in "
+                          "orange)"), fontsize=8)
     right.set_title(f"modulo II {ii}: operations, values held (orange)", fontsize=8)
     _finish(fig, path)
 

@@ -18,6 +18,7 @@ separators). Where two numbers could be confused they are named apart:
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from model.files import write_text_atomic
@@ -49,14 +50,14 @@ def render_report(mapping: Mapping, pictures: list[str] | None = None,
         Wall time of the whole run, the number the command line prints; shown
         with two decimals, as the command line shows it.
     """
-    lines = [f"# Mapping of `{mapping.graph}` on `{mapping.hardware}`", ""]
+    lines = [f"# Mapping of {_code(mapping.graph)} on {_code(mapping.hardware)}", ""]
     if mapping.status == "mapped":
         lines.append("**Status: mapped.** Every answer passed the independent checker "
                      "(`sim/`) before it was reported.")
     else:
-        lines += [f"**Status: {mapping.status}.**", "", f"Diagnosis: {mapping.diagnosis}"]
+        lines += [f"**Status: {mapping.status}.**", "", f"Diagnosis: {_md(mapping.diagnosis)}"]
     if hardware_summary:
-        lines += ["", f"Hardware: {hardware_summary}"]
+        lines += ["", f"Hardware: {_md(hardware_summary)}"]    # its name is the file's
     if mapping.run:
         lines += _run(mapping.run)
     if mapping.metrics or seconds is not None:
@@ -68,17 +69,17 @@ def render_report(mapping: Mapping, pictures: list[str] | None = None,
                   "| round | failed at | code | section | fixed by | change |",
                   "|---|---|---|---|---|---|"]
         for t in mapping.trace:
-            lines.append(f"| {t['iteration']} | {t['level']} | {t['code']} | "
-                         f"{'-' if t['section'] is None else t['section']} | "
-                         f"{t.get('fixed_by') or 'nobody'} | {t.get('change') or t['message']} |")
+            lines.append(_row(t['iteration'], t['level'], t['code'],
+                              '-' if t['section'] is None else t['section'],
+                              t.get('fixed_by') or 'nobody', t.get('change') or t['message']))
     lines += ["", "## Stages", "",
               "| stage | section | method | status | objective | time (s) |",
               "|---|---|---|---|---|---|"]
     for s in mapping.stages:
         objective = _stage_objective(s)
         section = "-" if s.get("section") is None else s["section"]
-        lines.append(f"| {s['stage']} | {section} | {s['method']} | {s['status']} | "
-                     f"{objective} | {s['time']:.3f} |")
+        lines.append(_row(s['stage'], section, s['method'], s['status'], objective,
+                          f"{s['time']:.3f}"))
     if extra:
         lines += [""] + list(extra)
     note = _pictures_note(mapping, pictures) if pictures is not None else []
@@ -109,7 +110,7 @@ def _metrics(mapping: Mapping, seconds: float | None) -> list[str]:
         label = key.replace("_", " ")
         if key == "seconds" and seconds is not None:
             label = "seconds of the mapping passes"      # not the run's wall time: named apart
-        lines.append(f"| {label} | {_bytes(value) if key in _BYTE_METRICS else value} |")
+        lines.append(_row(label, _bytes(value) if key in _BYTE_METRICS else value))
     if seconds is not None:
         lines.append(f"| wall time of the whole run (s) | {seconds:.2f} |")
     return lines
@@ -149,10 +150,11 @@ def _sections(mapping: Mapping) -> list[str]:
         r = routing.get(s["id"], {})
         scale = ", ".join(f"{k} {v:.3g}" for k, v in sorted((s.get("scale") or {}).items())) or "1"
         wirelength = section_wirelength(mapping, s["id"])
-        lines.append(f"| {s['id']} | {s.get('category') or '-'} | {len(s['nodes'])} | "
-                     f"{s.get('pcu', 0):g} | {s.get('pmu', 0):g} | {s.get('buffer_units', 0)} | "
-                     f"{scale} | {'-' if wirelength is None else wirelength} | "
-                     f"{r.get('iterations', '-')} | {'yes' if s.get('reused') else 'no'} |")
+        lines.append(_row(s['id'], s.get('category') or '-', len(s['nodes']),
+                          f"{s.get('pcu', 0):g}", f"{s.get('pmu', 0):g}",
+                          s.get('buffer_units', 0), scale,
+                          '-' if wirelength is None else wirelength,
+                          r.get('iterations', '-'), 'yes' if s.get('reused') else 'no'))
     lines += ["", "Wirelength: links used, a net counted once per link, as the checker measured "
                   "it (links to units a section added included); the sections add up to the "
                   "`wirelength` metric."]
@@ -169,11 +171,11 @@ def _cuts(mapping: Mapping) -> list[str]:
              "|---|---|---|---|---|---|---|---|---|---|"]
     for k, s in enumerate(cuts):
         kept = s.get("recut_from") or 0      # a re-cut keeps sections 0..kept-1 as they were
-        lines.append(f"| {k}{' (re-cut from ' + str(kept) + ')' if kept else ''} "
-                     f"| {s['method']} | {_plus(s.get('sections'), kept)} | "
-                     f"{s.get('lower_bound', '-')} | {_plus(s.get('greedy_sections'), kept)} | "
-                     f"{_bytes(s.get('objective'))} | {_bytes(s.get('greedy_traffic'))} | "
-                     f"{s['status']} | {s.get('backend') or '-'} | {s['time']:.2f} |")
+        lines.append(_row(f"{k}{' (re-cut from ' + str(kept) + ')' if kept else ''}",
+                          s['method'], _plus(s.get('sections'), kept), s.get('lower_bound', '-'),
+                          _plus(s.get('greedy_sections'), kept), _bytes(s.get('objective')),
+                          _bytes(s.get('greedy_traffic')), s['status'], s.get('backend') or '-',
+                          f"{s['time']:.2f}"))
     if any(s.get("recut_from") for s in cuts):
         lines += ["", "Sections count the kept ones; a re-cut's DRAM bytes are those between the "
                       "sections it cut again."]
@@ -194,8 +196,8 @@ def _performance(mapping: Mapping) -> list[str]:
     lines = ["", "## Performance estimate", "",
              f"Simulated by `sim/perf.py`: **{_num(m['throughput'])} samples/s** "
              f"({m['samples_per_cycle']:.4g} per cycle), one sample alone in "
-             f"{m['latency_s']:.4g} s; bottleneck: {m['bottleneck']}; busiest link: "
-             f"{m.get('busiest_link') or '-'}. A batch of {m['perf_batch']} samples runs the "
+             f"{m['latency_s']:.4g} s; bottleneck: {_md(m['bottleneck'])}; busiest link: "
+             f"{_md(m.get('busiest_link') or '-')}. A batch of {m['perf_batch']} samples runs the "
              f"sections one after another in {m['batch_s']:.4g} s:", "",
              "| section | compute (s) | on-chip transfer (s) | DRAM (s) | reconfiguration (s) | "
              "total (s) | samples / cycle | normalised | bottleneck | busiest link |",
@@ -204,13 +206,12 @@ def _performance(mapping: Mapping) -> list[str]:
         p = s["perf"]
         link = (f"{p['busiest_link']} ({p['busiest_link_utilisation']:.0%})"
                 if p.get("busiest_link") else "-")
-        lines.append(f"| {s['id']} | {p['compute_s']:.4g} | {p['transfer_s']:.4g} | "
-                     f"{p['dram_s']:.4g} | {p['reconfig_s']:.4g} | {p['total_s']:.4g} | "
-                     f"{p['samples_per_cycle']:.4g} | {p['normalised']:.3f} | "
-                     f"{describe(p['bottleneck'])} | {link} |")
+        lines.append(_row(s['id'], *(f"{p[k]:.4g}" for k in _TIME_KEYS),
+                          f"{p['normalised']:.3f}", describe(p['bottleneck']), link))
     lines += ["", "Compute: the batch at the slowest stage's compute rate; on-chip transfer: the "
                   "rest of the pipeline's time (links, PMUs, back-pressure, filling); DRAM: "
-                  "what cut-crossing values add beyond the pipeline, plus loading the tensors; "
+                  "what cut-crossing values and tensors larger than their PMUs (tiled: streamed "
+                  "every sample) add beyond the pipeline, plus loading the tensors that fit; "
                   "normalised: throughput over the compute bound (source 002's label)."]
     return lines
 
@@ -237,10 +238,10 @@ def _buffers(mapping: Mapping) -> list[str]:
              "throughput before | throughput after | status | backend |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for cut, s in _buffer_rows_by_cut(mapping):
-        lines.append(f"| {cut} | {s.get('section')} | {s['method']} | {s.get('pmus_before', '-')} | "
-                     f"{s.get('pmus_after', '-')} | {s.get('inserted_buffers', '-')} | "
-                     f"{_num(s.get('throughput_before'))} | {_num(s.get('throughput_after'))} | "
-                     f"{s['status']} | {s.get('backend') or '-'} |")
+        lines.append(_row(cut, s.get('section'), s['method'], s.get('pmus_before', '-'),
+                          s.get('pmus_after', '-'), s.get('inserted_buffers', '-'),
+                          _num(s.get('throughput_before')), _num(s.get('throughput_after')),
+                          s['status'], s.get('backend') or '-'))
     skipped = sum(s.get("loop_edges_skipped") or 0 for s in rows)
     if skipped:
         lines += ["", f"{skipped} loop-carried edge(s) were not balanced (they feed the next "
@@ -258,6 +259,42 @@ def _buffer_rows_by_cut(mapping: Mapping) -> list[tuple[int, dict]]:
         elif s["stage"] == "buffers":
             rows.append((max(cut, 0), s))
     return rows
+
+
+#: The per-section numbers of the performance table, in its column order.
+_TIME_KEYS = ("compute_s", "transfer_s", "dram_s", "reconfig_s", "total_s", "samples_per_cycle")
+#: What must not reach markdown as written: the cell separator, HTML (a node may be called
+#: "<script>"), the backslash that escapes, line breaks and other control characters.
+_MD_SPECIAL = re.compile(r"[|<>&\\\x00-\x1f\x7f-\x9f]")
+_MD_ESCAPES = {"|": "\\|", "<": "&lt;", ">": "&gt;", "&": "&amp;", "\\": "\\\\",
+               "\n": " ", "\r": " ", "\t": " "}
+
+
+def _md(value) -> str:
+    r"""``value`` as markdown text that shows as written and stays in its table cell.
+
+    Examples
+    --------
+    >>> print(_md("a|b <script> & c\\d"), _md("x\x00y\nz"))
+    a\|b &lt;script&gt; &amp; c\\d x\x00y z
+    """
+    return _MD_SPECIAL.sub(lambda c: _MD_ESCAPES.get(c.group(), f"\\x{ord(c.group()):02x}"),
+                           str(value))
+
+
+def _row(*cells) -> str:
+    """One markdown table row; every cell through :func:`_md` (node ids, names and
+    messages come from the user's files)."""
+    return "| " + " | ".join(map(_md, cells)) + " |"
+
+
+def _code(text: str) -> str:
+    r"""``text`` as a markdown code span (shown literally, HTML included): fenced by more
+    backticks than it holds in a row, on one line, control characters shown as ``\xNN``."""
+    text = re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda c: f"\\x{ord(c.group()):02x}", str(text))
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _num(value) -> str:
@@ -286,7 +323,7 @@ def streaming_lines(mapping: Mapping) -> list[str]:
     m = mapping.metrics
     lines = ["## Streaming Engine mapping", ""]
     if mapping.status != "mapped":
-        return lines + [f"Not mapped: {mapping.diagnosis}", ""]
+        return lines + [f"Not mapped: {_md(mapping.diagnosis)}", ""]
     if m.get("sdfs", 1) > 1:
         lines += _split_lines(mapping)
     lines += [f"- II **{mapping.ii}** (lower bound {m.get('ii_lower_bound')}: resource "
@@ -307,12 +344,12 @@ def streaming_lines(mapping: Mapping) -> list[str]:
                 continue
             what = e.get("instruction") or e.get("holds")
             where = f"S{tile['sdf']}/T{tile['tile']}" if "sdf" in tile else f"T{tile['tile']}"
-            lines.append(f"| {where} | {e['slot']} | {e['kind']} | {what} | "
-                         f"{e.get('master_input')} | {', '.join(e.get('sf_outputs', []))} |")
+            lines.append(_row(where, e['slot'], e['kind'], what, e.get('master_input'),
+                              ', '.join(e.get('sf_outputs', []))))
     if mapping.memory:
         lines += ["", "| variable | tile | bank | users |", "|---|---|---|---|"]
         for var, p in sorted(mapping.memory.items()):
-            lines.append(f"| {var} | T{p['tile']} | {p['bank']} | {', '.join(p['users'])} |")
+            lines.append(_row(var, f"T{p['tile']}", p['bank'], ', '.join(p['users'])))
     return lines + [""]
 
 
@@ -348,7 +385,7 @@ def cgra_lines(mapping: Mapping) -> list[str]:
     m = mapping.metrics
     lines = ["## CGRA mapping", ""]
     if mapping.status != "mapped":
-        return lines + [f"Not mapped: {mapping.diagnosis}", ""]
+        return lines + [f"Not mapped: {_md(mapping.diagnosis)}", ""]
     lines += [f"- II **{mapping.ii}** (lower bound {m.get('ii_lower_bound')}: resource "
               f"{m.get('res_ii')}, memory {m.get('mem_ii')}, recurrence {m.get('rec_ii')}, "
               f"registers {m.get('reg_ii')}; "
@@ -363,6 +400,6 @@ def cgra_lines(mapping: Mapping) -> list[str]:
               f"values in one PE, {m.get('seconds')} s", "",
               "| operation | PE | cycle | slot |", "|---|---|---|---|"]
     for name, p in sorted(mapping.placement.items(), key=lambda kv: (kv[1]["cycle"], kv[0])):
-        lines.append(f"| {name} | {tuple(p['pe'])} | {p['cycle']} | {p['slot']} |")
+        lines.append(_row(name, tuple(p['pe']), p['cycle'], p['slot']))
     return lines + [""]
 

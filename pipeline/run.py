@@ -8,9 +8,11 @@ mapping.json), 4 internal error (a bug: please report it).
 from __future__ import annotations
 
 import argparse
+import multiprocessing.util
 import os
 import signal
 import sys
+import threading
 import time
 from contextlib import nullcontext
 from pathlib import Path
@@ -22,7 +24,7 @@ from hardware import DEFAULT_PRESET, InputError, build_fabric, load_hardware, pr
 from model.importers import FORMATS, load_graph
 from model.mapping import Mapping, write_mapping
 from pipeline.cost_model import COST_MODELS
-from pipeline.cluster import default_workers, warm_up
+from pipeline.cluster import default_workers, kill_local_workers, quiet_dask_logs, warm_up
 from pipeline.feedback import CheckerRejected, MappingFailed
 from pipeline.flow import map_graph, may_use_workers
 from pipeline.options import (BACKEND_REASONS, DEFAULT_BACKENDS, RunOptions, parse_backends,
@@ -137,12 +139,57 @@ class RunInterrupted(BaseException):
         super().__init__(signal.Signals(signum).name)
 
 
-def _interrupt(signum: int) -> None:
-    raise RunInterrupted(signum)
+#: Seconds an interrupted command line gives the run to unwind to its exit (its local
+#: workers killed, Dask closed) before it ends the process anyway: a thread may still be
+#: finishing a solve begun before the signal, and a supervisor (``docker stop``: 10 s)
+#: would kill the process outright, leaving workers and semaphores behind.
+UNWIND_SECONDS = 1.0
+
+
+class _Ending:
+    """How an interrupted run ends: SIGINT and SIGTERM alike, from the first line of
+    :func:`main` to the last (loading included), with one message and exit code
+    128 + the signal; on the command line (``cli``) the process then exits at once, its
+    local workers killed, or :data:`UNWIND_SECONDS` after the signal at the latest."""
+
+    def __init__(self, cli: bool):
+        self.cli, self.started = cli, time.perf_counter()
+        self._once = threading.Lock()
+
+    def interrupt(self, signum: int) -> None:
+        """The signal handler (main thread): stop the run by raising RunInterrupted."""
+        quiet_dask_logs()          # the killed workers' lost tasks are no news
+        if self.cli:
+            timer = threading.Timer(UNWIND_SECONDS, self.interrupted, (signum,))
+            timer.daemon = True
+            timer.start()
+        raise RunInterrupted(signum)
+
+    def interrupted(self, signum: int) -> int:
+        """Say so and end: the exit code (the command line exits here)."""
+        if not self._once.acquire(blocking=False):   # the other path is ending the run
+            return 128 + signum
+        print(f"interrupted by {signal.Signals(signum).name} after "
+              f"{time.perf_counter() - self.started:.2f} s: the solve was stopped; nothing "
+              "written (no complete checked mapping yet)", file=sys.stderr)
+        if self.cli:              # nothing is left to write: exit now, not after Dask's teardown
+            kill_local_workers()
+            _exit_now(128 + signum)
+        return 128 + signum
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    ending = _Ending(cli=argv is None)
+    try:
+        with watch_signals(ending.interrupt):
+            return _run(args)
+    except RunInterrupted as exc:
+        return ending.interrupted(exc.signum)
+
+
+def _run(args) -> int:
+    """Load, map and write; the exit code."""
     console = _Console(args.quiet, args.verbose)
     try:
         options = _options(args)
@@ -162,15 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     deadline = time.monotonic() + options.time_limit    # the whole run's, pictures included
     try:
-        with watch_signals(_interrupt):
-            mapping, code = _map(graph, spec, options, console)
-    except RunInterrupted as exc:
-        print(f"interrupted by {signal.Signals(exc.signum).name} after "
-              f"{time.perf_counter() - started:.2f} s: the solve was stopped; nothing written "
-              f"(no complete checked mapping yet)", file=sys.stderr)
-        if argv is None:      # the command line: nothing is left to write, so exit now
-            _exit_now(128 + exc.signum)   # rather than wait seconds for Dask's teardown
-        return 128 + exc.signum
+        mapping, code = _map(graph, spec, options, console)
     except InputError as exc:        # e.g. a --scheduler that cannot be reached
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -189,7 +228,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _exit_now(code: int) -> None:
-    """End the process at once with ``code`` (streams flushed, exit handlers skipped)."""
+    """End the process at once with ``code``: streams flushed, exit handlers skipped (Dask's
+    teardown would take seconds). multiprocessing's finalizers of priority 0 and up still
+    run first: they unlink the named semaphores of the local workers' queues, which the
+    resource tracker would otherwise report ("12 leaked semaphore objects" for two
+    workers); those below 0 (joins of threads and processes) may wait, and are skipped."""
+    multiprocessing.util._run_finalizers(0)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

@@ -3,19 +3,26 @@
 Every row runs the real CLI, ``python -m pipeline.run``, in a subprocess, so exit codes,
 stderr and wall times are measured as a user meets them. Five parts:
 
-1. **bad input** -- every file of the regression corpus (``tests/fuzz/corpus/``) and the
-   command-line cases of the issue (budgets NaN / inf / 1e308 / 0 / -1, ``--out ''``,
-   ``--out`` naming a file or a place that cannot be created, ``--export-models`` naming a
-   file, ``--hardware`` and the graph naming a directory): the exit code and the first
-   stderr line (expected: exit 2, ``error: <file>: <place> ... (fix: ...)``, no traceback);
+1. **bad input** -- every file of the regression corpus (``tests/fuzz/corpus/``: graph.json,
+   MSR DNN, Morpher, ONNX, hardware) and the command-line cases of the issue (budgets NaN /
+   inf / 1e308 / 0 / -1, ``--out ''``, ``--out`` naming a file or a place that cannot be
+   created, ``--export-models`` naming a file, ``--hardware`` and the graph naming a
+   directory or a named pipe): the exit code and the first stderr line (expected: exit 2,
+   ``error: <file>: <place> ... (fix: ...)``, no traceback, no hang);
 2. **fuzz** -- by reference to ``reliability_fuzz.md`` (not re-run here);
 3. **time limit** -- resnet50 operators, bert_L-12 training and three Streaming Engine
    kernels at 10 / 60 / 300 s: whole-process and mapping wall time, their ratio to the
    budget, exit code, quality and ``run.cut_short``;
 4. **determinism** -- repeated runs with one seed: distinct ``mapping.json`` contents once the
    timing keys (``time*``, ``seconds*``, at any depth) are removed;
-5. **interrupt** -- SIGINT / SIGTERM 10 s into a 300 s bert_L-12 training run: exit code,
-   seconds from the signal to the exit, files left in ``--out``, the last stderr line.
+5. **interrupt** -- SIGINT / SIGTERM 10 s into a 300 s bert_L-12 training run, and SIGTERM
+   6 s into a bert_l-3 inference run on two local workers: exit code, seconds from the
+   signal to the exit, files left in ``--out``, the last stderr line, processes the run
+   started still alive 1 s after its exit, "leaked semaphore" warnings;
+6. **outputs** -- inputs that map but once broke what is written: node ids with ``|``,
+   ``<``, ``>``, ``&``, ``$`` (and a graph name with a control character) on ``tiny``,
+   pictures drawn (every SVG must parse as XML, report.md's tables keep their columns, no
+   raw HTML), and a stored tensor of 2^61 bytes (what the estimate makes of it).
 
 When the shared graphs folder is absent, the rows that need it are skipped with the reason.
 """
@@ -24,6 +31,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 import signal
 import subprocess
 import sys
@@ -38,7 +47,7 @@ from benchmarks.tables import replace_summary
 
 __all__ = ["SUITE", "REPO", "CORPUS", "CLI_CASES", "BUDGETS", "SE_KERNELS", "bad_input_cases",
            "run_cli", "strip_timing", "bad_input", "budget_run", "determinism", "interrupt",
-           "summarize", "append_summary"]
+           "output_check", "OUTPUT_CASES", "summarize", "append_summary"]
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "tests" / "fuzz" / "corpus"
@@ -51,8 +60,8 @@ PAIR = {"version": 1, "name": "pair",
         "edges": [{"src": "a", "dst": "b"}]}
 
 #: Command-line cases: name -> arguments after the graph; ``{file}`` is an existing file,
-#: ``{dir}`` an existing directory, ``{out}`` a fresh output path. The graph is fig9 unless
-#: the first argument is ``GRAPH=<path>``.
+#: ``{dir}`` an existing directory, ``{fifo}`` a named pipe, ``{out}`` a fresh output path.
+#: The graph is fig9 unless the first argument is ``GRAPH=<path>``.
 CLI_CASES: dict[str, list[str]] = {
     "--time-limit nan": ["--time-limit", "nan"],
     "--time-limit inf": ["--time-limit", "inf"],
@@ -65,6 +74,8 @@ CLI_CASES: dict[str, list[str]] = {
     "--export-models a file": ["--export-models", "{file}"],
     "--hardware a directory": ["--hardware", "{dir}"],
     "graph a directory": ["GRAPH={dir}"],
+    "graph a named pipe": ["GRAPH={fifo}"],
+    "--hardware a named pipe": ["--hardware", "{fifo}"],
 }
 #: Budgets of the time-limit part (``--quick``: the first only).
 BUDGETS = (10.0, 60.0, 300.0)
@@ -80,6 +91,9 @@ SE_KERNELS = {
 }
 #: Seconds from the start of a run to the signal, and the budget of the interrupted run.
 SIGNAL_AFTER, SIGNAL_BUDGET = 10.0, 300.0
+#: The interrupted run on local workers: graph, workers, seconds to the signal, budget.
+WORKERS_GRAPH, WORKERS, WORKERS_SIGNAL_AFTER, WORKERS_BUDGET = \
+    f"{MSR}/bert_l-3_inference.json", 2, 6.0, 60.0
 #: Key endings of the other timing fields of mapping.json (solver stage records), removed for
 #: the second determinism count.
 TIME_SUFFIXES = ("_time",)
@@ -194,17 +208,21 @@ def _quality(mapping: dict[str, Any] | None) -> dict[str, Any]:
 # part 1: bad inputs
 # ---------------------------------------------------------------------------------------------
 def bad_input_cases() -> list[str]:
-    """Every bad-input case: the corpus file names, then the command-line cases."""
-    return sorted(path.name for path in CORPUS.glob("*.json")) + list(CLI_CASES)
+    """Every bad-input case: the corpus file names (every format), then the command-line
+    cases."""
+    return sorted(path.name for path in CORPUS.iterdir() if path.is_file()) + list(CLI_CASES)
 
 
 def _case_args(case: str, tmp: Path) -> list[str]:
     (tmp / "existing.txt").write_text("not a directory\n", encoding="utf-8")
     (tmp / "folder").mkdir(exist_ok=True)
+    if not (tmp / "pipe").exists():
+        os.mkfifo(tmp / "pipe")          # nobody writes to it: a reader that opens it waits
     pair = tmp / "pair.json"
     pair.write_text(json.dumps(PAIR), encoding="utf-8")
     if case in CLI_CASES:
-        args = [a.format(file=tmp / "existing.txt", dir=tmp / "folder") for a in CLI_CASES[case]]
+        args = [a.format(file=tmp / "existing.txt", dir=tmp / "folder", fifo=tmp / "pipe")
+                for a in CLI_CASES[case]]
         graph = args.pop(0)[len("GRAPH="):] if args[0].startswith("GRAPH=") else str(FIG9)
         return [graph, *args]
     if case.startswith("hw_"):
@@ -302,11 +320,17 @@ def determinism(graph: str, hardware: str, options: list[str], runs: int,
 # ---------------------------------------------------------------------------------------------
 # part 5: interrupts
 # ---------------------------------------------------------------------------------------------
-def _signalled(args: list[str], signum: int, after: float, tmp: Path) -> tuple[int | None, float]:
+def _signalled(args: list[str], signum: int, after: float, tmp: Path
+               ) -> tuple[int | None, float, int]:
+    """Run the CLI, send ``signum`` ``after`` seconds in: (exit code or None if it had to be
+    killed, seconds from the signal to the exit, processes it started still alive 1 s after
+    its exit)."""
+    import psutil                        # a dependency of distributed
     with open(tmp / "stderr.txt", "w", encoding="utf-8") as err:
         proc = subprocess.Popen([sys.executable, "-m", "pipeline.run", *args], cwd=REPO,
                                 stdout=subprocess.DEVNULL, stderr=err)
         time.sleep(after)
+        children = psutil.Process(proc.pid).children(recursive=True)
         proc.send_signal(signum)
         sent = time.perf_counter()
         try:
@@ -315,24 +339,116 @@ def _signalled(args: list[str], signum: int, after: float, tmp: Path) -> tuple[i
             proc.kill()
             proc.wait()
             code = None
-    return code, time.perf_counter() - sent
+        latency = time.perf_counter() - sent
+        time.sleep(1.0)                  # the resource tracker's warnings come after the exit
+    alive = [p for p in children if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    return code, latency, len(alive)
 
 
 def interrupt(graph: str, signal_name: str, after: float = SIGNAL_AFTER,
-              budget: float = SIGNAL_BUDGET) -> dict[str, Any]:
+              budget: float = SIGNAL_BUDGET, workers: int | None = None) -> dict[str, Any]:
     """Send ``signal_name`` (``SIGINT`` / ``SIGTERM``) ``after`` seconds into a run with
-    ``--time-limit budget``: exit code, seconds from the signal to the exit, the files in
-    ``--out`` afterwards and the last stderr line."""
+    ``--time-limit budget`` (and ``--workers`` when given): exit code, seconds from the
+    signal to the exit, the files in ``--out`` afterwards, the last stderr line; the note
+    counts the processes the run started still alive 1 s after its exit and the resource
+    tracker's "leaked semaphore" warnings."""
     with tempfile.TemporaryDirectory(prefix="rel-int-") as tmp:
         out = Path(tmp) / "out"
         args = [graph, "--time-limit", f"{budget:g}", "--out", str(out), *QUIET]
-        code, latency = _signalled(args, getattr(signal, signal_name), after, Path(tmp))
+        args += ["--workers", str(workers)] if workers else []
+        code, latency, alive = _signalled(args, getattr(signal, signal_name), after, Path(tmp))
         err = (Path(tmp) / "stderr.txt").read_text(encoding="utf-8", errors="replace")
         written = sorted(p.name for p in out.rglob("*") if p.is_file()) if out.exists() else []
+    leaked = sum(int(n) for n in re.findall(r"There appear to be (\d+) leaked", err))
+    lines = [line for line in _lines(err) if "resource_tracker" not in line]
     return {"exit": code, "signal_to_exit_s": round(latency, 3),
-            "written": ", ".join(written) or "none", "message": _last_line(err),
+            "written": ", ".join(written) or "none",
+            "message": shorten(lines[-1], 300) if lines else "",
             "traceback": "Traceback (most recent call last)" in err,
-            "note": None if code is not None else "still running 300 s after the signal: killed"}
+            "note": (f"processes of the run alive 1 s after its exit: {alive}; leaked "
+                     f"semaphores reported: {leaked}") if code is not None else
+                    "still running 300 s after the signal: killed"}
+
+
+# ---------------------------------------------------------------------------------------------
+# part 6: outputs of inputs that map
+# ---------------------------------------------------------------------------------------------
+#: Ids that are valid but mean something to markdown, HTML, XML or matplotlib's mathtext.
+MARKUP_IDS = ["c|d", "<script>x</script>", "e&f$g", "h\\i`j"]
+#: Output cases: name -> (graph.json document, hardware, draw pictures).
+OUTPUT_CASES: dict[str, tuple[dict[str, Any], str, bool]] = {
+    "ids with | < > & $ \\ `, a graph name with a control character": ({
+        "version": 1, "name": "n<|>&$\u0007",
+        "nodes": [{"id": i, "op": "op", "category": "c|<b>"} for i in MARKUP_IDS],
+        "edges": [{"src": a, "dst": b} for a, b in zip(MARKUP_IDS, MARKUP_IDS[1:])]},
+        "tiny", True),
+    "a stored tensor of 2^61 bytes (4 PMUs)": ({
+        "version": 1, "name": "huge",
+        "nodes": [{"id": "w", "unit": "pmu", "attrs": {"state_bytes": 2**61}},
+                  {"id": "mm", "op": "matmul", "unit": "pcu", "flops": 1000}],
+        "edges": [{"src": "w", "dst": "mm", "bytes": 4096}]}, "plasticine", False),
+}
+
+
+def _tables_intact(report: str) -> bool:
+    """Every markdown table of ``report`` has rows of one width (cells split at unescaped
+    "|"), and no raw HTML tag is left."""
+    tables: list[set[int]] = []
+    current: set[int] | None = None
+    for line in report.splitlines():
+        if not line.startswith("|"):
+            current = None
+            continue
+        if current is None:
+            current = set()
+            tables.append(current)
+        current.add(len(re.split(r"(?<!\\)\|", line.strip())))
+    return all(len(widths) == 1 for widths in tables) and not re.search(r"<[A-Za-z/!]", report)
+
+
+def output_check(case: str) -> dict[str, Any]:
+    """Map an :data:`OUTPUT_CASES` document with ``--time-limit 10`` and judge what is
+    written: every SVG parses as XML, report.md's tables keep their width, and the
+    estimate's throughput and bottleneck (mapping.json)."""
+    import xml.etree.ElementTree as ET
+    document, hardware, draw = OUTPUT_CASES[case]
+    with tempfile.TemporaryDirectory(prefix="rel-out-") as tmp:
+        graph, out = Path(tmp) / "graph.json", Path(tmp) / "out"
+        graph.write_text(json.dumps(document), encoding="utf-8")
+        args = [str(graph), "--hardware", hardware, "--out", str(out), "--time-limit", "10",
+                "--quiet"] + ([] if draw else ["--no-pictures"])
+        code, err, wall = run_cli(args, BAD_INPUT_TIMEOUT)
+        svgs = sorted(out.glob("*.svg"))
+        valid = sum(1 for svg in svgs if _parses(ET, svg))
+        report = (out / "report.md").read_text(encoding="utf-8") if out.exists() else ""
+        mapping = _read_mapping(out) or {}
+        written = sorted(p.name for p in out.iterdir()) if out.exists() else []
+    checks = [f"{valid} of {len(svgs)} SVG parse as XML" if draw else None,
+              f"report tables intact: {'yes' if _tables_intact(report) else 'no'}",
+              _estimate(mapping)]
+    return {"exit": code, "wall_s": round(wall, 3), "written": ", ".join(written) or "none",
+            "traceback": "Traceback (most recent call last)" in err,
+            "message": "; ".join(c for c in checks if c),
+            "note": None if code is not None else f"killed after {BAD_INPUT_TIMEOUT:g} s"}
+
+
+def _estimate(mapping: dict[str, Any]) -> str:
+    """The throughput and what bounds it, by kind (the bottleneck's text names nodes, which
+    here hold markup)."""
+    perf = [s["perf"] for s in mapping.get("sections", []) if s.get("perf")]
+    kinds = sorted({p["bottleneck"].get("kind", "?") for p in perf})
+    dram = sum(p["bottleneck"].get("bytes", 0) for p in perf
+               if p["bottleneck"].get("kind") == "dram")
+    return (f"throughput {mapping.get('metrics', {}).get('throughput')} samples/s, bounded by "
+            f"{', '.join(kinds) or '—'}" + (f" ({dram:.3g} bytes per sample)" if dram else ""))
+
+
+def _parses(ET, path: Path) -> bool:
+    try:
+        ET.parse(path)
+    except ET.ParseError:
+        return False
+    return True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -416,19 +532,37 @@ def _determinism_entries(quick: bool) -> list[Entry]:
 
 def _interrupt_entries() -> list[Entry]:
     path, skip = _graph(BERT)
-    return [Entry(f"interrupt: {name}", "benchmarks.suites.reliability:interrupt",
-                  {"graph": path, "signal_name": name}, timeout=SIGNAL_BUDGET + 600, skip=skip,
-                  fixed={"part": "5 interrupt", "hardware": "plasticine", "budget_s": SIGNAL_BUDGET,
-                         "case": f"bert_L-12 training, {name} after {SIGNAL_AFTER:g} s",
-                         "expected": 128 + getattr(signal, name)})
-            for name in ("SIGINT", "SIGTERM")]
+    entries = [Entry(f"interrupt: {name}", "benchmarks.suites.reliability:interrupt",
+                     {"graph": path, "signal_name": name}, timeout=SIGNAL_BUDGET + 600,
+                     skip=skip,
+                     fixed={"part": "5 interrupt", "hardware": "plasticine",
+                            "budget_s": SIGNAL_BUDGET,
+                            "case": f"bert_L-12 training, {name} after {SIGNAL_AFTER:g} s",
+                            "expected": 128 + getattr(signal, name)})
+               for name in ("SIGINT", "SIGTERM")]
+    path, skip = _graph(WORKERS_GRAPH)
+    case = (f"bert_l-3 inference on {WORKERS} workers, SIGTERM after "
+            f"{WORKERS_SIGNAL_AFTER:g} s")
+    return entries + [Entry(
+        f"interrupt: {case}", "benchmarks.suites.reliability:interrupt",
+        {"graph": path, "signal_name": "SIGTERM", "after": WORKERS_SIGNAL_AFTER,
+         "budget": WORKERS_BUDGET, "workers": WORKERS}, timeout=WORKERS_BUDGET + 600, skip=skip,
+        fixed={"part": "5 interrupt", "hardware": "plasticine", "budget_s": WORKERS_BUDGET,
+               "case": case, "expected": 143})]
+
+
+def _output_entries() -> list[Entry]:
+    return [Entry(f"outputs: {case}", "benchmarks.suites.reliability:output_check",
+                  {"case": case}, timeout=BAD_INPUT_TIMEOUT + 60,
+                  fixed={"part": "6 outputs", "case": case, "hardware": hardware, "expected": 0})
+            for case, (_, hardware, _) in OUTPUT_CASES.items()]
 
 
 def _entries(quick: bool) -> list[Entry]:
     fuzz = Entry("fuzz (by reference)", "benchmarks.suites.reliability:fuzz_reference",
                  fixed={"part": "2 fuzz", "case": "reliability_fuzz.md", "expected": "0/2/3"})
     return (_bad_entries(quick) + [fuzz] + _time_entries(quick) + _determinism_entries(quick)
-            + ([] if quick else _interrupt_entries()))
+            + ([] if quick else _interrupt_entries()) + _output_entries())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -480,7 +614,11 @@ def _other_summary(rows: list[dict[str, str]]) -> list[str]:
     lines += [f"- interrupt: {r['case']}: exit {r.get('exit') or '—'} (expected {r['expected']}), "
               f"{r.get('signal_to_exit_s') or '—'} s from the signal to the exit, files written: "
               f"{r.get('written') or '—'}; \"{r.get('message') or ''}\""
+              + (f"; {r['note']}" if r.get("note") else "")
               for r in rows if r.get("part") == "5 interrupt"]
+    lines += [f"- outputs: {r['case']} on {r['hardware']}: exit {r.get('exit') or '—'} "
+              f"(expected {r['expected']}); {r.get('message') or '—'}"
+              for r in rows if r.get("part") == "6 outputs"]
     return lines
 
 
@@ -543,7 +681,16 @@ PART_NOTES = [
     f"the signal is sent {SIGNAL_AFTER:g} s after the process starts (loading included); "
     "'signal to exit' is measured by the parent; 'files in --out' lists what exists there "
     "after the exit. Expected exit 130 (SIGINT) / 143 (SIGTERM), no traceback, nothing or a "
-    "checked mapping with status `interrupted`.",
+    "checked mapping with status `interrupted`. The run on local workers (bert_l-3 inference, "
+    f"`--workers {WORKERS} --time-limit {WORKERS_BUDGET:g}`, SIGTERM {WORKERS_SIGNAL_AFTER:g} s "
+    "in: sections begun in the run's own process while the workers boot) also counts, in its "
+    "note, the processes it started still alive 1 s after its exit and the resource "
+    "tracker's \"leaked semaphore\" warnings (expected: 0 and 0).",
+    "6. **Outputs**: inputs that map but once broke what is written, run with `--time-limit 10 "
+    "--quiet` (pictures drawn where the case says so): the message counts the SVG files that "
+    "parse as XML, says whether every table of report.md keeps one width (cells split at "
+    "unescaped `|`) with no raw HTML tag, and gives mapping.json's throughput and bottleneck "
+    "(a tensor larger than its PMUs is still loaded once per batch: open, see issue 34's note).",
 ]
 
 

@@ -56,7 +56,7 @@ from formulations.placement.greedy import greedy_place
 from formulations.placement.problem import (PlacementOutcome, PlacementProblem, check_capacity,
                                             cost_terms, placement_problem, problem_cost)
 from formulations.placement.settings import PlacementSearch
-from formulations.solver import SolveSettings
+from formulations.solver import SolveSettings, stop_requested
 from formulations.solver.backends import wall_cap
 from model.graph import Graph
 
@@ -368,7 +368,7 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
     pairs = max(1, len(problem.pairs))
     left = budget
     while left > 0 and best_cost > 0:
-        if time.monotonic() >= wall:
+        if time.monotonic() >= wall or stop_requested():   # the run is interrupted: stop too
             stats["cut_short"] = True
             break
         accepted = tried = 0

@@ -53,6 +53,7 @@ from formulations.placement.annealing import anneal_with_restarts, same_kind_ste
 from formulations.placement.model import build_placement_model, decode_placement, hint_placement
 from formulations.placement.problem import PlacementProblem, problem_cost
 from formulations.placement.tabu import tabu_search
+from formulations.solver import stop_requested
 from formulations.solver.backends import wall_cap, was_cut_short, work_of, work_options
 
 __all__ = ["lns", "NEIGHBOURHOODS"]
@@ -188,8 +189,9 @@ class _Search:
         self.stats |= {f"improved_{k}": 0 for k in NEIGHBOURHOODS}
 
     def wall_out(self) -> bool:
-        """Whether the wall-clock cap has passed (then the run is marked cut short)."""
-        if time.monotonic() >= self.wall:
+        """Whether the wall-clock cap has passed or the run is interrupted (then the run
+        is marked cut short)."""
+        if time.monotonic() >= self.wall or stop_requested():
             self.stats["cut_short"] = True
             return True
         return False

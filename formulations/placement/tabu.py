@@ -33,6 +33,7 @@ import time
 
 import numpy as np
 
+from formulations.solver import stop_requested
 from formulations.solver.backends import wall_cap
 
 __all__ = ["tabu_search", "TabuSearch", "planned_steps", "ENTRIES_PER_SECOND"]
@@ -62,7 +63,7 @@ def tabu_search(problem, index: dict[str, int], seconds: float, seed: int = 0,
     wall = time.monotonic() + wall_cap(seconds) if wall is None else wall
     done = 0
     while done < steps and search.best_cost > 0:
-        if time.monotonic() >= wall:
+        if time.monotonic() >= wall or stop_requested():   # or the run is interrupted
             if stats is not None:
                 stats["cut_short"] = True
             break

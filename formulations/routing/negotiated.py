@@ -31,7 +31,7 @@ from typing import Callable
 from formulations.routing.problem import (FabricView, RouterConfig, RoutingResult,
                                           describe_overuse, edge_paths, net_network,
                                           overused_links)
-from formulations.solver import SolveSettings
+from formulations.solver import SolveSettings, stop_requested
 from model.graph import Graph
 
 __all__ = ["route_negotiated"]
@@ -74,7 +74,8 @@ def route_negotiated(graph: Graph, fabric, placement: dict[str, str],
     present = config.present_factor
     stop_at = settings.deadline if settings is not None else None
     for iteration in range(1, config.max_iterations + 1):
-        if iteration > 1 and stop_at is not None and time.monotonic() >= stop_at:
+        if iteration > 1 and ((stop_at is not None and time.monotonic() >= stop_at)
+                              or stop_requested()):     # the run is interrupted
             result.extra["cut_short"] = True
             break
         for net, network in nets:

@@ -112,7 +112,7 @@ def _set_hint(h: highspy.Highs, a: ModelArrays) -> None:
 def run_highs(h: highspy.Highs, threads: int, is_mip: bool) -> dict:
     """Run a loaded ``Highs`` and read status, objective, bound and column values."""
     ensure_threads(threads)
-    with running(h.cancelSolve):
+    with running(lambda: _cancel(h)):
         run_status = h.run()
     model_status = h.getModelStatus()
     info = h.getInfo()
@@ -139,6 +139,16 @@ def run_highs(h: highspy.Highs, threads: int, is_mip: bool) -> dict:
         out["bound"] = info.mip_dual_bound if is_mip else (
             info.objective_function_value if status is SolveStatus.OPTIMAL else None)
     return out
+
+
+def _cancel(h: highspy.Highs) -> None:
+    """Stop ``h``'s solve, running or about to run. highspy ignores ``cancelSolve`` unless
+    its interrupt callbacks are on, and those cost a Python call per simplex iteration
+    (5-7 % of an LP's time, measured): they are turned on only here, when a stop is asked,
+    and the solver reads them from its next iteration on."""
+    if not h.HandleUserInterrupt:
+        h.HandleUserInterrupt = True
+    h.cancelSolve()
 
 
 def _map_status(ms, has_sol: bool) -> SolveStatus:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
@@ -25,15 +26,20 @@ _stops: dict[int, Callable[[], None]] = {}
 _requested: list[int] = []
 
 
+#: Seconds between the calls of a solve's stop hook once a stop is asked (see
+#: :func:`_stop_until_done`).
+STOP_REPEAT_SECONDS = 0.01
+
+
 @contextmanager
 def running(stop: Callable[[], None]) -> Iterator[None]:
-    """Register ``stop`` while a solve runs; call it at once if a stop was already asked."""
+    """Register ``stop`` while a solve runs; stop it at once if a stop was already asked."""
     key = id(stop)
     with _lock:
         _stops[key] = stop
         asked = bool(_requested)
     if asked:
-        stop()
+        _stop_until_done(key, stop)
     try:
         yield
     finally:
@@ -45,9 +51,28 @@ def request_stop(signum: int = signal.SIGINT) -> None:
     """Ask every running solve to stop (and every later one to stop at once)."""
     with _lock:
         _requested.append(signum)
-        stops = list(_stops.values())
-    for stop in stops:
-        stop()
+        stops = list(_stops.items())
+    for key, stop in stops:
+        _stop_until_done(key, stop)
+
+
+def _stop_until_done(key: int, stop: Callable[[], None]) -> None:
+    """Call ``stop`` now and again every :data:`STOP_REPEAT_SECONDS` until its solve is
+    unregistered. The solvers drop a stop that comes before their run starts (measured:
+    HiGHS's ``cancelSolve`` and CP-SAT's ``stop_search`` called just before the solve, which
+    then ran to its 1-2 s limit), and a solve is registered just before it starts: called
+    once, every solve begun after an interrupt ran to its limit, one after another."""
+    stop()
+
+    def again() -> None:
+        while True:
+            time.sleep(STOP_REPEAT_SECONDS)
+            with _lock:
+                if _stops.get(key) is not stop:     # the solve ended
+                    return
+            stop()
+
+    threading.Thread(target=again, daemon=True, name="stop-solve").start()
 
 
 def stop_requested() -> int | None:

@@ -13,7 +13,8 @@ from typing import Any, Callable, Mapping
 from hardware.fields import parse_json
 from model.errors import InputError
 from model.graph import Graph
-from model.graphjson import parse_graph, parse_graph_quick, quick_json, read_file_bytes
+from model.graphjson import (check_graph_file, parse_graph, parse_graph_quick, quick_json,
+                             read_file_bytes)
 from model.importers.dot import looks_like_dot, parse_dot
 from model.importers.morpher import looks_like_morpher, parse_morpher
 from model.importers.msr_dnn import looks_like_msr_dnn, parse_msr_dnn
@@ -95,6 +96,7 @@ def load_graph(path: str | os.PathLike, format: str | None = None, *, batch: int
     if format is not None and format not in FORMATS:
         raise InputError(file, "", f'unknown format "{format}"',
                          "use --format " + " or ".join(FORMATS))
+    check_graph_file(path)      # first: recognising the format opens the file
     if format == "onnx" or (format is None and looks_like_onnx(path)):
         return load_onnx(path, Path(path).stem, batch, dims)
     raw = read_file_bytes(path)

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from xml.parsers import expat
 
 from model.errors import InputError
 from model.graph import Edge, Graph, Node
@@ -85,6 +86,72 @@ def _line(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+#: The tags that make the blocks: ``<Node ...>``, ``</Node>``, ``<DFG ...>``, ``</DFG>``.
+_BLOCK_TAG = re.compile(r"<(/?)(Node|DFG)\b[^>]*>")
+
+
+def _check_blocks(text: str, file: str) -> None:
+    """Every ``<Node ...>`` is closed by ``</Node>`` before the next one opens.
+
+    The blocks are read leniently (the files are not well-formed XML), so a missing
+    ``</Node>`` would silently merge two nodes into one block and surface later as an
+    output to an unknown node. Refused here as malformed XML, at the place an XML parser
+    reports (:func:`_xml_error`), naming the ``<Node>`` left open.
+    """
+    opened = None
+    for tag in _BLOCK_TAG.finditer(text):
+        if tag.group(2) != "Node":
+            continue
+        if (tag.group(1) == "/") == (opened is not None):
+            opened = None if opened is not None else tag
+            continue
+        _refuse_block(text, file, opened, tag)
+    if opened is not None:
+        _refuse_block(text, file, opened, None)
+
+
+def _refuse_block(text: str, file: str, opened: re.Match | None, tag: re.Match | None) -> None:
+    """Raise for a ``<Node>`` left open (``opened``, before ``tag`` or the end) or a
+    ``</Node>`` with none open (``tag``)."""
+    found = tag if tag is not None else opened
+    where, parser = _xml_error(text) or (f"line {_line(text, found.start())}",
+                                         "a <Node> inside a <Node>")
+    if opened is None:
+        problem = f"a </Node> at line {_line(text, tag.start())} closes no <Node>"
+        fix = "remove it, or add the <Node idx=...> it closes"
+    else:
+        idx = dict(_ATTR.findall(opened.group(0))).get("idx", "?")
+        until = (f"before the <Node> at line {_line(text, tag.start())}" if tag is not None
+                 else "before the end of the file")
+        problem = (f'<Node idx="{idx}"> opened at line {_line(text, opened.start())} is left '
+                   f"without </Node> {until}")
+        fix = "close every <Node ...> block with </Node> (after its </Outputs>)"
+    raise InputError(file, where, f"malformed XML ({parser}): {problem}", fix)
+
+
+def _xml_error(text: str) -> tuple[str, str] | None:
+    """``("line L column C", message)`` of the first error an XML parser finds in the
+    file's block tags (``<Node>``, ``<DFG>``; everything else blanked, lines and columns
+    kept, so the leniently read rest cannot be blamed instead); None when it finds none
+    (blocks nested but each closed: XML allows it, the format does not)."""
+    skeleton = [" " if c != "\n" else c for c in text]
+    for tag in _BLOCK_TAG.finditer(text):
+        bare = f"<{tag.group(1)}{tag.group(2)}>"
+        skeleton[tag.start():tag.start() + len(bare) - 1] = bare[:-1]
+        skeleton[tag.end() - 1] = ">"
+    parser = expat.ParserCreate()
+    try:              # a root around it all: the files hold several top-level elements
+        parser.Parse("<r>", False)
+        parser.Parse("".join(skeleton), False)
+        parser.Parse("</r>", True)
+    except expat.ExpatError as exc:
+        if parser.ErrorByteIndex >= 3 + len(skeleton):    # at the closing root (ASCII)
+            return "end of file", expat.ErrorString(exc.code)
+        column = exc.offset - (3 if exc.lineno == 1 else 0) + 1
+        return f"line {exc.lineno} column {max(1, column)}", expat.ErrorString(exc.code)
+    return None
+
+
 def parse_morpher(text: str, file: str, name: str) -> Graph:
     """Convert the text of a Morpher DFG file into a :class:`Graph`.
 
@@ -94,12 +161,9 @@ def parse_morpher(text: str, file: str, name: str) -> Graph:
         No node, a node without ``idx`` or ``<OP>``, or an output to a node
         that does not exist (with the line).
     """
+    _check_blocks(text, file)
     blocks = list(_NODE.finditer(text))
     if not blocks:
-        where = re.search(r"<Node\b", text)
-        if where:
-            raise InputError(file, f"line {_line(text, where.start())}", "<Node> without </Node>",
-                             "close every <Node ...> block with </Node>")
         raise InputError(file, "line 1", "no <Node idx=...> block found",
                          "pass a Morpher DFG file (or --format graph-json for JSON)")
     nodes, outputs, ids, taken = [], [], {}, set()

@@ -31,9 +31,11 @@ A sample is one inference at the imported shapes: with ``--batch N`` the
 ``flops`` and ``bytes`` are those of a batch of N. ``--batch`` fixes every
 symbolic or unset *first* dimension of a graph input; any other symbolic
 dimension needs ``--dim NAME=VALUE``. A dimension still unknown after inference
-is an error naming the tensor, its producer and the fix. Subgraphs of
-``If``/``Loop``/``Scan`` are not expanded (the operator is one node without a
-FLOP rule).
+is an error naming the tensor, its producer and the fix; so is a dimension of
+size 0 in a graph input or in an operator's floating-point output (no data to
+compute on: the estimate would be a rate for no work). An empty initialiser is a
+parameter (a Resize's ``roi``) and is kept. Subgraphs of ``If``/``Loop``/``Scan``
+are not expanded (the operator is one node without a FLOP rule).
 
 Errors name the file and the fix: a file protobuf cannot parse (truncated,
 not ONNX), an opset or IR version newer than the installed ``onnx`` reads, the
@@ -79,7 +81,10 @@ Shape = tuple[int, ...]
 
 def looks_like_onnx(path: str | os.PathLike) -> bool:
     """True for a file that starts as a serialised ONNX ModelProto (field 1, ``ir_version``,
-    is byte ``0x08``) or is named ``*.onnx`` and does not start like JSON or markup."""
+    is byte ``0x08``) or is named ``*.onnx`` and does not start like JSON or markup. Only
+    a regular file is opened (a named pipe would wait for a writer)."""
+    if not os.path.isfile(path):
+        return False
     try:
         with open(path, "rb") as stream:
             head = stream.read(1)
@@ -136,6 +141,7 @@ def load_onnx(path: str | os.PathLike, name: str, batch: int = 1,
     _check(file)               # first: its copy of the model is freed before ours is read
     model = _read(file)
     _check_versions(model, file)
+    _refuse_empty_inputs(model.graph, file)
     _drop_large_data(model.graph)
     _fix_dims(model.graph, file, batch, dict(dims or {}))
     try:
@@ -214,6 +220,48 @@ def _check(file: str) -> None:
     _check_versions(_read(file), file)
     raise InputError(file, "", f"invalid ONNX model (checker: {reason})",
                      "correct the model; onnx.checker.check_model names the same problem")
+
+
+#: The fix of a graph input's dimension of size 0 (a number in the model: ``--dim`` cannot
+#: reach it).
+_EMPTY_FIX = ("give the dimension a size of at least 1 and export the model again (where 0 "
+              "stands for a size known only at run time, make it a named dimension and give "
+              "its size with --dim NAME=VALUE)")
+
+
+def _refuse_empty_inputs(graph: onnx.GraphProto, file: str) -> None:
+    """A graph input with a dimension of size 0 brings no data: every count made from it
+    (FLOPs, bytes) is 0 and the estimate would be a rate for no work at all. Refused,
+    named, before shape inference spreads the 0 to the tensors after it. (An empty
+    initialiser is a parameter, e.g. a Resize's unused ``roi``: kept.)"""
+    initializers = {t.name for t in graph.initializer}
+    for info in graph.input:
+        if info.name in initializers or not info.type.tensor_type.HasField("shape"):
+            continue
+        for axis, dim in enumerate(info.type.tensor_type.shape.dim):
+            if dim.HasField("dim_value") and dim.dim_value == 0:
+                raise InputError(file, f"graph input {info.name!r}", f"dimension {axis} has "
+                                 "size 0: the tensor holds no data", _EMPTY_FIX)
+
+
+def _refuse_empty_output(build: "_Builder", tensor: str, shape: Shape, producer: str) -> None:
+    """An operator's output of numbers to compute on (floating point) with a dimension of
+    size 0, e.g. a Slice of nothing or a MatMul with an empty weight: the operators after
+    it do no work. Integer outputs may be empty by design (the shape of a scalar)."""
+    elem, _ = build.tensors.types.get(tensor, (0, None))
+    kind = onnx.TensorProto.DataType.Name(elem)
+    if 0 not in shape or not (kind.startswith(("FLOAT", "BFLOAT", "COMPLEX")) or
+                              kind == "DOUBLE"):
+        return
+    axis = shape.index(0)
+    names = _dim_names(build.graph, tensor)
+    name = names[axis] if axis < len(names) else ""
+    what = f"dimension {axis} ({name})" if name else f"dimension {axis}"
+    raise InputError(build.file, f"tensor {tensor!r}", f"{what} has size 0 after shape "
+                     f"inference (produced by {producer}): the tensor holds no data",
+                     _dim_fix(name) if name else "correct the operator that makes it empty "
+                     "(e.g. a Slice of 0 elements, a weight with a dimension of size 0) or "
+                     "remove it")
 
 
 def _drop_large_data(graph: onnx.GraphProto) -> None:
@@ -370,6 +418,9 @@ def _add_operator(build: _Builder, k: int, node: onnx.NodeProto) -> None:
     outputs = tuple(_shape(build.tensors, build.file, t, where, build.graph)
                     if t and (slot == 0 or t in build.read) else None
                     for slot, t in enumerate(node.output))
+    for tensor, shape in zip(node.output, outputs):
+        if shape is not None:
+            _refuse_empty_output(build, tensor, shape, where)
     inputs = tuple(_shape(build.tensors, build.file, t, f"the input of {where}", build.graph)
                    if t else None for t in node.input)
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute

@@ -583,3 +583,46 @@ def test_solve_planned_charges_its_work_and_caps_the_wall_clock():
     assert result.objective == 3 and 0 < budget.spent <= 0.5 and not budget.cut_short
     assert wall_cap(3.0) == 6.0 and wall_cap(0.01) == 2.0
     assert wall_cap(3.0, deadline=time.monotonic() + 1) <= 1.0
+
+
+# ---------------------------------------------------------------------------------------------
+# interrupts: a solve begun after a stop request stops at once
+# ---------------------------------------------------------------------------------------------
+@pytest.fixture
+def stop_asked():
+    """A stop request, as SIGINT/SIGTERM make it; cleared afterwards."""
+    from formulations.solver import clear_stop, request_stop
+    request_stop()
+    yield
+    clear_stop()
+
+
+@pytest.mark.parametrize("backend", ["highs", "cp-sat"])
+def test_a_solve_begun_after_a_stop_request_stops_at_once(stop_asked, backend):
+    """Once every solve after a Ctrl-C ran to its limit: HiGHS and CP-SAT drop a stop
+    that comes before their run starts (and highspy drops every cancel unless asked to
+    handle interrupts)."""
+    import time
+    from formulations.solver import LinearModel
+    rng = random.Random(0)
+    m = LinearModel()
+    xs = [m.add_var(f"x{i}", ub=1, integer=True) for i in range(80)]
+    for k in range(20):
+        m.add(sum(rng.randint(10, 99) * x for x in xs) <= 1500, name=f"cap{k}")
+    m.maximize(sum(rng.randint(10, 99) * x for x in xs))
+    started = time.monotonic()
+    result = m.solve(backend=backend, time_limit=20)
+    assert time.monotonic() - started < 2.0, result.message
+    assert result.status is not SolveStatus.OPTIMAL
+
+
+def test_an_anneal_after_a_stop_request_returns_at_once(stop_asked, plasticine):
+    """The annealer is no solver: it reads the stop request itself, once per temperature."""
+    from formulations.placement import anneal, greedy_place
+    from formulations.placement.problem import placement_problem
+    from tests.formulations.test_placement_model import random_section
+    g = random_section(40)
+    problem = placement_problem(g, plasticine)
+    _, _, stats = anneal(problem, plasticine, greedy_place(g, plasticine, g.node_ids),
+                         time_limit=60, seed=0)
+    assert stats["temperatures"] == 0 and stats["cut_short"]

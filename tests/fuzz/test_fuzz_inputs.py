@@ -30,7 +30,10 @@ import copy
 import io
 import json
 import os
+import subprocess
+import sys
 import tempfile
+import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
@@ -351,6 +354,14 @@ REGRESSIONS = [
     ("hw_grid_3000.json", True, "array_rows", "above the limit of 16,384"),
     ("hw_se_one_tile.json", True, "tiles", ">= 2 and <= 1024"),
     ("hw_se_reach_100.json", True, "links[1][0]", "use an offset from 1 to 15"),
+    ("graph_duplicate_key_nodes.json", False, "nodes", 'the key "nodes" appears twice'),
+    ("graph_duplicate_key_id.json", False, "nodes[0].id", 'the key "id" appears twice'),
+    ("graph_id_nul.json", False, "nodes[0].id", "the control character U+0000"),
+    ("morpher_missing_node_close.xml", False, "line 27 column 3",
+     'malformed XML (mismatched tag): <Node idx="1"> opened at line 2 is left without </Node>'),
+    ("onnx_zero_dim.onnx", False, "graph input 'x'", "dimension 1 has size 0"),
+    ("graph_net_two_depths.json", False, "edges[1].depth",
+     'net "N" has depth 1 here and 3 on edges[0]'),
 ]
 
 
@@ -390,3 +401,110 @@ def test_directory_is_named_as_a_directory(tmp_path, flag):
     args = [str(folder)] if flag == "graph" else [str(graph), "--hardware", str(folder)]
     code, err = run_cli(args, tmp_path / "out")
     assert code == 2 and f"{folder}: is a directory" in err and "(fix: " in err, err
+
+
+# ---------------------------------------------------------------------------
+# bad inputs users met: each once hung, mapped into a wrong answer or broke an output
+# ---------------------------------------------------------------------------
+def test_a_named_pipe_is_refused_before_anything_opens_it(tmp_path):
+    """Once a hang: recognising ONNX opened the pipe, which waits for a writer."""
+    pipe = tmp_path / "graph.json"
+    os.mkfifo(pipe)
+    try:
+        run = subprocess.run([sys.executable, "-m", "pipeline.run", str(pipe), "--out",
+                              str(tmp_path / "out"), "--quiet"], cwd=REPO, capture_output=True,
+                             text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the run hung on a named pipe")
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.startswith(f"error: {pipe}: is a named pipe (FIFO), not a regular file")
+    assert "(fix: " in run.stderr and "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("flag", ["--hardware", "--format"])
+def test_a_named_pipe_is_named_as_one_everywhere(tmp_path, flag):
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    graph = tmp_path / "pair.json"
+    graph.write_text(json.dumps(TINY_GRAPH))
+    args = [str(graph), "--hardware", str(pipe)] if flag == "--hardware" else \
+        [str(pipe), "--format", "onnx"]
+    code, err = run_cli(args, tmp_path / "out")
+    assert code == 2 and f"{pipe}: is a named pipe (FIFO)" in err and "(fix: " in err, err
+
+
+#: Ids that are valid but mean something to markdown, HTML, XML or matplotlib's mathtext,
+#: and a graph name with a control character (names are free text: shown escaped).
+MARKUP_IDS = ["c|d", "<script>x</script>", "e&f$g", "h\\i`j"]
+
+
+def _markup_graph() -> dict:
+    nodes = [{"id": i, "op": "op", "category": "c|<b>"} for i in MARKUP_IDS]
+    edges = [{"src": a, "dst": b} for a, b in zip(MARKUP_IDS, MARKUP_IDS[1:])]
+    return {"version": 1, "name": "n<|>&$\u0007", "nodes": nodes, "edges": edges}
+
+
+def _table_shapes(text: str) -> list[set[int]]:
+    """Per markdown table of ``text``: the set of its rows' cell counts (GFM tables)."""
+    markdown_it = pytest.importorskip("markdown_it")
+    tokens = markdown_it.MarkdownIt("commonmark").enable("table").parse(text)
+    assert not [t for t in tokens if t.type == "html_block"], "raw HTML in the report"
+    shapes, cells = [], 0
+    for token in tokens:
+        if token.type == "table_open":
+            shapes.append(set())
+        elif token.type in ("th_open", "td_open"):
+            cells += 1
+        elif token.type == "tr_close":
+            shapes[-1].add(cells)
+            cells = 0
+        elif token.type == "inline":
+            assert not [c for c in token.children or [] if c.type == "html_inline"], token.content
+    return shapes
+
+
+@pytest.mark.parametrize("hardware", ["tiny", "se16", "cgra4x4"])
+def test_ids_with_markup_characters_keep_every_output_valid(tmp_path, hardware):
+    """Once an SVG that was no XML (a NUL) and report tables split by a "|" in an id."""
+    graph = tmp_path / "markup.json"
+    graph.write_text(json.dumps(_markup_graph()))
+    out = tmp_path / "out"
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main([str(graph), "--hardware", hardware, "--out", str(out), "--time-limit", "5",
+                     "--quiet"])
+    assert code == 0, err.getvalue()
+    pictures = sorted(out.glob("*.svg"))
+    assert pictures
+    for picture in pictures:
+        ET.parse(picture)                      # raises on anything that is not XML
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "<script" not in report and "\\x07" in report.splitlines()[0]
+    shapes = _table_shapes(report)
+    assert shapes and all(len(rows) == 1 for rows in shapes), shapes
+
+
+@pytest.mark.parametrize("name, text, where", [
+    ("attrs.json", '{"version": 1, "nodes": [{"id": "a", "attrs": {"k": 1, "k": 2}}], '
+                   '"edges": []}', "nodes[0].attrs.k"),
+    ("edge.json", '{"version": 1, "nodes": [{"id": "a"}, {"id": "b"}], '
+                  '"edges": [{"src": "a", "dst": "b", "dst": "a"}]}', "edges[0].dst"),
+    ("msr.json", '{"nodes": [{"id": 0, "name": "a", "size": 1, "size": 2}], "edges": []}',
+     "nodes[0].size"),
+])
+def test_a_key_named_twice_is_refused_with_its_place(tmp_path, name, text, where):
+    """Once the last value silently won."""
+    path = tmp_path / name
+    path.write_text(text)
+    code, err = run_cli([str(path)], tmp_path / "out")
+    key = where.rsplit(".", 1)[1]
+    assert code == 2 and f"{path}: {where}: the key \"{key}\" appears twice" in err, err
+
+
+def test_a_key_named_twice_in_a_hardware_file_is_refused(tmp_path):
+    chip = tmp_path / "chip.json"
+    chip.write_text(dumps(PRESETS["tiny"])[:-1] + ', "name": "again"}')
+    graph = tmp_path / "pair.json"
+    graph.write_text(json.dumps(TINY_GRAPH))
+    code, err = run_cli([str(graph), "--hardware", str(chip)], tmp_path / "out")
+    assert code == 2 and f"{chip}: name: the key \"name\" appears twice" in err, err

@@ -129,3 +129,12 @@ def test_missing_file(tmp_path):
 def test_input_error_is_a_value_error():
     with pytest.raises(ValueError):
         load_hardware("nosuchpreset")
+
+
+def test_a_message_shows_control_characters_escaped_on_one_line():
+    """An id or a name from the input never puts a NUL, a newline or an ESC sequence on the
+    user's terminal: the message is one line, shown as written."""
+    error = InputError("g.json", "nodes[0].id", 'node "a\x00b\nc\x1b[31m" does not exist',
+                       "fix it")
+    assert str(error) == (r'g.json: nodes[0].id: node "a\x00b\x0ac\x1b[31m" does not exist '
+                          "(fix: fix it)")

@@ -145,3 +145,50 @@ def test_subgraph_keeps_inner_edges_only():
     g = Graph("g", [Node("a"), Node("b"), Node("c")], [Edge("a", "b"), Edge("b", "c")])
     sub = g.subgraph(["a", "b"])
     assert sub.node_ids == ["a", "b"] and [(e.src, e.dst) for e in sub.edges] == [("a", "b")]
+
+
+# -- keys named twice, control characters in ids ----------------------------------------------
+def test_a_key_named_twice_is_refused_by_both_readers(tmp_path):
+    """msgspec and the standard library both keep the last value, silently."""
+    from model.graphjson import quick_json
+    text = '{"version": 1, "nodes": [{"id": "a"}, {"id": "b", "op": "x", "id": "c"}], "edges": []}'
+    assert quick_json(text.encode()) is None          # the full check then names it
+    path = tmp_path / "g.json"
+    path.write_text(text)
+    with pytest.raises(InputError, match=r'nodes\[1\]\.id: the key "id" appears twice'):
+        read_graph(path)
+
+
+@pytest.mark.parametrize("text", [
+    '{"a": "x:y", "b": {"c": "d:e"}}',                  # ":" in strings
+    '{"a": "x\\u003ay", "\\u003a": 1}',                 # escaped ":" in a value and a key
+    '{"a": [{"b": 1}, {"b": 2}], "c": {"b": 3}}',       # the same key in different objects
+])
+def test_no_key_named_twice_keeps_the_quick_reader(text):
+    from model.graphjson import quick_json
+    assert quick_json(text.encode()) == json.loads(text)
+
+
+def test_ids_with_colons_still_read_quickly_and_the_same(tmp_path):
+    from model.graphjson import quick_json
+    data = {"version": 1, "nodes": [{"id": f"layer:{k}", "op": "a:b"} for k in range(50)],
+            "edges": [{"src": f"layer:{k}", "dst": f"layer:{k + 1}"} for k in range(49)]}
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(data))
+    assert quick_json(path.read_bytes()) == data
+    assert read_graph(path).node_ids == [f"layer:{k}" for k in range(50)]
+
+
+@pytest.mark.parametrize("bad", ["a\x00b", "a\tb", "a\nb", "a\x1b[31m", "a\x85b"])
+def test_an_id_with_a_control_character_is_refused(bad):
+    data = {"version": 1, "nodes": [{"id": "ok"}, {"id": bad}], "edges": []}
+    with pytest.raises(InputError, match=r"nodes\[1\]\.id: the id .* holds the control "
+                                         r"character U\+00") as err:
+        parse_graph(data)
+    assert "\n" not in str(err.value) and "\x00" not in str(err.value)
+
+
+def test_printable_ids_of_any_script_are_kept():
+    ids = ["π", "a b", "x\u00a0y", "数据", "<script>", "c|d"]
+    g = parse_graph({"version": 1, "nodes": [{"id": i} for i in ids], "edges": []})
+    assert g.node_ids == ids

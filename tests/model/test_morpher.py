@@ -73,3 +73,49 @@ def test_duplicate_idx_resolved_by_inputs():
 def test_real_kernel():
     g = load_graph(real_graph("morpher/cgra_me_bench/mac/main_INNERMOST_LN1_noSemiOLOAD_PartPred_DFG.xml"))
     assert len(g.nodes) == 10 and any(e.distance == 1 for e in g.edges)
+
+
+def _three_nodes() -> str:
+    return ('<DFG count="3">\n' + _node(1, outputs=[(2, 0)]) + _node(2, "LOAD", inputs=[1],
+                                                                      outputs=[(3, 0)])
+            + _node(3, "STORE", inputs=[2]) + "</DFG>\n")
+
+
+@pytest.mark.parametrize("which, place, words", [
+    (0, "line 27 column 3", '<Node idx="1"> opened at line 2 is left without </Node> before '
+                            "the <Node> at line 10"),
+    (1, "line 27 column 3", '<Node idx="2"> opened at line 10 is left without </Node>'),
+    (2, "line 27 column 3", '<Node idx="3"> opened at line 19 is left without </Node> before '
+                            "the end of the file"),
+])
+def test_a_missing_node_close_is_malformed_xml_at_the_parsers_place(which, place, words):
+    """Once 'an output to an unknown node': the lenient reader ran two blocks into one."""
+    text = _three_nodes()
+    at = [k for k in range(len(text)) if text.startswith("</Node>", k)][which]
+    broken = text[:at] + text[at + len("</Node>"):]
+    with pytest.raises(InputError) as err:
+        parse_morpher(broken, "k.xml", "k")
+    assert err.value.where == place and err.value.problem.startswith("malformed XML (")
+    assert words in err.value.problem and "close every <Node" in err.value.fix
+
+
+def test_a_stray_node_close_is_malformed_xml():
+    with pytest.raises(InputError, match=r"line 27 column 3: malformed XML \(mismatched tag\): "
+                                         r"a </Node> at line 27 closes no <Node>"):
+        parse_morpher(_three_nodes().replace("</DFG>", "</Node>\n</DFG>"), "k.xml", "k")
+
+
+def test_every_real_kernel_still_reads_leniently():
+    """The real files are no well-formed XML (attributes run together, an unclosed
+    <Output>): only the <Node> blocks are held to XML's rule."""
+    folder = real_graph("morpher")
+    files = sorted(folder.rglob("*.xml"))
+    refused = []
+    for path in files:
+        try:
+            load_graph(path)
+        except InputError as exc:
+            refused.append(str(exc))
+    assert len(files) == 55
+    assert len(refused) == 1 and "fix_fft_INNERMOST_LN11_DFG.xml: line 17: same-iteration " \
+        "cycle" in refused[0], refused

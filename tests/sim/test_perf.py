@@ -303,3 +303,4 @@ def test_bad_performance_numbers_are_named(key, value, words):
     with pytest.raises(InputError) as info:
         spec_from_dict(data, file="chip.json")
     assert info.value.where == key and words in str(info.value), str(info.value)
+
