@@ -137,7 +137,7 @@ SUITE = Suite(
     title="The section cut that knows its stage buffers: this checkout against a baseline",
     columns=COLUMNS,
     entries=_entries,
-    notes=("Each row: `python -m pipeline.run GRAPH --hardware H --time-limit 60 --seed 0 "
+    notes=(f"Each row: `python -m pipeline.run GRAPH --hardware H --time-limit {BUDGET:g} --seed 0 "
            "--no-pictures --quiet` (default workers: the core count) with the baseline "
            "checkout ($RDAMAP_BASELINE), then with this one; wall = the whole process. "
            "Bound = the cut's lower bound on its first cut (unit estimates only); bound with "
