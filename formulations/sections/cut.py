@@ -4,7 +4,8 @@
 :mod:`formulations.sections.problem`): the greedy cut
 (:mod:`formulations.sections.greedy`) is the baseline and the warm start; the
 section model (:mod:`formulations.sections.model`) is tried for every section count
-from the lower bound up (fewest sections), then minimises the bytes crossing cuts,
+from the lower bound up (fewest sections), then minimises the bytes crossing cuts and,
+given costs (:mod:`formulations.sections.costs`), the time per sample from that cut,
 as one model for small graphs or window by window (a large-neighbourhood search)
 for big ones. The answer is never worse than greedy.
 """
@@ -83,8 +84,8 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
         (:data:`~formulations.sections.problem.BufferDemand`); every section's PMUs
         include its own.
     costs : stage and DRAM cycles (:mod:`formulations.sections.costs`): with them the
-        sections, once fewest, minimise the batch's time per sample (bytes across cuts
-        break ties); without, the bytes across cuts.
+        sections, once fewest, minimise the bytes across cuts and then, from that cut,
+        the batch's time per sample (:meth:`_Cutter.least_cost`); without, the bytes.
 
     Raises
     ------
@@ -143,7 +144,8 @@ class _Cutter:
         scales = {k - first: s for k, s in self.scales.items()}
         separate = tuple((a, b) for a, b in self.separate if a in graph and b in graph)
         wall = min(self.budget.wall, self.settings.deadline or math.inf)
-        buffers = {key: p for key, p in self.buffers.items() if key[0] in graph and key[1] in graph}
+        buffers = {key: p for key, p in self.buffers.items()
+                   if key[0] in graph and key[1] in graph}
         if costs is not None and graph is not self.graph:
             costs = costs.for_window(self.graph, graph)
         return CutSolve(graph, self.cap, count, scales, separate, hint, self.settings.backend,
