@@ -75,10 +75,13 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import repeat
+from operator import attrgetter, is_not
 from typing import Any
 
 import numpy as np
 
+from formulations.sorter.kernel import closed_by_nets, sort_default_keys
 from model.graph import Graph
 
 __all__ = [
@@ -242,18 +245,16 @@ class _Indexed:
         self.name = graph.name
         self.ids = graph.node_ids
         self.n = n = len(self.ids)
-        index = {v: i for i, v in enumerate(self.ids)}
-        if len(index) != n:
+        if len(graph.index_of) != n:
             raise ValueError(f"graph {graph.name!r}: node ids are not unique")
         edges = graph.edges
         m = self.n_edges = len(edges)
-        try:
-            self.src = np.fromiter(map(index.__getitem__, [e.src for e in edges]), dtype=np.int64, count=m)
-            self.dst = np.fromiter(map(index.__getitem__, [e.dst for e in edges]), dtype=np.int64, count=m)
+        try:  # the graph's own index (a reader keeps the one it worked out)
+            self.src, self.dst = graph.edge_ends
         except KeyError as exc:
             raise ValueError(
                 f"graph {graph.name!r}: an edge names node {exc.args[0]!r}, which does not exist") from None
-        self.bw = np.array([e.bandwidth for e in edges], dtype=np.float64)
+        self.bw = np.fromiter(map(attrgetter("bandwidth"), edges), dtype=np.float64, count=m)
         if not np.all((self.bw > 0) & (self.bw <= 1)):
             bad = int(np.flatnonzero(~((self.bw > 0) & (self.bw <= 1)))[0])
             raise ValueError(f"graph {graph.name!r}: edges[{bad}].bandwidth must be in (0, 1], "
@@ -262,19 +263,30 @@ class _Indexed:
 
     @cached_property
     def distance(self) -> np.ndarray:
-        return np.array([e.distance for e in self._edges], dtype=np.int64)
+        return np.fromiter(map(attrgetter("distance"), self._edges), dtype=np.int64,
+                           count=self.n_edges)
 
     @cached_property
     def vc(self) -> np.ndarray:
-        return np.array([bool(e.virtual_channel) for e in self._edges], dtype=bool)
+        return np.fromiter(map(bool, map(attrgetter("virtual_channel"), self._edges)),
+                           dtype=bool, count=self.n_edges)
+
+    @cached_property
+    def by_rank(self) -> list[int]:
+        """The nodes in the order of their ids (the last tie-break)."""
+        return sorted(range(self.n), key=self.ids.__getitem__)
+
+    @cached_property
+    def rank(self) -> np.ndarray:
+        """Rank of each node's id in sorted order (the inverse of :attr:`by_rank`)."""
+        rank = np.empty(self.n, dtype=np.int64)
+        rank[self.by_rank] = np.arange(self.n)
+        return rank
 
     @cached_property
     def idrank(self) -> list[int]:
-        """Rank of each node's id in sorted order (the last tie-break)."""
-        rank = [0] * self.n
-        for r, i in enumerate(sorted(range(self.n), key=self.ids.__getitem__)):
-            rank[i] = r
-        return rank
+        """:attr:`rank` as a list."""
+        return self.rank.tolist()
 
     @cached_property
     def _pair_table(self) -> dict[str, np.ndarray]:
@@ -338,14 +350,17 @@ class _Indexed:
         Same grouping as :attr:`model.graph.Graph.nets` (edges with one source
         and one ``net`` id; an edge without a net id is a net of its own).
         """
-        code: dict[Any, int] = {None: -1}
-        net_code = np.array([code.setdefault(e.net, len(code)) for e in self._edges], dtype=np.int64)
-        named = net_code >= 0
-        if not named.any():
+        net_ids = list(map(attrgetter("net"), self._edges))
+        named = np.flatnonzero(np.fromiter(map(is_not, net_ids, repeat(None)), dtype=bool,
+                                           count=self.n_edges))
+        if not len(named):
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, empty, empty
+        names = [net_ids[i] for i in named.tolist()]
+        code = {name: k for k, name in enumerate(dict.fromkeys(names))}
+        net_code = np.fromiter(map(code.__getitem__, names), dtype=np.int64, count=len(names))
         # distinct (driver, net id, sink) triples, grouped by (driver, net id)
-        drv, nid, snk = _unique_rows(self.src[named], net_code[named], self.dst[named])
+        drv, nid, snk = _unique_rows(self.src[named], net_code, self.dst[named])
         first = np.ones(len(drv), dtype=bool)
         first[1:] = (drv[1:] != drv[:-1]) | (nid[1:] != nid[:-1])
         group = np.cumsum(first) - 1
@@ -603,7 +618,7 @@ def _seed_ranking(ix: _Indexed, config: SorterConfig) -> list[int]:
         candidates = np.flatnonzero(dag.outdegree == 0)
         width = ix.fanin
         np.maximum.at(edge_bw, ix.dst, ix.bw)
-    rank = np.asarray(ix.idrank)[candidates]
+    rank = ix.rank[candidates]
     chain = [-length[candidates], -end_bw[candidates], -width[candidates]]
     if policy.startswith("max_bandwidth"):
         chain.insert(0, -edge_bw[candidates])
@@ -809,10 +824,12 @@ class _Nets:
     driver is sorted, the last unsorted sink closes (iii).
     """
 
-    def __init__(self, ix: _Indexed, config: SorterConfig):
+    def __init__(self, ix: _Indexed, config: SorterConfig, relabel: np.ndarray | None = None):
         self.rule_ii = "ii" in config.key1_rules
         rule_iii = "iii" in config.key1_rules
         driver, size, sink_net, sink = ix.multi_nets
+        if relabel is not None:  # nodes numbered otherwise (the kernel numbers them by id)
+            driver, sink = relabel[driver], relabel[sink]
         m = len(driver)
         self.driver = driver.tolist()
         self.sinks_left = size.tolist()
@@ -879,9 +896,80 @@ def sort_nodes(graph: Graph, config: SorterConfig | None = None) -> SortResult:
     ix = _Indexed(graph)
     if ix.n == 0:
         return SortResult([], [], config.key_names, [] if config.trace else None)
-    order, seeds, trace = _run(ix, config, _seed_ranking(ix, config))
+    ranking = _seed_ranking(ix, config)
+    if _kernel_applies(config):
+        order, seeds = sort_default_keys(*_kernel_inputs(ix, config, ranking))
+        by_id = [ix.ids[i] for i in ix.by_rank]
+        return SortResult([by_id[r] for r in order], [by_id[r] for r in seeds], config.key_names)
+    order, seeds, trace = _run(ix, config, ranking)
     ids = ix.ids
     return SortResult([ids[i] for i in order], [ids[i] for i in seeds], config.key_names, trace)
+
+
+def _kernel_applies(config: SorterConfig) -> bool:
+    """Whether :func:`formulations.sorter.kernel.sort_default_keys` sorts with ``config``:
+    the default keys, compared lexicographically, without a trace."""
+    return (config.criteria == DEFAULT_CRITERIA and config.combine == "lexicographic"
+            and not config.trace)
+
+
+def _kernel_inputs(ix: _Indexed, config: SorterConfig, ranking: list[int]) -> tuple:
+    """The arguments of :func:`~formulations.sorter.kernel.sort_default_keys`.
+
+    Nodes are numbered by id rank. Entries are ``(key1 rank * s1 + gap rank) * span +
+    tie`` (s1 gap values, ``span = n * (n + 1)``), in int64 while they fit, else in
+    Python ints.
+    """
+    n, rank = ix.n, ix.rank
+    rule_i = "i" in config.key1_rules
+    nbr, gap, first, mid, fanin = _kernel_pairs(ix, rank, rule_i)
+    gap_values, gap_rank = np.unique(np.concatenate([[1.0], gap]), return_inverse=True)
+    vcd = np.zeros(n)
+    vcd[rank] = np.where(np.asarray(ix.vc_count) > 0, config.vc_delta, 0.0)
+    k_open, k_closed = 1.0 - vcd, 0.0 - vcd
+    k_values = np.unique(np.concatenate([k_open, k_closed]))
+    r_open, r_closed = np.searchsorted(k_values, k_open), np.searchsorted(k_values, k_closed)
+    span = n * (n + 1)
+    unit = len(gap_values) * span
+    unseen = len(k_values) * unit  # above every entry
+    exact = np.int64 if unseen < 2**62 else object  # Python ints past int64
+    hi0 = r_open.astype(exact) * unit + np.arange(n).astype(exact)
+    dk = (r_open - r_closed).astype(exact) * unit
+    g = gap_rank[1:].astype(exact) * span
+    adj = list(zip(nbr.tolist(), g.tolist()))
+    nets = _Nets(ix, config, relabel=rank) if {"ii", "iii"} & set(config.key1_rules) else None
+    seeds = rank[np.asarray(ranking, dtype=np.int64)].tolist()
+    return (n, seeds, adj, first.tolist(), mid.tolist(), hi0.tolist(), dk.tolist(),
+            fanin.tolist(), nets, unseen)
+
+
+def _kernel_pairs(ix: _Indexed, rank: np.ndarray, rule_i: bool) -> tuple[np.ndarray, ...]:
+    """Distinct node pairs (edge direction ignored, self-loops left out) numbered by ``rank``.
+
+    Returns, per pair grouped by node, the neighbour and ``1 - `` the largest bandwidth
+    between the two; per node the start of its group, the end of the pairs to successors
+    watched by rule (i) (those come first), and its number of distinct predecessors.
+    """
+    n, keep = ix.n, ix.src != ix.dst
+    s, d, w = rank[ix.src[keep]], rank[ix.dst[keep]], ix.bw[keep]
+    u, v = np.concatenate([s, d]), np.concatenate([d, s])
+    outward = np.concatenate([np.ones(len(s), dtype=bool), np.zeros(len(s), dtype=bool)])
+    order = np.argsort(u * n + v)
+    u, v, w, outward = u[order], v[order], np.concatenate([w, w])[order], outward[order]
+    new = np.ones(len(u), dtype=bool)
+    new[1:] = (u[1:] != u[:-1]) | (v[1:] != v[:-1])
+    starts = np.flatnonzero(new)
+    u, v = u[starts], v[starts]
+    wmax = np.maximum.reduceat(w, starts) if len(starts) else w
+    out = np.logical_or.reduceat(outward, starts) if len(starts) else outward
+    fanin = np.bincount(v[out], minlength=n)
+    first = np.searchsorted(u, np.arange(n + 1))
+    if not rule_i:
+        return v, 1.0 - wmax, first, first[:-1], fanin
+    watched = out & (fanin[v] >= 2)
+    order = np.argsort(u * 2 + ~watched, kind="stable")
+    mid = first[:-1] + np.bincount(u[watched], minlength=n)
+    return v[order], 1.0 - wmax[order], first, mid, fanin
 
 
 def _run(ix: _Indexed, config: SorterConfig, ranking: list[int]):
@@ -917,9 +1005,7 @@ class _SortState:
         self.wmin = ix.pair_min if live.track_min else self.wmax
         self.idrank, self.make_entry = ix.idrank, live.entry
         self.tie_mul, self.tie_add = live.tie_base()
-        self.by_rank = [0] * n  # decoding a packed entry: its last digit is the id rank
-        for j, r in enumerate(ix.idrank):
-            self.by_rank[r] = j
+        self.by_rank = ix.by_rank  # decoding a packed entry: its last digit is the id rank
         self.packed = live.packed
         self.unrolled = live.unrolled
         values = live.values
@@ -1042,23 +1128,8 @@ def _close_connections(s: _SortState, heap: list, cur: int) -> None:
             pred_left[j] = c
             if not c:
                 shut.append(j)
-    nets = s.nets
-    if nets is not None:  # (ii) and (iii), see _Nets
-        driver_sorted, sinks_left, sink_sum = nets.driver_sorted, nets.sinks_left, nets.sink_sum
-        for code in nets.member[nets.member_off[cur]:nets.member_off[cur + 1]]:
-            k = code >> 2
-            if code & 1:
-                driver_sorted[k] = True
-            if code & 2:
-                left = sinks_left[k] = sinks_left[k] - 1
-                sink_sum[k] -= cur
-            else:
-                left = sinks_left[k]
-            if driver_sorted[k]:
-                if left == 1 and nets.iii_ok[k]:
-                    shut.append(sink_sum[k])
-            elif left == 0 and nets.rule_ii:
-                shut.append(nets.driver[k])
+    if s.nets is not None:  # (ii) and (iii), see _Nets
+        closed_by_nets(s.nets, cur, shut)
     ins, closed, k1, vc_delta, entry_of = s.ins, s.closed, s.k1, s.vc_delta, s.entry_of
     for j in shut:
         if ins[j] >= 0 and not closed[j]:
