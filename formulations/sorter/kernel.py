@@ -6,8 +6,9 @@ reduced to lists of ints by :mod:`formulations.sorter.priority_sort`:
 
 * nodes are numbered by the rank of their id (so the last tie-break is the node number);
 * every heap entry is one int, ``(key1 rank * gap ranks + gap rank) * span + tie`` with
-  ``tie = (n + 1 - insertion) * n + node`` and ``span = n * (n + 1)``; the gap part is
-  precomputed per node pair (``g``), the rest per node (``hi``), so an update is one add;
+  ``tie = (n + 1 - insertion) * n + node`` and ``span = n * (n + 1)``; per node pair the
+  gap part plus the neighbour (``code = gap rank * span + neighbour``: ``code % n`` is the
+  neighbour) is precomputed, the rest per node (``hi``), so an update is one add;
 * a node's keys only ever decrease (a larger bandwidth to a sorted node, a closed
   connection; the tie is fixed on insertion), so its live entry is its smallest one and
   surfaces first: an entry whose node is already sorted is stale. No entry bookkeeping.
@@ -24,7 +25,7 @@ from typing import Any
 __all__ = ["sort_default_keys", "closed_by_nets"]
 
 
-def sort_default_keys(n: int, ranking: list[int], adj: list[tuple[int, int]], first: list[int],
+def sort_default_keys(n: int, ranking: list[int], adj: list[int], first: list[int],
                       mid: list[int], hi0: list[int], dk: list[int], pred_left: list[int],
                       nets: Any, unseen: int) -> tuple[list[int], list[int]]:
     """Sort all components; returns (order, seeds) as node numbers.
@@ -35,13 +36,12 @@ def sort_default_keys(n: int, ranking: list[int], adj: list[tuple[int, int]], fi
         Number of nodes.
     ranking : list of int
         Seed candidates, best first (operation 1025 takes the first unsorted one).
-    adj : list of (int, int)
-        Per node pair ``(neighbour, gap part)``; node ``v``'s pairs are
+    adj : list of int
+        Per node pair the ``code`` of the neighbour; node ``v``'s pairs are
         ``adj[first[v]:first[v + 1]]``, those before ``mid[v]`` lead to a successor
         watched by key1 rule (i) (``v`` is one of its >= 2 distinct predecessors).
     hi0 : list of int
-        Per node: its open key1 part plus its number (the entry less the gap part
-        and the insertion part).
+        Per node: its open key1 part (the entry less the code and the insertion part).
     dk : list of int
         Per node: how much the entry drops when its connection closes.
     pred_left : list of int
@@ -52,7 +52,7 @@ def sort_default_keys(n: int, ranking: list[int], adj: list[tuple[int, int]], fi
         Larger than every gap part; the state of a node not yet in the ODS (the one
         object, so ``is`` tells it apart).
     """
-    state = [unseen] * n  # gap part while in the ODS, -1 once sorted
+    state = [unseen] * n  # the code of its best pair while in the ODS, -1 once sorted
     hi = [0] * n
     closed = [False] * n
     order: list[int] = []
@@ -67,21 +67,29 @@ def sort_default_keys(n: int, ranking: list[int], adj: list[tuple[int, int]], fi
 
 def _component(n: int, seed: int, adj: list, first: list[int], mid: list[int], hi0: list[int],
                dk: list[int], pred_left: list[int], nets: Any, live: tuple) -> None:
-    """1030-1070 for the component of ``seed``: pop, sort, update the neighbours' keys."""
+    """1030-1070 for the component of ``seed``: pop, sort, update the neighbours' keys.
+
+    The smallest entry pushed in an iteration waits in ``pend`` and goes in with the
+    next pop (``heappushpop``): when it is the next node, as it often is, it never
+    touches the heap.
+    """
     state, hi, closed, order, unseen = live
-    heappush, heappop, append = heapq.heappush, heapq.heappop, order.append
-    member_first = nets.member_off if nets is not None else None
+    heappush, heappop, heappushpop = heapq.heappush, heapq.heappop, heapq.heappushpop
+    append, in_net = order.append, nets.in_net if nets is not None else [False] * n
     base = (n + 1 - len(order)) * n  # the insertion part of a node inserted now, plus n
-    heap = [seed]  # the seed's entry: alone in the heap, any value will do
-    while heap:  # 1035
-        cur = heappop(heap) % n  # 1040
+    heap: list[int] = []
+    pend = seed  # the seed's entry: alone, any value will do
+    while pend is not unseen or heap:  # 1035
+        cur = (heappushpop(heap, pend) if pend is not unseen else heappop(heap)) % n
+        pend = unseen  # no entry waits (unseen is above every entry)
         if state[cur] == -1:
             continue  # a stale entry: the node surfaced earlier with a smaller key
-        state[cur] = -1  # 1045-1070
+        state[cur] = -1  # 1040-1070
         append(cur)
         base -= n
         a, m = first[cur], mid[cur]
-        for j, g in adj[a:m]:  # successors watched by rule (i)
+        for g in adj[a:m]:  # successors watched by rule (i)
+            j = g % n
             c = state[j]
             if c == -1:
                 continue
@@ -97,15 +105,28 @@ def _component(n: int, seed: int, adj: list, first: list[int], mid: list[int], h
             if not left and not closed[j]:
                 closed[j] = True
                 h = hi[j] = h - dk[j]
-            heappush(heap, h + c)
-        for j, g in adj[m:first[cur + 1]]:  # 1055/1060 and key2
+            e = h + c
+            if e < pend:
+                if pend is not unseen:
+                    heappush(heap, pend)
+                pend = e
+            else:
+                heappush(heap, e)
+        for g in adj[m:first[cur + 1]]:  # 1055/1060 and key2
+            j = g % n
             c = state[j]
             if g < c:  # new (c unseen) or a larger bandwidth to a sorted node; never sorted
                 state[j] = g
                 if c is unseen:
                     hi[j] = hi0[j] + base
-                heappush(heap, hi[j] + g)
-        if member_first is not None and member_first[cur] != member_first[cur + 1]:
+                e = hi[j] + g
+                if e < pend:
+                    if pend is not unseen:
+                        heappush(heap, pend)
+                    pend = e
+                else:
+                    heappush(heap, e)
+        if in_net[cur]:
             for j in closed_by_nets(nets, cur, []):  # rules (ii) and (iii)
                 c = state[j]
                 if c == -1 or closed[j]:

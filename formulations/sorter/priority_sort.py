@@ -83,6 +83,7 @@ import numpy as np
 
 from formulations.sorter.kernel import closed_by_nets, sort_default_keys
 from model.graph import Graph
+from model.graphjson import gc_paused
 
 __all__ = [
     "SEED_POLICIES",
@@ -848,7 +849,9 @@ class _Nets:
         if len(starts):
             role = np.add.reduceat(role, starts)
         node, net = node[starts], net[starts]
-        self.member_off = np.searchsorted(node, np.arange(ix.n + 1)).tolist()
+        member_off = np.searchsorted(node, np.arange(ix.n + 1))
+        self.member_off = member_off.tolist()
+        self.in_net = (member_off[1:] > member_off[:-1]).tolist()
         self.member = (net * 4 + role).tolist()
 
 
@@ -893,6 +896,11 @@ def sort_nodes(graph: Graph, config: SorterConfig | None = None) -> SortResult:
     ('D', ['B', 'F'], [('B', (1.0, 0.0, 1)), ('F', (1.0, 0.5, 1)), ('C', (1.0, 0.8, 2))])
     """
     config = config or SorterConfig()
+    with gc_paused():  # the sort builds a few objects per edge and frees them all at the end
+        return _sort(graph, config)
+
+
+def _sort(graph: Graph, config: SorterConfig) -> SortResult:
     ix = _Indexed(graph)
     if ix.n == 0:
         return SortResult([], [], config.key_names, [] if config.trace else None)
@@ -904,6 +912,10 @@ def sort_nodes(graph: Graph, config: SorterConfig | None = None) -> SortResult:
     order, seeds, trace = _run(ix, config, ranking)
     ids = ix.ids
     return SortResult([ids[i] for i in order], [ids[i] for i in seeds], config.key_names, trace)
+
+
+#: Kernel entries are worked out in int64 while they stay below this, else in Python ints.
+INT64_ENTRIES_BELOW = 2**62
 
 
 def _kernel_applies(config: SorterConfig) -> bool:
@@ -932,14 +944,13 @@ def _kernel_inputs(ix: _Indexed, config: SorterConfig, ranking: list[int]) -> tu
     span = n * (n + 1)
     unit = len(gap_values) * span
     unseen = len(k_values) * unit  # above every entry
-    exact = np.int64 if unseen < 2**62 else object  # Python ints past int64
-    hi0 = r_open.astype(exact) * unit + np.arange(n).astype(exact)
+    exact = np.int64 if unseen < INT64_ENTRIES_BELOW else object  # Python ints past int64
+    hi0 = r_open.astype(exact) * unit
     dk = (r_open - r_closed).astype(exact) * unit
-    g = gap_rank[1:].astype(exact) * span
-    adj = list(zip(nbr.tolist(), g.tolist()))
+    adj = gap_rank[1:].astype(exact) * span + nbr.astype(exact)  # span is a multiple of n
     nets = _Nets(ix, config, relabel=rank) if {"ii", "iii"} & set(config.key1_rules) else None
     seeds = rank[np.asarray(ranking, dtype=np.int64)].tolist()
-    return (n, seeds, adj, first.tolist(), mid.tolist(), hi0.tolist(), dk.tolist(),
+    return (n, seeds, adj.tolist(), first.tolist(), mid.tolist(), hi0.tolist(), dk.tolist(),
             fanin.tolist(), nets, unseen)
 
 

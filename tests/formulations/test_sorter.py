@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from benchmarks.generators import layered_dag, random_dag
 from benchmarks.reference_sorter import FIG9_ORDER, reference_sort
 from formulations.sorter import (
     CRITERIA,
@@ -28,6 +29,7 @@ from formulations.sorter import (
     select_seed,
     sort_nodes,
 )
+from formulations.sorter import priority_sort
 from model.graph import Edge, Graph, Node
 from model.graphjson import read_graph
 
@@ -443,8 +445,12 @@ def test_pure_ring_has_a_seed():
 BANDWIDTHS = [0.05, 0.1, 0.25, 0.5, 0.7, 1.0]
 
 
+#: Bandwidths that differ while ``1 - bandwidth`` does not (key2 compares the latter).
+CLOSE_BANDWIDTHS = [1e-17, 2e-17, 0.3, 0.30000000000000004, 0.7, 1.0]
+
+
 @st.composite
-def graphs(draw, max_nodes=9, acyclic=False):
+def graphs(draw, max_nodes=9, acyclic=False, bandwidths=BANDWIDTHS):
     n = draw(st.integers(1, max_nodes))
     names = draw(st.permutations([f"v{i}" for i in range(n)]))  # ids need not follow file order
     edges = []
@@ -455,7 +461,7 @@ def graphs(draw, max_nodes=9, acyclic=False):
             if i == j:
                 continue
             i, j = j, i
-        edges.append(Edge(names[i], names[j], bandwidth=draw(st.sampled_from(BANDWIDTHS)),
+        edges.append(Edge(names[i], names[j], bandwidth=draw(st.sampled_from(bandwidths)),
                           net=draw(st.sampled_from([None, None, "a", "b"])),
                           virtual_channel=draw(st.sampled_from([False, False, False, True])),
                           distance=distance))
@@ -554,3 +560,75 @@ def test_cycle_breaking_leaves_a_dag_of_back_edges(graph):
             assert i in dropped
         elif i in dropped:  # a DFS back edge: the tree path back makes it close a cycle
             assert nx.has_path(dag, e.dst, e.src)
+
+
+# --------------------------------------------------------------------------
+# The kernel: the default keys without a trace run in formulations/sorter/kernel.py
+# --------------------------------------------------------------------------
+@st.composite
+def default_key_configs(draw, trace=False):
+    """Configurations the kernel sorts with: the default keys, any other setting."""
+    return SorterConfig(
+        seed_policy=draw(st.sampled_from(SEED_POLICIES)),
+        random_seed=draw(st.integers(0, 3)),
+        key1_rules=tuple(r for r in ("i", "ii", "iii") if draw(st.booleans())),
+        shared_net_min_fanout=draw(st.sampled_from([2, 3])),
+        vc_delta=draw(st.sampled_from([1.0, 0.5, 0.0, -0.5, 2.0])),
+        trace=trace,
+    )
+
+
+def _traced(config: SorterConfig) -> SorterConfig:
+    """``config`` with a trace: the generic heap path (``_Live`` entries) sorts it."""
+    return SorterConfig(**{**config.__dict__, "trace": True})
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graphs(), default_key_configs())
+def test_kernel_equals_reference(graph, config):
+    fast, ref = sort_nodes(graph, config), reference_sort(graph, config)
+    assert fast.order == ref.order
+    assert fast.seeds == ref.seeds
+    assert fast.trace is None
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graphs(bandwidths=CLOSE_BANDWIDTHS), default_key_configs())
+def test_kernel_equals_reference_when_gaps_round_together(graph, config):
+    assert sort_nodes(graph, config).order == reference_sort(graph, config).order
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graphs(max_nodes=40), default_key_configs())
+def test_kernel_equals_generic_path(graph, config):
+    fast, generic = sort_nodes(graph, config), sort_nodes(graph, _traced(config))
+    assert fast.order == generic.order
+    assert fast.seeds == generic.seeds
+
+
+@pytest.mark.parametrize("graph", [random_dag(3000, 6000, seed=1), random_dag(2000, 9000, seed=2),
+                                   random_dag(500, 1000, seed=3, net_fraction=0.5, vc_fraction=0.2),
+                                   layered_dag(30, 40, fanin=3, seed=4)],
+                         ids=["random-3000", "random-2000-dense", "random-nets-vc", "layered"])
+@pytest.mark.parametrize("config", [SorterConfig(), SorterConfig(key1_rules=("ii", "iii")),
+                                    SorterConfig(vc_delta=0.5, shared_net_min_fanout=3),
+                                    SorterConfig(seed_policy="max_bandwidth_output")],
+                         ids=["default", "nets-only", "vc-half", "sink-seed"])
+def test_kernel_equals_generic_path_on_generated_graphs(graph, config):
+    fast, generic = sort_nodes(graph, config), sort_nodes(graph, _traced(config))
+    assert fast.order == generic.order
+    assert fast.seeds == generic.seeds
+
+
+def test_kernel_equals_reference_on_a_generated_graph():
+    graph = random_dag(300, 700, seed=5, net_fraction=0.3, vc_fraction=0.05)
+    assert sort_nodes(graph).order == reference_sort(graph).order
+
+
+def test_kernel_entries_past_int64(monkeypatch):
+    """Entries too large for int64 (10^6 nodes and many bandwidths) are Python ints."""
+    graph = random_dag(400, 900, seed=6)
+    expected = sort_nodes(graph).order
+    monkeypatch.setattr(priority_sort, "INT64_ENTRIES_BELOW", 0)
+    assert sort_nodes(graph).order == expected
+    assert sort_nodes(fig9_graph()).order == FIG9_ORDER
