@@ -472,7 +472,7 @@ class _Dag:
         """
         ix, keep, n = self.ix, self.keep, self.ix.n
         head, tail = (ix.src[keep], ix.dst[keep]) if outward else (ix.dst[keep], ix.src[keep])
-        order = np.argsort(tail, kind="stable")
+        order = np.argsort(tail)
         back = head[order]  # for each node, the nodes one hop before it
         off = np.searchsorted(tail[order], np.arange(n + 1))
         pending = np.bincount(head, minlength=n)  # hops not yet peeled
@@ -907,8 +907,9 @@ def _sort(graph: Graph, config: SorterConfig) -> SortResult:
     ranking = _seed_ranking(ix, config)
     if _kernel_applies(config):
         order, seeds = sort_default_keys(*_kernel_inputs(ix, config, ranking))
-        by_id = [ix.ids[i] for i in ix.by_rank]
-        return SortResult([by_id[r] for r in order], [by_id[r] for r in seeds], config.key_names)
+        by_id = sorted(ix.ids)  # node number -> id
+        return SortResult(list(map(by_id.__getitem__, order)), [by_id[r] for r in seeds],
+                          config.key_names)
     order, seeds, trace = _run(ix, config, ranking)
     ids = ix.ids
     return SortResult([ids[i] for i in order], [ids[i] for i in seeds], config.key_names, trace)
@@ -930,57 +931,65 @@ def _kernel_inputs(ix: _Indexed, config: SorterConfig, ranking: list[int]) -> tu
 
     Nodes are numbered by id rank. Entries are ``(key1 rank * s1 + gap rank) * span +
     tie`` (s1 gap values, ``span = n * (n + 1)``), in int64 while they fit, else in
-    Python ints.
+    Python ints. A node in the ODS always has a sorted neighbour, so key2 = 1 (no
+    sorted neighbour) needs no rank.
     """
     n, rank = ix.n, ix.rank
-    rule_i = "i" in config.key1_rules
-    nbr, gap, first, mid, fanin = _kernel_pairs(ix, rank, rule_i)
-    gap_values, gap_rank = np.unique(np.concatenate([[1.0], gap]), return_inverse=True)
+    nbr, gap_rank, first, mid, fanin, gaps = _kernel_pairs(ix, rank, "i" in config.key1_rules)
     vcd = np.zeros(n)
     vcd[rank] = np.where(np.asarray(ix.vc_count) > 0, config.vc_delta, 0.0)
     k_open, k_closed = 1.0 - vcd, 0.0 - vcd
     k_values = np.unique(np.concatenate([k_open, k_closed]))
     r_open, r_closed = np.searchsorted(k_values, k_open), np.searchsorted(k_values, k_closed)
     span = n * (n + 1)
-    unit = len(gap_values) * span
+    unit = max(gaps, 1) * span
     unseen = len(k_values) * unit  # above every entry
     exact = np.int64 if unseen < INT64_ENTRIES_BELOW else object  # Python ints past int64
     hi0 = r_open.astype(exact) * unit
     dk = (r_open - r_closed).astype(exact) * unit
-    adj = gap_rank[1:].astype(exact) * span + nbr.astype(exact)  # span is a multiple of n
+    adj = gap_rank.astype(exact) * span + nbr.astype(exact)  # span is a multiple of n
     nets = _Nets(ix, config, relabel=rank) if {"ii", "iii"} & set(config.key1_rules) else None
     seeds = rank[np.asarray(ranking, dtype=np.int64)].tolist()
     return (n, seeds, adj.tolist(), first.tolist(), mid.tolist(), hi0.tolist(), dk.tolist(),
             fanin.tolist(), nets, unseen)
 
 
-def _kernel_pairs(ix: _Indexed, rank: np.ndarray, rule_i: bool) -> tuple[np.ndarray, ...]:
+def _kernel_pairs(ix: _Indexed, rank: np.ndarray, rule_i: bool) -> tuple:
     """Distinct node pairs (edge direction ignored, self-loops left out) numbered by ``rank``.
 
-    Returns, per pair grouped by node, the neighbour and ``1 - `` the largest bandwidth
-    between the two; per node the start of its group, the end of the pairs to successors
-    watched by rule (i) (those come first), and its number of distinct predecessors.
+    Returns, per pair grouped by node, the neighbour and the rank of key2 (``1 -`` the
+    largest bandwidth between the two, the smallest ``1 - bandwidth``: ranking the edges'
+    values keeps their float rounding); per node the start of its group, the end of the
+    pairs to successors watched by rule (i) (those come first), and its number of
+    distinct predecessors; and the number of key2 values.
     """
     n, keep = ix.n, ix.src != ix.dst
-    s, d, w = rank[ix.src[keep]], rank[ix.dst[keep]], ix.bw[keep]
+    gap = 1.0 - ix.bw[keep]
+    gap_values = np.unique(gap)
+    s, d, r = rank[ix.src[keep]], rank[ix.dst[keep]], np.searchsorted(gap_values, gap)
     u, v = np.concatenate([s, d]), np.concatenate([d, s])
     outward = np.concatenate([np.ones(len(s), dtype=bool), np.zeros(len(s), dtype=bool)])
     order = np.argsort(u * n + v)
-    u, v, w, outward = u[order], v[order], np.concatenate([w, w])[order], outward[order]
+    u, v, r, outward = u[order], v[order], np.concatenate([r, r])[order], outward[order]
     new = np.ones(len(u), dtype=bool)
     new[1:] = (u[1:] != u[:-1]) | (v[1:] != v[:-1])
     starts = np.flatnonzero(new)
     u, v = u[starts], v[starts]
-    wmax = np.maximum.reduceat(w, starts) if len(starts) else w
+    r = np.minimum.reduceat(r, starts) if len(starts) else r
     out = np.logical_or.reduceat(outward, starts) if len(starts) else outward
     fanin = np.bincount(v[out], minlength=n)
     first = np.searchsorted(u, np.arange(n + 1))
-    if not rule_i:
-        return v, 1.0 - wmax, first, first[:-1], fanin
-    watched = out & (fanin[v] >= 2)
-    order = np.argsort(u * 2 + ~watched, kind="stable")
+    watched = out & (fanin[v] >= 2) if rule_i else np.zeros(len(u), dtype=bool)
     mid = first[:-1] + np.bincount(u[watched], minlength=n)
-    return v[order], 1.0 - wmax[order], first, mid, fanin
+    # watched pairs first in each group, keeping their order: place by running counts
+    group = first[u]
+    before_w = np.cumsum(watched) - watched
+    before_u = np.arange(len(u)) - before_w
+    at = np.where(watched, group + before_w - before_w[group],
+                  mid[u] + before_u - (group - before_w[group]))
+    placed_v, placed_r = np.empty_like(v), np.empty_like(r)
+    placed_v[at], placed_r[at] = v, r
+    return placed_v, placed_r, first, mid, fanin, len(gap_values)
 
 
 def _run(ix: _Indexed, config: SorterConfig, ranking: list[int]):
