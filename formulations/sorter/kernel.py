@@ -118,8 +118,10 @@ def _component(n: int, seed: int, adj: list, first: list[int], mid: list[int], h
             if g < c:  # new (c unseen) or a larger bandwidth to a sorted node; never sorted
                 state[j] = g
                 if c is unseen:
-                    hi[j] = hi0[j] + base
-                e = hi[j] + g
+                    e = hi[j] = hi0[j] + base
+                    e += g
+                else:
+                    e = hi[j] + g
                 if e < pend:
                     if pend is not unseen:
                         heappush(heap, pend)

@@ -692,7 +692,8 @@ def select_seed(graph: Graph, config: SorterConfig | None = None) -> str:
 
 
 # --------------------------------------------------------------------------
-# The fast sorter: a heap with lazy key updates
+# The sorter for any keys: a heap with lazy key updates (the default keys
+# without a trace take formulations/sorter/kernel.py, see sort_nodes)
 # --------------------------------------------------------------------------
 class _Live:
     """Per-node criterion values, updated as nodes get sorted, and heap entries.
@@ -744,7 +745,6 @@ class _Live:
         lexicographic = config.combine == "lexicographic"
         self.age_last = lexicographic and config.criteria[-1] == ("age", 1.0)
         self.packed = lexicographic and ("age" not in names or (self.age_last and names.count("age") == 1))
-        self.unrolled: tuple | None = None
         if self.packed:
             self.entry = self._packed_entry(ix)
         else:
@@ -778,11 +778,6 @@ class _Live:
             vals = np.unique(w * self._possible_values(ix, name)).tolist()
             fields.append((self.values[name], w, {v: r for r, v in enumerate(vals)}, len(vals)))
         tie, span = self.tie, n * (n + 1)  # tie < span; span is a multiple of n
-        if self.config.criteria == DEFAULT_CRITERIA:
-            # the default keys, unrolled; _run inlines this one
-            (a0, _, r0, _), (a1, _, r1, s1) = fields
-            self.unrolled = (a0, r0, s1, r1, span)
-            return lambda j: (r0[a0[j]] * s1 + r1[a1[j]]) * span + tie[j]
 
         def entry(j: int) -> int:
             key = 0
@@ -948,7 +943,7 @@ def _kernel_inputs(ix: _Indexed, config: SorterConfig, ranking: list[int]) -> tu
     vcd = np.zeros(n)
     vcd[rank] = np.where(np.asarray(ix.vc_count) > 0, config.vc_delta, 0.0)
     k_open, k_closed = 1.0 - vcd, 0.0 - vcd
-    k_values = np.unique(np.concatenate([k_open, k_closed]))
+    k_values = np.unique([k - v for k in (1.0, 0.0) for v in (0.0, config.vc_delta)])
     r_open, r_closed = np.searchsorted(k_values, k_open), np.searchsorted(k_values, k_closed)
     span = n * (n + 1)
     unit = max(gaps, 1) * span
@@ -1034,7 +1029,6 @@ class _SortState:
         self.tie_mul, self.tie_add = live.tie_base()
         self.by_rank = ix.by_rank  # decoding a packed entry: its last digit is the id rank
         self.packed = live.packed
-        self.unrolled = live.unrolled
         values = live.values
         self.tie = live.tie
         self.k1, self.gap, self.neg_ins = (values[k] for k in ("closes_connection",
@@ -1060,16 +1054,12 @@ def _sort_component(s: _SortState, seed: int, t: int, order: list[int],
                     trace: list[TraceStep] | None, ods: set[int]) -> int:
     """Sort the component of ``seed`` (1030-1070); returns the iteration count so far.
 
-    The inner loop runs once per edge end: on the default keys it stays inline
-    on local variables (CPython is fastest without calls there).
+    The default keys without a trace take the kernel instead
+    (:mod:`formulations.sorter.kernel`); this loop serves every configuration.
     """
     n, ins, tie, idrank, entry_of = s.n, s.ins, s.tie, s.idrank, s.entry_of
-    off, nbr, wmax, maxw, gap = s.off, s.nbr, s.wmax, s.maxw, s.gap
-    by_rank, packed, tie_mul, tie_add = s.by_rank, s.packed, s.tie_mul, s.tie_add
-    unrolled, closing = s.unrolled is not None, s.closing
-    if unrolled:
-        a0, r0, s1, r1, span = s.unrolled
-    heappush, heappop = heapq.heappush, heapq.heappop
+    off, by_rank, packed, tie_mul, tie_add = s.off, s.by_rank, s.packed, s.tie_mul, s.tie_add
+    heappop = heapq.heappop
     ins[seed], s.neg_ins[seed] = t + 1, -(t + 1)
     tie[seed] = tie_mul * (t + 1) + tie_add + idrank[seed]
     entry_of[seed] = s.make_entry(seed)
@@ -1092,23 +1082,8 @@ def _sort_component(s: _SortState, seed: int, t: int, order: list[int],
         # 1055/1060: new neighbours enter the ODS; nodes whose keys change get
         # a new entry right away (a node closed below gets one more: the
         # later entry wins)
-        if unrolled:  # the default keys
-            for j, w in zip(nbr[a:b], wmax[a:b]):
-                x = ins[j]
-                if x < 0:
-                    continue  # sorted
-                if not x:  # a new node-to-be-sorted
-                    ins[j], tie[j] = t, base + idrank[j]
-                    new.append(j)
-                elif w <= maxw[j]:
-                    continue  # keys unchanged
-                maxw[j] = w
-                g = gap[j] = 1.0 - w
-                e = entry_of[j] = (r0[a0[j]] * s1 + r1[g]) * span + tie[j]
-                heappush(heap, e)
-        else:
-            _update_neighbours(s, heap, a, b, t, base, new)
-        if closing:
+        _update_neighbours(s, heap, a, b, t, base, new)
+        if s.closing:
             _close_connections(s, heap, cur)
         if trace is not None:
             ods.update(new)
