@@ -472,7 +472,7 @@ class _Dag:
         np.maximum.at(best_bw, head[on_path], ix.bw[on_path])
         return lengths, best_bw
 
-    def _peel(self, outward: bool) -> list[int] | None:
+    def _peel(self, outward: bool) -> np.ndarray | None:
         """Kahn's algorithm from the sinks (``outward``) or the sources; the
         level a node is peeled at is its longest path. None if a cycle is left.
 
@@ -499,8 +499,10 @@ class _Dag:
             pending[before] -= hits
             frontier = before[pending[before] == 0]
         if len(frontier) == 0:
-            return length.tolist() if peeled == n else None
-        off_l, back_l, pending_l, length_l = off.tolist(), back.tolist(), pending.tolist(), length.tolist()
+            return length if peeled == n else None
+        # the arrays as memoryviews: Python ints per item, no conversion of the whole arrays
+        # (the thin rest is often a few hundred nodes)
+        off_l, back_l, pending_l, length_l = (memoryview(a) for a in (off, back, pending, length))
         queue = frontier.tolist()
         for v in queue:  # the list grows while we walk it
             hop = length_l[v] + 1
@@ -510,7 +512,7 @@ class _Dag:
                 pending_l[u] -= 1
                 if pending_l[u] == 0:
                     queue.append(u)
-        return length_l if peeled + len(queue) == n else None
+        return length if peeled + len(queue) == n else None
 
     def _drop_back_edges(self) -> None:
         """Drop the back edges of an iterative DFS (roots and successors in file order)."""
