@@ -259,6 +259,35 @@ def test_edge_ends_raise_key_error_on_a_dangling_edge():
     g = Graph("g", [Node("a")], [Edge("a", "b")])
     with pytest.raises(KeyError):
         g.edge_ends
+    with pytest.raises(KeyError):
+        Graph("g", [], [Edge("a", "b")]).edge_ends
+
+
+def _by_value(graph: Graph) -> list[list[int]]:
+    index = {node.id: k for k, node in enumerate(graph.nodes)}
+    return [[index[getattr(e, end)] for e in graph.edges] for end in ("src", "dst")]
+
+
+@pytest.mark.parametrize("shared", [1.0, 0.7, 0.2, 0.0])
+def test_edge_ends_match_ids_by_identity_then_by_value(shared):
+    """Ends holding the node's own id object are matched by address, the rest by value."""
+    rng = random.Random(7)
+    ids = [f"n{k}" for k in range(300)]
+    rng.shuffle(ids)
+    edges = []
+    for _ in range(900):
+        src, dst = rng.choice(ids), rng.choice(ids)
+        if rng.random() >= shared:  # an equal string that is another object
+            src, dst = "".join(list(src)), "".join(list(dst))
+        edges.append(Edge(src, dst))
+    graph = Graph("g", [Node(v) for v in ids], edges)
+    assert [end.tolist() for end in graph.edge_ends] == _by_value(graph)
+    assert all(end.dtype == np.int64 for end in graph.edge_ends)
+
+
+def test_edge_ends_with_duplicate_ids_take_the_last_node():
+    graph = Graph("g", [Node("a"), Node("b"), Node("a")], [Edge("a", "b"), Edge("b", "a")])
+    assert [end.tolist() for end in graph.edge_ends] == [[2, 1], [1, 2]]
 
 
 # -- the greedy cut against the old quadratic one ------------------------------------------
