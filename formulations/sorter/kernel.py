@@ -53,6 +53,7 @@ def sort_default_keys(n: int, ranking: list[int], adj: list[int], first: list[in
         object, so ``is`` tells it apart).
     """
     state = [unseen] * n  # the code of its best pair while in the ODS, -1 once sorted
+    in_net = nets.in_net if nets is not None else [False] * n
     hi = [0] * n
     closed = [False] * n
     order: list[int] = []
@@ -61,7 +62,7 @@ def sort_default_keys(n: int, ranking: list[int], adj: list[int], first: list[in
         if state[seed] is unseen:
             seeds.append(seed)
             _component(n, seed, adj, first, mid, hi0, dk, pred_left, nets,
-                       (state, hi, closed, order, unseen))
+                       (state, hi, closed, order, unseen, in_net))
     return order, seeds
 
 
@@ -73,17 +74,24 @@ def _component(n: int, seed: int, adj: list, first: list[int], mid: list[int], h
     next pop (``heappushpop``): when it is the next node, as it often is, it never
     touches the heap.
     """
-    state, hi, closed, order, unseen = live
+    state, hi, closed, order, unseen, in_net = live
     heappush, heappop, heappushpop = heapq.heappush, heapq.heappop, heapq.heappushpop
-    append, in_net = order.append, nets.in_net if nets is not None else [False] * n
+    append = order.append
     base = (n + 1 - len(order)) * n  # the insertion part of a node inserted now, plus n
     heap: list[int] = []
     pend = seed  # the seed's entry: alone, any value will do
-    while pend is not unseen or heap:  # 1035
-        cur = (heappushpop(heap, pend) if pend is not unseen else heappop(heap)) % n
-        pend = unseen  # no entry waits (unseen is above every entry)
-        if state[cur] == -1:
-            continue  # a stale entry: the node surfaced earlier with a smaller key
+    while True:  # 1035
+        if pend is not unseen:
+            cur = heappushpop(heap, pend) % n
+            pend = unseen  # no entry waits (unseen is above every entry)
+        elif heap:
+            cur = heappop(heap) % n
+        else:
+            return
+        while state[cur] == -1:  # stale entries: their node surfaced with a smaller key
+            if not heap:
+                return
+            cur = heappop(heap) % n
         state[cur] = -1  # 1040-1070
         append(cur)
         base -= n
@@ -129,16 +137,23 @@ def _component(n: int, seed: int, adj: list, first: list[int], mid: list[int], h
                 else:
                     heappush(heap, e)
         if in_net[cur]:
-            for j in closed_by_nets(nets, cur, []):  # rules (ii) and (iii)
-                c = state[j]
-                if c == -1 or closed[j]:
-                    continue
-                closed[j] = True
-                if c is unseen:  # never happens: a net's members are neighbours
-                    hi0[j] -= dk[j]
-                    continue
-                h = hi[j] = hi[j] - dk[j]
-                heappush(heap, h + c)
+            _close_nets(nets, cur, live, hi0, dk, heap)
+
+
+def _close_nets(nets: Any, cur: int, live: tuple, hi0: list[int], dk: list[int],
+                heap: list[int]) -> None:
+    """Rules (ii) and (iii) once ``cur`` is sorted: the nodes it closes get a new entry."""
+    state, hi, closed, _, unseen, _ = live
+    for j in closed_by_nets(nets, cur, []):
+        c = state[j]
+        if c == -1 or closed[j]:
+            continue
+        closed[j] = True
+        if c is unseen:  # never happens: a net's members are its driver's neighbours
+            hi0[j] -= dk[j]
+            continue
+        h = hi[j] = hi[j] - dk[j]
+        heapq.heappush(heap, h + c)
 
 
 def closed_by_nets(nets: Any, cur: int, shut: list[int]) -> list[int]:
