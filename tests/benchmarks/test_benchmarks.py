@@ -12,7 +12,7 @@ import pytest
 from benchmarks import generators, tables
 from benchmarks.generators import layered_dag, random_dag, reconvergent_dag
 from benchmarks.registry import Column, Entry, get_suite, suites
-from benchmarks.run import main, run_isolated, run_suite
+from benchmarks.run import REPO_ROOT, main, run_isolated, run_suite
 from benchmarks.suites import pipeline as pipeline_suite
 from benchmarks.suites import sorter as sorter_suite
 from benchmarks.suites.common import msr_graphs
@@ -122,6 +122,16 @@ def test_tiny_sorter_run_writes_both_files(tmp_path):
     assert rows[2].get("reference_s") is None
     assert rows[2]["nodes"] == 300 and rows[2]["peak_mib"] > 0
     assert "speed-up vs reference" in md_path.read_text()
+    assert rows[1]["sort_vs_networkx"] > 0 and rows[1]["cold_vs_networkx"] > 0
+    assert "sort / networkx" in md_path.read_text()
+
+
+def test_sorter_row_against_a_baseline_checkout(monkeypatch):
+    monkeypatch.setenv("RDAMAP_BASELINE", str(REPO_ROOT))  # this checkout as its own baseline
+    row = sorter_suite.sort_random(300, 700)
+    assert row["status"] == "ok" and "note" not in row
+    assert row["same_order_base"] is True
+    assert row["base_sort_s"] > 0 and row["base_vs_networkx"] > 0 and row["base_speedup"] > 0
 
 
 def test_isolated_entry_failures_become_rows():

@@ -10,7 +10,7 @@ from benchmarks.registry import get_suite
 from benchmarks.run import run_suite
 
 #: Row keys that are measurements of time or memory, not content.
-MEASURED = ("_s", "peak_mib", "nodes_per_s", "speedup")
+MEASURED = ("_s", "peak_mib", "nodes_per_s", "speedup", "vs_networkx")
 
 
 def _content(rows):
