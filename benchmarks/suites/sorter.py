@@ -26,6 +26,7 @@ best of 3 runs up to 10^5 nodes (1 above), and calls under 50 ms repeat until 0.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import math
@@ -91,12 +92,13 @@ COLUMNS = (
 #: Run by ``$RDAMAP_BASELINE``'s Python path: that checkout's sorter on the same graph,
 #: timed as :func:`sort_random` times this one; prints one JSON line.
 BASELINE_SCRIPT = """
-import hashlib, json, sys, time
+import gc, hashlib, json, sys, time
 import networkx as nx
 from benchmarks.generators import random_dag
 from formulations.sorter import sort_nodes
 n_nodes, n_edges, seed, repeats = map(int, sys.argv[1:5])
 graph = random_dag(n_nodes, n_edges, seed=seed)
+gc.collect()
 getattr(graph, "edge_ends", None)
 digraph = nx.DiGraph()
 digraph.add_nodes_from(graph.node_ids)
@@ -184,6 +186,7 @@ def sort_random(n_nodes: int, n_edges: int, seed: int = 0, reference: bool = Fal
     """One row: generate a random DAG, sort it against networkx, check it (and run the
     baseline when ``$RDAMAP_BASELINE`` is set, the reference if asked)."""
     generate_s, graph = timed(lambda: random_dag(n_nodes, n_edges, seed=seed), max_repeats=1)
+    gc.collect()  # the generator pauses the collector: no sort pays for its objects
     repeats = 3 if n_nodes <= REPEAT_MAX_NODES else 1
     cold_s = min(timed(lambda: sort_nodes(_unindexed(graph)))[0] for _ in range(repeats))
     index_s, _ = timed(lambda: graph.edge_ends, max_repeats=1)
