@@ -75,8 +75,7 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import repeat
-from operator import attrgetter, is_not
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -351,13 +350,13 @@ class _Indexed:
         Same grouping as :attr:`model.graph.Graph.nets` (edges with one source
         and one ``net`` id; an edge without a net id is a net of its own).
         """
-        net_ids = list(map(attrgetter("net"), self._edges))
-        named = np.flatnonzero(np.fromiter(map(is_not, net_ids, repeat(None)), dtype=bool,
-                                           count=self.n_edges))
-        if not len(named):
+        edges = self._edges
+        named_list = [i for i, e in enumerate(edges) if e.net is not None]
+        if not named_list:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, empty, empty
-        names = [net_ids[i] for i in named.tolist()]
+        named = np.array(named_list, dtype=np.int64)
+        names = [edges[i].net for i in named_list]
         code = {name: k for k, name in enumerate(dict.fromkeys(names))}
         net_code = np.fromiter(map(code.__getitem__, names), dtype=np.int64, count=len(names))
         # distinct (driver, net id, sink) triples, grouped by (driver, net id)
@@ -913,7 +912,7 @@ def _sort(graph: Graph, config: SorterConfig) -> SortResult:
     ranking = _seed_ranking(ix, config)
     if _kernel_applies(config):
         order, seeds = sort_default_keys(*_kernel_inputs(ix, config, ranking))
-        by_id = sorted(ix.ids)  # node number -> id
+        by_id = list(map(ix.ids.__getitem__, ix.by_rank))  # node number -> id
         return SortResult(list(map(by_id.__getitem__, order)), [by_id[r] for r in seeds],
                           config.key_names)
     order, seeds, trace = _run(ix, config, ranking)
@@ -951,13 +950,15 @@ def _kernel_inputs(ix: _Indexed, config: SorterConfig, ranking: list[int]) -> tu
     unit = max(gaps, 1) * span
     unseen = len(k_values) * unit  # above every entry
     exact = np.int64 if unseen < INT64_ENTRIES_BELOW else object  # Python ints past int64
-    hi0 = r_open.astype(exact) * unit
-    dk = (r_open - r_closed).astype(exact) * unit
+    # a few distinct values: lists of shared objects (no 10^5 ints to allocate and reach)
+    hi0 = list(map([r * unit for r in range(len(k_values))].__getitem__, r_open.tolist()))
+    dk = list(map([r * unit for r in range(len(k_values))].__getitem__,
+                  (r_open - r_closed).tolist()))
     adj = gap_rank.astype(exact) * span + nbr.astype(exact)  # span is a multiple of n
     nets = _Nets(ix, config, relabel=rank) if {"ii", "iii"} & set(config.key1_rules) else None
     seeds = rank[np.asarray(ranking, dtype=np.int64)].tolist()
-    return (n, seeds, adj.tolist(), first.tolist(), mid.tolist(), hi0.tolist(), dk.tolist(),
-            fanin.tolist(), nets, unseen)
+    return (n, seeds, adj.tolist(), first.tolist(), mid.tolist(), hi0, dk, fanin.tolist(), nets,
+            unseen)
 
 
 def _kernel_pairs(ix: _Indexed, rank: np.ndarray, rule_i: bool) -> tuple:
@@ -991,9 +992,10 @@ def _kernel_pairs(ix: _Indexed, rank: np.ndarray, rule_i: bool) -> tuple:
     new = np.ones(len(key), dtype=bool)
     new[1:] = key[1:] != key[:-1]
     key, r = key[new], r[new]
-    first = np.searchsorted(key, np.arange(n + 1) * 2 * n)
-    mid = np.searchsorted(key, (np.arange(n) * 2 + 1) * n)
-    return key % n, r, first, mid, fanin, len(gap_values)
+    counts = np.bincount(key // n, minlength=2 * n)  # per node: watched, then the others
+    first = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts[0::2] + counts[1::2], out=first[1:])
+    return key % n, r, first, first[:-1] + counts[0::2], fanin, len(gap_values)
 
 
 def _run(ix: _Indexed, config: SorterConfig, ranking: list[int]):
