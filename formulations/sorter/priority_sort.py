@@ -36,8 +36,15 @@ binary heap with lazy updates: a node whose keys change gets a fresh entry and
 the stale one is skipped when it surfaces. Lexicographic keys are packed into
 one integer per entry (each key replaced by its rank among the values it can
 take), which the heap compares much faster than tuples. The whole sort is
-O(E log V) after an O(V + E) longest-path seed search: about 1.5 s for 10^5
-nodes and 2*10^5 edges on the project's 2-core machine.
+O(E log V) after an O(V + E) longest-path seed search.
+
+The default keys without a trace (the pipeline's case) run in
+:mod:`formulations.sorter.kernel`: nodes numbered by id rank, one int per node pair
+(key2 rank and neighbour) and per heap entry, built with numpy from the graph's edge
+index (:attr:`model.graph.Graph.edge_ends`), so the loop does list indexing and int
+arithmetic only. About 2x networkx's ``topological_sort`` of the same graph at 10^5
+nodes and 2*10^5 edges (``benchmarks/results/sorter.md``). Every other configuration
+takes the general heap below; both give the order of the literal reference.
 The literal re-rank-everything pseudo-code of digest §3.7 lives outside the
 production code, in ``benchmarks/reference_sorter.py`` (built on
 :class:`LiteralKeys` and :func:`seed_order`), to cross-check it in the tests and
