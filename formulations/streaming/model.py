@@ -306,16 +306,15 @@ CHARGE_PER_CONSTRAINT = 3e-5
 
 
 def planned_budget(seconds: float, deadline: float | None = None) -> WorkBudget:
-    """A budget of ``seconds`` planned seconds whose wall-clock cap is
-    :func:`~formulations.solver.backends.wall_cap` of it, never past ``deadline``
-    (``time.monotonic()`` seconds).
+    """A budget of ``seconds`` planned seconds whose wall-clock cap is the run's
+    ``deadline`` (``time.monotonic()`` seconds; None:
+    :func:`~formulations.solver.backends.wall_cap` of the plan).
 
     >>> b = planned_budget(3.0)
     >>> b.left(), b.cut_short
     (3.0, False)
     """
-    wall = time.monotonic() + wall_cap(seconds)
-    return WorkBudget(seconds, wall if deadline is None else min(wall, deadline))
+    return WorkBudget(seconds, time.monotonic() + wall_cap(seconds, deadline))
 
 
 def solve_model(model: cp_model.CpModel, time_limit: float, seed: int = 0, workers: int = 1,
