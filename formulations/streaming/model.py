@@ -330,7 +330,7 @@ def solve_model(model: cp_model.CpModel, time_limit: float, seed: int = 0, worke
     (:func:`~formulations.solver.backends.solve_cp_planned`): ``time_limit`` planned seconds
     become CP-SAT's deterministic time (``rate`` units a second, less the model's charge),
     the wall clock
-    only caps it (twice the plan, never past the budget's wall), ``stall`` (a wall-clock
+    only caps it (at the budget's wall, the run's deadline), ``stall`` (a wall-clock
     rule) is not used, and the work used is charged to ``budget`` (a cut by the wall clock
     marks it and the result: :func:`~formulations.solver.cp.was_cut_short`). Same seed,
     same plan: same answer whatever the machine's load.

@@ -147,7 +147,7 @@ def test_the_run_budget_caps_the_split_path(monkeypatch, run_budget):
     assert run_budget[0].spent <= total + 0.5 + 1e-6        # nothing begun past the budget
     assert given and given[0][1] < total                    # the first part gets a share
     assert given[0][1] == pytest.approx(total * given[0][0] / 120, rel=0.01)
-    assert "T0 time limit: the run's planned time" in mapping.diagnosis
+    assert "T0 time limit: the run's planned work" in mapping.diagnosis
     assert mapping.run["cut_short"] >= 1
 
 
