@@ -3,8 +3,8 @@
 ``--work`` is the run's planned work (default: :data:`MAPPING_SHARE` of
 ``--time-limit``), ``--time-limit`` its deadline, counted from the process start
 (:func:`process_started`: the interpreter's start, the imports and the loading count).
-:class:`Budget` plans each solve's share of the work *deterministically*: the section cut gets :data:`CUT_SHARE` of the
-planned time, each section's balancing :data:`BUFFER_SHARE` of its part, and
+:class:`Budget` plans each solve's share of the work *deterministically*: the
+section cut gets :data:`CUT_SHARE` of the planned time, each section's balancing :data:`BUFFER_SHARE` of its part, and
 each section's placement and routing the rest of its part, in proportion to its
 nodes; a share is taken from what is still unplanned, so a feedback round that
 re-cuts sections re-plans by itself. The planned seconds are what the searches
@@ -25,8 +25,9 @@ from typing import Callable
 
 from formulations.solver import SolveSettings
 
-__all__ = ["Budget", "process_started", "CUT_SHARE", "BUFFER_SHARE", "ROUTING_SHARE", "MIN_SOLVE_SECONDS",
-           "MAPPING_SHARE", "OVERRUN_SHARE", "FINISH_SHARE", "placement_cap"]
+__all__ = ["Budget", "process_started", "CUT_SHARE", "BUFFER_SHARE", "ROUTING_SHARE",
+           "MIN_SOLVE_SECONDS", "AFTER_SECONDS_PER_NODE", "MAPPING_SHARE", "OVERRUN_SHARE", "LIMIT_SHARE", "START_SECONDS", "OUTPUT_SECONDS",
+           "placement_cap"]
 
 #: Share of the planned time for the section cut (it stops early at a proven optimum).
 CUT_SHARE = 0.25
@@ -40,15 +41,21 @@ MIN_SOLVE_SECONDS = 0.05
 #: outputs and drawing pictures (about 0.3 s per section), so the whole run ends in time.
 MAPPING_SHARE = 0.9
 #: Seconds kept after the mapping passes per node of the graph, on top of the time limit's
-#: last 10 %: the performance estimate and mapping.json of a 50,000-node chain took 12.7 s and
-#: 1.9 s on this project's 2-core machine at load 5 (about 2.5 times its idle time).
-AFTER_SECONDS_PER_NODE = 2e-4
+#: last 10 %: the checks of twin sections, the performance estimate and mapping.json of a
+#: 50,000-node chain took 7.5 s, 12.7 s and 1.9 s on this project's 2-core machine at load
+#: 5 (about 2.5 times its idle time).
+AFTER_SECONDS_PER_NODE = 3e-4
 #: How far past ``--time-limit`` the mapping passes may go finishing sections by the fast
 #: path before the run stops (a run ends within its time limit + 10 %, outputs included).
 OVERRUN_SHARE = 0.05
-#: Then, what the last sections may still take when the measured time of the others says
-#: they fit: a run is not failed for a section of a tenth of a second.
-FINISH_SHARE = 0.03
+#: The promise: a run ends within ``(1 + LIMIT_SHARE) x --time-limit + START_SECONDS``
+#: (the last seconds for the interpreter's start and exit); sections not begun by the overdue
+#: point are still mapped by the fast path when it ends :data:`OUTPUT_SECONDS` (the report,
+#: and pictures only in what is left) before that: a run is not failed for a few sections of
+#: a tenth of a second each.
+LIMIT_SHARE = 0.10
+START_SECONDS = 2.0
+OUTPUT_SECONDS = 1.0
 
 
 def process_started() -> float:
@@ -115,21 +122,26 @@ class Budget:
     def of_run(cls, time_limit: float, work: float | None = None,
                started: float | None = None, nodes: int = 0) -> "Budget":
         """The mapping passes' budget within a run of ``time_limit`` seconds from
-        ``started`` (None: now) on a graph of ``nodes``: the deadline at
-        :data:`MAPPING_SHARE` of the time limit, less :data:`AFTER_SECONDS_PER_NODE` per
-        node (never before half of it), overdue :data:`OVERRUN_SHARE` past it; ``work``
-        planned seconds (None: up to the deadline).
+        ``started`` (None: now) on a graph of ``nodes``, each point less
+        :data:`AFTER_SECONDS_PER_NODE` per node (the estimate and mapping.json after them):
+        the deadline at :data:`MAPPING_SHARE` of the time limit (never before half of it),
+        overdue at ``1 +`` :data:`OVERRUN_SHARE` of it, the fast path finishing up to
+        :data:`OUTPUT_SECONDS` before the promised end (:data:`LIMIT_SHARE`,
+        :data:`START_SECONDS`); ``work`` planned seconds (None: up to the deadline).
 
         >>> b = Budget.of_run(60.0)
         >>> b.total, b.wall, round(b.grace, 6), round(b.slack, 6)
-        (54.0, 54.0, 9.0, 1.8)
+        (54.0, 54.0, 9.0, 4.0)
         >>> Budget.of_run(60.0, work=10.0).total, Budget.of_run(60.0, nodes=50_000).wall
-        (10.0, 44.0)
+        (10.0, 39.0)
         """
-        wall = max(time_limit * MAPPING_SHARE - AFTER_SECONDS_PER_NODE * nodes, time_limit / 2)
-        return cls(wall if work is None else work,
-                   grace=time_limit * (1 + OVERRUN_SHARE) - wall,
-                   slack=time_limit * FINISH_SHARE, wall=wall, started=started)
+        after = AFTER_SECONDS_PER_NODE * nodes
+        wall = max(time_limit * MAPPING_SHARE - after, time_limit / 2)
+        overdue = max(wall, time_limit * (1 + OVERRUN_SHARE) - after)
+        finish = max(overdue, time_limit * (1 + LIMIT_SHARE) + START_SECONDS - after
+                     - OUTPUT_SECONDS)
+        return cls(wall if work is None else work, grace=overdue - wall, slack=finish - overdue,
+                   wall=wall, started=started)
 
     @classmethod
     def of_options(cls, options, nodes: int = 0) -> "Budget":

@@ -50,7 +50,8 @@ def section_shape(graph: Graph) -> Hashable:
     nodes = tuple((n.op, n.unit, n.pcu, n.pmu, n.latency, n.category, n.mem_vars, n.starts_sdf,
                    n.flops, described(n.attrs), described(n.extra)) for n in graph.nodes)
     edges = tuple((position[e.src], position[e.dst], e.bandwidth, e.bytes, e.virtual_channel,
-                   e.depth, e.distance, None if e.net is None else nets.setdefault(e.net, len(nets)),
+                   e.depth, e.distance,
+                   None if e.net is None else nets.setdefault(e.net, len(nets)),
                    described(e.attrs), described(e.extra)) for e in graph.edges)
     return nodes, edges
 

@@ -214,8 +214,9 @@ def _outcome(graph: Graph) -> tuple:
 def test_a_slow_clock_gives_the_same_schedule(monkeypatch):
     """Every share is planned work, never the time left: a clock that runs 1.5 times too
     fast (as a machine that is 1.5 times slower sees it) gives the same schedule from the
-    same models, the wall clock cutting in only at the run's deadline. (Before, the shares and the solvers' limits
-    came from the clock: the slow run ended with other models, 3 runs of 3.)"""
+    same models, the wall clock cutting in only at the run's deadline. (Before, the shares
+    and the solvers' limits came from the clock: the slow run ended with other models, 3
+    runs of 3.)"""
     graph = se_random_dag(40, seed=1)
     normal = _outcome(graph)
     ahead = [0.0]
