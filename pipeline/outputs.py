@@ -25,7 +25,9 @@ several runs is a legitimate thing to keep.
 from __future__ import annotations
 
 import io
+import json
 import os
+import time
 import re
 import tempfile
 from collections.abc import Iterable
@@ -34,7 +36,7 @@ from pathlib import Path
 from hardware import InputError
 from model.files import TEMP_MARK, write_bytes_atomic, write_text_atomic
 
-__all__ = ["prepare_out_dir", "prepare_export_dir", "write_text_atomic", "write_bytes_atomic",
+__all__ = ["earlier_run", "prepare_out_dir", "prepare_export_dir", "write_text_atomic", "write_bytes_atomic",
            "save_figure", "stale_outputs", "remove_stale_outputs", "OUTPUT_NAME"]
 
 #: Every file name the mapper writes into ``--out``, and nothing else:
@@ -99,6 +101,37 @@ def prepare_out_dir(path: str | os.PathLike | None, option: str = "--out") -> Pa
                          "name a directory you may create, or create it first") from None
     _probe_writable(directory, option)
     return directory
+
+
+def earlier_run(out_dir: str | os.PathLike) -> str | None:
+    """Words for the earlier run whose outputs ``out_dir`` holds (its mapping.json: graph,
+    hardware, status and when it was written), or ``None`` when it holds none.
+
+    >>> import tempfile, os, json
+    >>> d = tempfile.mkdtemp(); earlier_run(d) is None
+    True
+    >>> with open(os.path.join(d, "mapping.json"), "w") as f:
+    ...     json.dump({"graph": "g", "hardware": "tiny", "status": "mapped"}, f)
+    >>> earlier_run(d).startswith("an earlier run (g on tiny, mapped, written ")
+    True
+    """
+    path = Path(out_dir) / "mapping.json"
+    if not path.is_file():          # none, or not ours (a named pipe would block a read)
+        return None
+    try:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(path.stat().st_mtime))
+        with open(path, "rb") as f:
+            head = json.loads(f.read(_HEAD_BYTES)) if path.stat().st_size <= _HEAD_BYTES else {}
+    except (OSError, ValueError):
+        return "an earlier run's mapping.json"
+    if not isinstance(head, dict) or not head:
+        return f"an earlier run (written {when})"
+    return (f"an earlier run ({head.get('graph')} on {head.get('hardware')}, "
+            f"{head.get('status')}, written {when})")
+
+
+#: Largest mapping.json :func:`earlier_run` reads for its names (a larger one is only dated).
+_HEAD_BYTES = 16 * 2**20
 
 
 def prepare_export_dir(path: str | os.PathLike | None) -> Path | None:

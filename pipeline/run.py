@@ -29,7 +29,8 @@ from pipeline.feedback import CheckerRejected, MappingFailed
 from pipeline.flow import map_graph, may_use_workers
 from pipeline.options import (BACKEND_REASONS, DEFAULT_BACKENDS, RunOptions, parse_backends,
                               parse_dims)
-from pipeline.outputs import prepare_export_dir, prepare_out_dir, remove_stale_outputs
+from pipeline.headline import files_lines, headline_lines
+from pipeline.outputs import earlier_run, prepare_export_dir, prepare_out_dir, remove_stale_outputs
 from pipeline.pictures import draw_cgra, draw_mapping, draw_streaming
 from pipeline.report import cgra_lines, render_report, streaming_lines, write_report
 
@@ -197,6 +198,7 @@ def _run(args) -> int:
         if may_use_workers(options, spec):
             warm_up()          # the workers' imports run while the graph loads
         out = prepare_out_dir(args.out)
+        earlier = earlier_run(out)
         prepare_export_dir(args.export_models)
         graph = load_graph(args.graph, args.format, batch=options.batch, dims=options.dims)
     except InputError as exc:
@@ -206,6 +208,8 @@ def _run(args) -> int:
         console.say(f"warning: {warning}")
     console.say(f"mapping {graph.name} ({len(graph.nodes)} nodes, {len(graph.edges)} edges) "
                 f"on {spec.name}, budget {options.time_limit:g} s")
+    if earlier:
+        console.say(f"note: {out}/ holds {earlier}; its files are replaced when this run ends")
     started = time.perf_counter()
     deadline = time.monotonic() + options.time_limit    # the whole run's, pictures included
     try:
@@ -215,15 +219,15 @@ def _run(args) -> int:
         return EXIT_BAD_INPUT
     seconds = time.perf_counter() - started
     with deferred_signals():     # outputs are written whole: an interrupt waits for them
-        written = _write_outputs(mapping, spec, out, args, seconds, deadline)
+        written = _write_outputs(mapping, spec, out, args, seconds, deadline, graph)
         remove_stale_outputs(out, written)
     if code == EXIT_MAPPED:
-        shown = {k: mapping.metrics[k] for k in ("sections", "wirelength", "ii", "cycles")
-                 if k in mapping.metrics}
-        console.say(f"mapped in {seconds:.2f} s: " + ", ".join(f"{k} {v}" for k, v in shown.items()))
+        for line in headline_lines(mapping, graph.attrs, seconds, out, written):
+            console.say(line)
     else:
         print(f"could not map {graph.name}: {mapping.diagnosis}", file=sys.stderr)
-    console.say(f"outputs in {out.resolve()}/ ({', '.join(written)})")
+        for line in files_lines(out, written):
+            console.say(line)
     return code
 
 
@@ -268,10 +272,11 @@ def _options(args) -> RunOptions:
 
 
 def _write_outputs(mapping: Mapping, spec, out: Path, args, seconds: float,
-                   deadline: float) -> list[str]:
+                   deadline: float, graph=None) -> list[str]:
     """Write mapping.json, the report and the pictures (RDU sections while the run's
     ``deadline`` lasts); returns the names written."""
     write_mapping(mapping, out / "mapping.json")
+    graph_attrs = graph.attrs if graph is not None else None
     extra: list[str] = []
     draw = mapping.status == "mapped" and not args.no_pictures
     pictures: list[str] | None = [] if draw else None
@@ -294,7 +299,8 @@ def _write_outputs(mapping: Mapping, spec, out: Path, args, seconds: float,
                 name = f"pes.{args.picture_format}"
                 draw_cgra(mapping, spec, out / name)
                 pictures = [name]
-    write_report(render_report(mapping, pictures, summary, extra, seconds=seconds),
+    write_report(render_report(mapping, pictures, summary, extra, seconds=seconds,
+                               graph_attrs=graph_attrs),
                  out / "report.md")
     return ["mapping.json", "report.md", *(pictures or [])]
 
