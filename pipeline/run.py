@@ -30,6 +30,7 @@ from pipeline.flow import map_graph, may_use_workers
 from pipeline.options import (BACKEND_REASONS, DEFAULT_BACKENDS, RunOptions, parse_backends,
                               parse_dims)
 from pipeline.headline import files_lines, headline_lines
+from pipeline.help_text import DESCRIPTION, epilog
 from pipeline.outputs import earlier_run, prepare_export_dir, prepare_out_dir, remove_stale_outputs
 from pipeline.pictures import draw_cgra, draw_mapping, draw_streaming
 from pipeline.report import cgra_lines, render_report, streaming_lines, write_report
@@ -43,71 +44,98 @@ EXIT_MAPPED, EXIT_BAD_INPUT, EXIT_UNMAPPABLE, EXIT_INTERNAL = 0, 2, 3, 4
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m pipeline.run",
-        description="Map a dataflow graph onto a reconfigurable dataflow accelerator.",
-        epilog="Exit codes: 0 mapped, 2 bad input, 3 could not map (diagnosis in the report), "
-               "4 internal error.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("graph", help="graph.json v1, or a foreign graph file an importer knows "
-                        f"({', '.join(FORMATS)}), recognised by content")
+        description=DESCRIPTION,
+        epilog=epilog(preset_names()), formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("graph", help="graph.json v1, or a graph file of another format "
+                        f"({', '.join(f for f in FORMATS if f != 'graph-json')}), recognised "
+                        "by content")
     parser.add_argument("--format", choices=sorted(FORMATS), default=None,
-                        help="force the input format instead of recognising it")
-    parser.add_argument("--hardware", default=DEFAULT_PRESET,
-                        help=f"a preset ({', '.join(preset_names())}) or a hardware JSON file")
-    parser.add_argument("-o", "--out", default="out", help="output directory")
-    parser.add_argument("--backend", action="append", default=[], metavar="[DECISION=]NAME",
-                        help="solver backend of every decision, or of one (repeatable, e.g. "
-                             "--backend routing=scip); defaults: " + ", ".join(
-                                 f"{d}={b} ({BACKEND_REASONS[d]})"
-                                 for d, b in DEFAULT_BACKENDS.items()))
-    parser.add_argument("--placer", choices=sorted(PLACERS) + ["rl"], default=RunOptions.placer,
-                        help="placement method (rl: the PPO policy of source 004, Streaming "
-                             "Engine only, needs the extra learn)")
-    parser.add_argument("--policy-file", metavar="FILE", default=None,
-                        help="--placer rl: a policy written by python -m benchmarks.suites.rl "
-                             "train (default: the one shipped)")
-    parser.add_argument("--router", choices=sorted(ROUTERS), default=RunOptions.router,
-                        help="routing method")
-    parser.add_argument("--cost-model", choices=COST_MODELS, default=RunOptions.cost_model,
-                        help="ranks each section's placement candidates by predicted throughput: "
-                             "wirelength keeps the placer's answer; analytic (speed rules + "
-                             "congestion), learned (the GNN of source 002, needs the extra "
-                             "learn), simulated (the performance simulator)")
-    parser.add_argument("--cost-model-file", metavar="FILE", default=None,
-                        help="learned: a model file (default: the one shipped, trained on "
-                             "plasticine blocks)")
+                        help="read the file as this format instead of recognising it")
+    parser.add_argument("--hardware", default=DEFAULT_PRESET, metavar="NAME|FILE",
+                        help=f"a preset (listed below) or a hardware JSON file (default: "
+                             f"{DEFAULT_PRESET})")
+    parser.add_argument("-o", "--out", default="out", metavar="DIR",
+                        help="output folder; an earlier run's files there are replaced "
+                             "(default: out)")
     parser.add_argument("--time-limit", type=float, default=RunOptions.time_limit,
-                        help="seconds for the whole run (wall clock)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed of every solve")
-    parser.add_argument("--workers", type=int, default=default_workers(),
-                        help="processes compiling sections in parallel (default: this "
-                             "machine's cores, %(default)s); a local Dask cluster is started "
-                             "only for work worth it, and the mapping is the same for any number")
+                        metavar="S", help="seconds for the whole run, wall clock, pictures "
+                        f"included (default: {RunOptions.time_limit:g})")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="random seed of every search; the same seed gives the same "
+                             "mapping (default: 0)")
+    _add_method_options(parser)
+    _add_parallel_options(parser)
+    _add_model_options(parser)
+    _add_output_options(parser)
+    return parser
+
+
+def _add_method_options(parser: argparse.ArgumentParser) -> None:
+    """How each decision is made: methods, solvers, cost models."""
+    parser.add_argument("--placer", choices=sorted(PLACERS) + ["rl"],
+                        default=RunOptions.placer, metavar="NAME",
+                        help=f"placement method, listed below (default: {RunOptions.placer})")
+    parser.add_argument("--policy-file", metavar="FILE", default=None,
+                        help="with --placer rl: a policy written by python -m "
+                             "benchmarks.suites.rl train (default: the shipped policy)")
+    parser.add_argument("--router", choices=sorted(ROUTERS), default=RunOptions.router,
+                        metavar="NAME",
+                        help=f"routing method, listed below (default: {RunOptions.router})")
+    parser.add_argument("--cost-model", choices=COST_MODELS, default=RunOptions.cost_model,
+                        metavar="NAME", help="how each section's placement candidates are "
+                        f"ranked, listed below (default: {RunOptions.cost_model})")
+    parser.add_argument("--cost-model-file", metavar="FILE", default=None,
+                        help="with --cost-model learned: a model file (default: the shipped "
+                             "one, trained on plasticine blocks)")
+    parser.add_argument("--backend", action="append", metavar="[DECISION=]NAME",
+                        help="solver of every decision, or of one (repeatable, e.g. --backend "
+                             "routing=scip; decisions listed below); defaults: " + "; ".join(
+                                 f"{d} {b} ({BACKEND_REASONS[d]})"
+                                 for d, b in DEFAULT_BACKENDS.items()))
+
+
+def _add_parallel_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workers", type=int, default=default_workers(), metavar="N",
+                        help="processes compiling sections in parallel; the mapping is the "
+                             "same for any number (default: this machine's cores, "
+                             f"{default_workers()})")
     parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                        help="compile sections on a running Dask scheduler instead "
-                             "(e.g. tcp://10.0.0.5:8786; its workers need this project)")
-    parser.add_argument("--export-models", metavar="DIR", default=None,
-                        help="write every model built as .mps/.lp or CP-SAT proto text into DIR")
-    parser.add_argument("--depth-per-pmu", type=int, default=None,
-                        help="override the stage-buffer depth one memory unit holds")
-    parser.add_argument("--tile-pmus", type=int, default=None,
-                        help="PMUs one tensor may occupy before it is tiled (default: 1/16 of "
-                             "the chip's PMUs)")
-    parser.add_argument("--af-latency", type=int, default=None,
-                        help="Streaming Engine: cycles of a transfer between synchronous "
-                             "data-flows over the asynchronous fabric (default 16, assumed)")
-    parser.add_argument("--batch", type=int, default=RunOptions.batch,
-                        help="ONNX: size of every symbolic batch dimension (the first of a graph "
-                             "input); flops and bytes are per batch")
-    parser.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
+                        help="compile sections on a running Dask scheduler instead of local "
+                             "processes (e.g. tcp://10.0.0.5:8786; its workers need this "
+                             "project)")
+
+
+def _add_model_options(parser: argparse.ArgumentParser) -> None:
+    """Numbers of the hardware and of ONNX models a run may override."""
+    parser.add_argument("--depth-per-pmu", type=int, default=None, metavar="N",
+                        help="stage-buffer depth one memory unit (PMU) holds (default: the "
+                             "hardware file's)")
+    parser.add_argument("--tile-pmus", type=int, default=None, metavar="N",
+                        help="PMUs one tensor may occupy before it is split into tiles "
+                             "(default: 1/16 of the chip's PMUs)")
+    parser.add_argument("--af-latency", type=int, default=None, metavar="N",
+                        help="Streaming Engine: cycles of a transfer between two parts of a "
+                             "kernel split over the asynchronous fabric (default: the hardware "
+                             "file's, 16, assumed)")
+    parser.add_argument("--batch", type=int, default=RunOptions.batch, metavar="N",
+                        help="ONNX: size of every symbolic batch dimension; one simulated "
+                             f"sample is then a whole batch (default: {RunOptions.batch})")
+    parser.add_argument("--dim", action="append", metavar="NAME=VALUE",
                         help="ONNX: size of a named symbolic dimension (repeatable, e.g. "
                              "--dim seq=128)")
+
+
+def _add_output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--export-models", metavar="DIR", default=None,
+                        help="also write every solver model built, as .mps/.lp or CP-SAT "
+                             "proto text, into DIR")
     parser.add_argument("--picture-format", choices=("svg", "png"), default="svg",
-                        help="file format of the placement pictures")
-    parser.add_argument("--no-pictures", action="store_true", help="skip drawing pictures")
+                        help="file format of the pictures (default: svg)")
+    parser.add_argument("--no-pictures", action="store_true",
+                        help="draw no pictures (report.html is still written)")
     noise = parser.add_mutually_exclusive_group()
     noise.add_argument("--quiet", action="store_true", help="print nothing but errors")
-    noise.add_argument("--verbose", action="store_true", help="log every router iteration")
-    return parser
+    noise.add_argument("--verbose", action="store_true", help="also log every router iteration")
 
 
 class _Console:
@@ -261,11 +289,11 @@ def _map(graph, spec, options: RunOptions, console: _Console) -> tuple[Mapping, 
 
 def _options(args) -> RunOptions:
     """The run's options from the command line (validated by RunOptions)."""
-    return RunOptions(backends=parse_backends(args.backend), time_limit=args.time_limit,
+    return RunOptions(backends=parse_backends(args.backend or []), time_limit=args.time_limit,
                       seed=args.seed, placer=args.placer, router=args.router,
                       export_dir=args.export_models, depth_per_pmu=args.depth_per_pmu,
                       tile_pmus=args.tile_pmus, af_latency=args.af_latency,
-                      batch=args.batch, dims=parse_dims(args.dim),
+                      batch=args.batch, dims=parse_dims(args.dim or []),
                       cost_model=args.cost_model, cost_model_file=args.cost_model_file,
                       workers=args.workers, scheduler=args.scheduler,
                       policy_file=args.policy_file)
