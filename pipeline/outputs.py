@@ -40,17 +40,18 @@ __all__ = ["earlier_run", "prepare_out_dir", "prepare_export_dir", "write_text_a
            "save_figure", "stale_outputs", "remove_stale_outputs", "OUTPUT_NAME"]
 
 #: Every file name the mapper writes into ``--out``, and nothing else:
-#: mapping.json (model.mapping), report.md (pipeline.report), per RDU section the
+#: mapping.json (model.mapping), report.md (pipeline.report), report.html
+#: (pipeline.html_report), per RDU section the
 #: placement, nets and congestion pictures and the performance picture
-#: (pipeline.pictures), the Streaming Engine's tiles picture (pipeline.streaming),
+#: (pipeline.pictures), the Streaming Engine's tiles picture and the CGRA's PEs picture,
 #: and temporary files of a killed run: ours (``.<name>.rdamap-tmp*``) and those of
 #: earlier versions (``.mapping.json.<random>``, ``.report.md.tmp``, ``tiles.tmp.svg``).
 OUTPUT_NAME = re.compile(
-    r"mapping\.json|report\.md"
+    r"mapping\.json|report\.md|report\.html"
     r"|section\d+(_nets|_congestion)?\.(svg|png)"
-    r"|(tiles|performance)\.(svg|png)"
-    rf"|\.(mapping\.json|report\.md|section\d+(_nets|_congestion)?\.(svg|png)"
-    r"|(tiles|performance)\.(svg|png))"
+    r"|(tiles|pes|performance)\.(svg|png)"
+    rf"|\.(mapping\.json|report\.md|report\.html|section\d+(_nets|_congestion)?\.(svg|png)"
+    r"|(tiles|pes|performance)\.(svg|png))"
     rf"{re.escape(TEMP_MARK)}\w*"
     r"|\.mapping\.json\.\w{8}|\.report\.md\.tmp|tiles\.tmp\.(svg|png)")
 

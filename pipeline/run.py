@@ -31,6 +31,7 @@ from pipeline.options import (BACKEND_REASONS, DEFAULT_BACKENDS, RunOptions, par
                               parse_dims)
 from pipeline.headline import files_lines, headline_lines
 from pipeline.help_text import DESCRIPTION, epilog
+from pipeline.html_report import write_html
 from pipeline.outputs import earlier_run, prepare_export_dir, prepare_out_dir, remove_stale_outputs
 from pipeline.pictures import draw_cgra, draw_mapping, draw_streaming
 from pipeline.report import cgra_lines, render_report, streaming_lines, write_report
@@ -306,6 +307,7 @@ def _write_outputs(mapping: Mapping, spec, out: Path, args, seconds: float,
     write_mapping(mapping, out / "mapping.json")
     graph_attrs = graph.attrs if graph is not None else None
     extra: list[str] = []
+    fabric = None
     draw = mapping.status == "mapped" and not args.no_pictures
     pictures: list[str] | None = [] if draw else None
     if spec.kind == "rdu":
@@ -330,7 +332,9 @@ def _write_outputs(mapping: Mapping, spec, out: Path, args, seconds: float,
     write_report(render_report(mapping, pictures, summary, extra, seconds=seconds,
                                graph_attrs=graph_attrs),
                  out / "report.md")
-    return ["mapping.json", "report.md", *(pictures or [])]
+    files = ["mapping.json", "report.md", *(pictures or [])]
+    write_html(mapping, spec, out / "report.html", fabric, graph, files)
+    return ["report.html", *files]
 
 
 if __name__ == "__main__":
