@@ -24,6 +24,7 @@ several runs is a legitimate thing to keep.
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import os
@@ -37,7 +38,7 @@ from hardware import InputError
 from model.files import TEMP_MARK, write_bytes_atomic, write_text_atomic
 
 __all__ = ["earlier_run", "prepare_out_dir", "prepare_export_dir", "write_text_atomic", "write_bytes_atomic",
-           "save_figure", "stale_outputs", "remove_stale_outputs", "OUTPUT_NAME"]
+           "save_figure", "add_svg_titles", "stale_outputs", "remove_stale_outputs", "OUTPUT_NAME"]
 
 #: Every file name the mapper writes into ``--out``, and nothing else:
 #: mapping.json (model.mapping), report.md (pipeline.report), report.html
@@ -154,16 +155,41 @@ def _probe_writable(directory: Path, option: str) -> None:
                          "name a directory you may write to") from None
 
 
-def save_figure(figure, path: str | os.PathLike) -> None:
+def save_figure(figure, path: str | os.PathLike, tooltips: dict[str, str] | None = None) -> None:
     """Save a matplotlib figure to ``path`` atomically (format from the suffix).
 
     The picture is rendered in memory, then written like every other output
     (temporary file, fsync, rename), so a failure while drawing leaves the old
-    picture in place. The caller still owns (and closes) the figure.
+    picture in place. The caller still owns (and closes) the figure. In an SVG, each
+    artist whose gid is a key of ``tooltips`` gets its text as a ``<title>`` (what a
+    browser shows on hover: full names where a label had to be short).
     """
     buffer = io.BytesIO()
-    figure.savefig(buffer, format=Path(path).suffix.lstrip(".") or "svg")
-    write_bytes_atomic(path, buffer.getvalue())
+    fmt = Path(path).suffix.lstrip(".") or "svg"
+    figure.savefig(buffer, format=fmt)
+    data = buffer.getvalue()
+    if tooltips and fmt == "svg":
+        data = add_svg_titles(data, tooltips)
+    write_bytes_atomic(path, data)
+
+
+#: Characters XML 1.0 cannot hold even escaped.
+_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def add_svg_titles(svg: bytes, tooltips: dict[str, str]) -> bytes:
+    """``svg`` with a ``<title>`` first in every group whose id is a key of ``tooltips``.
+
+    >>> add_svg_titles(b'<g id="t0">\\n<path/>', {"t0": "a<b"})
+    b'<g id="t0"><title>a&lt;b</title>\\n<path/>'
+    """
+    def titled(match: re.Match) -> bytes:
+        text = tooltips.get(match.group(1).decode())
+        if text is None:
+            return match.group(0)
+        safe = html.escape(_NOT_XML.sub("?", text), quote=False)
+        return match.group(0) + f"<title>{safe}</title>".encode()
+    return re.sub(rb'<g id="([^"]+)">', titled, svg)
 
 
 def stale_outputs(out_dir: str | os.PathLike, written: Iterable[str | os.PathLike]) -> list[Path]:
