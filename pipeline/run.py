@@ -14,7 +14,6 @@ import signal
 import sys
 import threading
 import time
-from contextlib import nullcontext
 from pathlib import Path
 
 from formulations.placement import PLACERS
@@ -32,6 +31,7 @@ from pipeline.options import (BACKEND_REASONS, DEFAULT_BACKENDS, RunOptions, par
 from pipeline.headline import files_lines, headline_lines
 from pipeline.help_text import DESCRIPTION, epilog
 from pipeline.html_report import write_html
+from pipeline.progress import Console
 from pipeline.outputs import earlier_run, prepare_export_dir, prepare_out_dir, remove_stale_outputs
 from pipeline.pictures import draw_cgra, draw_mapping, draw_streaming
 from pipeline.report import cgra_lines, render_report, streaming_lines, write_report
@@ -139,25 +139,6 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
     noise.add_argument("--verbose", action="store_true", help="also log every router iteration")
 
 
-class _Console:
-    """Progress for people: a bar on a terminal, plain lines otherwise."""
-
-    def __init__(self, quiet: bool, verbose: bool):
-        self.quiet, self.verbose = quiet, verbose
-        self.tty = sys.stderr.isatty()
-
-    def say(self, line: str, detail: bool = False) -> None:
-        if self.quiet or (detail and not self.verbose):
-            return
-        print(line, file=sys.stderr, flush=True)
-
-    def bar(self, total: int):
-        if self.quiet or not self.tty:
-            return nullcontext(None)
-        from rich.progress import Progress
-        return Progress(transient=True)
-
-
 class RunInterrupted(BaseException):
     """SIGINT or SIGTERM arrived; the running solve has been stopped.
 
@@ -219,8 +200,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
-    """Load, map and write; the exit code."""
-    console = _Console(args.quiet, args.verbose)
+    """Load, map and write, never silent for long (:class:`Console`); the exit code."""
+    console = Console(args.quiet, args.verbose, budget=args.time_limit)
+    with console.watch():
+        return _run_watched(args, console)
+
+
+def _run_watched(args, console: Console) -> int:
     try:
         options = _options(args)
         spec = load_hardware(args.hardware)
@@ -229,6 +215,7 @@ def _run(args) -> int:
         out = prepare_out_dir(args.out)
         earlier = earlier_run(out)
         prepare_export_dir(args.export_models)
+        console.say(f"loading {args.graph}")
         graph = load_graph(args.graph, args.format, batch=options.batch, dims=options.dims)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -247,16 +234,17 @@ def _run(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     seconds = time.perf_counter() - started
+    console.say("writing mapping.json, the reports and the pictures")
     with deferred_signals():     # outputs are written whole: an interrupt waits for them
         written = _write_outputs(mapping, spec, out, args, seconds, deadline, graph)
         remove_stale_outputs(out, written)
     if code == EXIT_MAPPED:
         for line in headline_lines(mapping, graph.attrs, seconds, out, written):
-            console.say(line)
+            console.say(line, stamp=False)
     else:
         print(f"could not map {graph.name}: {mapping.diagnosis}", file=sys.stderr)
         for line in files_lines(out, written):
-            console.say(line)
+            console.say(line, stamp=False)
     return code
 
 
@@ -272,14 +260,12 @@ def _exit_now(code: int) -> None:
     os._exit(code)
 
 
-def _map(graph, spec, options: RunOptions, console: _Console) -> tuple[Mapping, int]:
+def _map(graph, spec, options: RunOptions, console: Console) -> tuple[Mapping, int]:
     """The mapping and the exit code (a failed mapping carries its diagnosis)."""
     try:
-        with console.bar(0) as bar:
-            task = bar.add_task("sections", total=None) if bar else None
-            mapping = map_graph(graph, spec, options,
-                                progress=lambda line: console.say(line, detail="iteration" in line),
-                                advance=(lambda: bar.advance(task)) if bar else None)
+        mapping = map_graph(graph, spec, options,
+                            progress=lambda line: console.say(line, detail="iteration" in line),
+                            advance=console.advance)
         return mapping, EXIT_MAPPED
     except MappingFailed as exc:
         return exc.mapping, EXIT_UNMAPPABLE
