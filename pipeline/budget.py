@@ -1,28 +1,31 @@
-"""One wall-clock budget for the whole run, planned across levels and sections.
+"""One budget for the whole run: planned work across levels and sections, one deadline.
 
-``--time-limit`` is the run's budget. :class:`Budget` plans each solve's share
-of it *deterministically*: the section cut gets :data:`CUT_SHARE` of the
+``--work`` is the run's planned work (default: :data:`MAPPING_SHARE` of
+``--time-limit``), ``--time-limit`` its deadline, counted from the process start
+(:func:`process_started`: the interpreter's start, the imports and the loading count).
+:class:`Budget` plans each solve's share of the work *deterministically*: the section cut gets :data:`CUT_SHARE` of the
 planned time, each section's balancing :data:`BUFFER_SHARE` of its part, and
 each section's placement and routing the rest of its part, in proportion to its
 nodes; a share is taken from what is still unplanned, so a feedback round that
 re-cuts sections re-plans by itself. The planned seconds are what the searches
 turn into deterministic work (CP-SAT's deterministic time, move and round
-counts), so the same seed gives the same mapping whatever the machine's load.
-The wall clock is only the outer cap: every solve also gets the run's
-deadline, and a run that reaches it says so in the report (its answer is then
-checked and legal, but no longer promised to repeat).
+counts), so the same seed and work give the same mapping whatever the machine's
+load. The wall clock cuts in at one place only, the run's deadline: every solve
+gets it as its cap, and a run that reaches it says so in the report (its answer
+is then checked and legal, but no longer promised to repeat).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 from formulations.solver import SolveSettings
 
-__all__ = ["Budget", "CUT_SHARE", "BUFFER_SHARE", "ROUTING_SHARE", "MIN_SOLVE_SECONDS",
+__all__ = ["Budget", "process_started", "CUT_SHARE", "BUFFER_SHARE", "ROUTING_SHARE", "MIN_SOLVE_SECONDS",
            "MAPPING_SHARE", "OVERRUN_SHARE", "FINISH_SHARE", "placement_cap"]
 
 #: Share of the planned time for the section cut (it stops early at a proven optimum).
@@ -44,6 +47,26 @@ OVERRUN_SHARE = 0.05
 FINISH_SHARE = 0.03
 
 
+def process_started() -> float:
+    """The ``time.monotonic()`` reading when this process started: its start time in
+    ``/proc/self/stat`` against the boot clock (Linux, 10 ms ticks); elsewhere when this
+    module was first imported.
+
+    >>> 0 <= time.monotonic() - process_started() < 3600
+    True
+    """
+    try:
+        with open("/proc/self/stat", "rb") as stat:      # the name may hold spaces: after ')'
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return _IMPORTED
+    return time.monotonic() - max(0.0, age)
+
+
+_IMPORTED = time.monotonic()
+
+
 def placement_cap(nodes: int) -> float:
     """Seconds a section's placement model ever needs: ``1 + 0.05 * nodes``.
 
@@ -58,7 +81,7 @@ def placement_cap(nodes: int) -> float:
 
 @dataclass
 class Budget:
-    """The run's deadline and the planned share of each solve.
+    """The run's planned work (``total`` seconds), its deadline and each solve's share.
 
     Examples
     --------
@@ -73,38 +96,51 @@ class Budget:
     clock: Callable[[], float] = time.monotonic
     grace: float = 0.0          # seconds past the deadline before :meth:`overdue`
     slack: float = 0.0          # then seconds the last sections may take (:meth:`can_finish`)
-    started: float = field(init=False)
+    wall: float | None = None   # seconds from ``started`` to the deadline (None: ``total``)
+    started: float | None = None    # the ``clock`` reading when the run began (None: now)
     unplanned: float = field(init=False)
 
     def __post_init__(self):
         if not (math.isfinite(self.total) and self.total > 0):
             raise ValueError(f"a budget must be a finite number of seconds > 0, not {self.total}")
-        self.started = self.clock()
+        self.started = self.clock() if self.started is None else self.started
+        self.wall = self.total if self.wall is None else self.wall
         self.unplanned = self.total
 
     @classmethod
-    def of_run(cls, time_limit: float) -> "Budget":
-        """The mapping passes' budget within a run of ``time_limit`` seconds: the
-        deadline at :data:`MAPPING_SHARE` of it, overdue :data:`OVERRUN_SHARE` past it.
+    def of_run(cls, time_limit: float, work: float | None = None,
+               started: float | None = None) -> "Budget":
+        """The mapping passes' budget within a run of ``time_limit`` seconds from
+        ``started`` (None: now): ``work`` planned seconds (None: :data:`MAPPING_SHARE` of
+        the time limit), the deadline at that share of it, overdue :data:`OVERRUN_SHARE`
+        past it.
 
         >>> b = Budget.of_run(60.0)
-        >>> b.total, round(b.grace, 6), round(b.slack, 6)
-        (54.0, 9.0, 1.8)
+        >>> b.total, b.wall, round(b.grace, 6), round(b.slack, 6)
+        (54.0, 54.0, 9.0, 1.8)
+        >>> Budget.of_run(60.0, work=10.0).total
+        10.0
         """
-        return cls(time_limit * MAPPING_SHARE,
+        wall = time_limit * MAPPING_SHARE
+        return cls(wall if work is None else work,
                    grace=time_limit * (1 + OVERRUN_SHARE - MAPPING_SHARE),
-                   slack=time_limit * FINISH_SHARE)
+                   slack=time_limit * FINISH_SHARE, wall=wall, started=started)
+
+    @classmethod
+    def of_options(cls, options) -> "Budget":
+        """:meth:`of_run` of a run's options (``time_limit``, ``work``, ``started``)."""
+        return cls.of_run(options.time_limit, options.work, options.started)
 
     @property
     def deadline(self) -> float:
-        return self.started + self.total
+        return self.started + self.wall
 
     def left(self) -> float:
         """Wall-clock seconds until the deadline (never below 0)."""
         return max(0.0, self.deadline - self.clock())
 
     def used(self) -> float:
-        """Wall-clock seconds since the run started."""
+        """Wall-clock seconds since the run started (the process, on the command line)."""
         return self.clock() - self.started
 
     def expired(self) -> bool:

@@ -22,11 +22,14 @@ QUIET_SECONDS = 5.0
 class Console:
     """Lines to stderr: ``quiet`` prints none, ``verbose`` also the detail lines."""
 
-    def __init__(self, quiet: bool, verbose: bool, budget: float | None = None):
+    def __init__(self, quiet: bool, verbose: bool, budget: float | None = None,
+                 started: float | None = None):
+        """``budget``: the run's seconds; ``started``: when its clock began
+        (``time.monotonic()``, default now)."""
         self.quiet, self.verbose, self.budget = quiet, verbose, budget
         self.tty = sys.stderr.isatty()
-        self.started = time.perf_counter()
-        self._last_line, self._last_time = "starting", time.perf_counter()
+        self.started = time.monotonic() if started is None else started
+        self._last_line, self._last_time = "starting", time.monotonic()
         self._last_printed = self._last_time
         self._lock = threading.Lock()
         self._live = None          # the rich Progress on a terminal, while watching
@@ -34,7 +37,7 @@ class Console:
         self._done = 0
 
     def elapsed(self) -> float:
-        return time.perf_counter() - self.started
+        return time.monotonic() - self.started
 
     def say(self, line: str, detail: bool = False, stamp: bool = True) -> None:
         """Print ``line`` (after the elapsed seconds unless ``stamp`` is off: the closing
@@ -43,7 +46,7 @@ class Console:
             return
         with self._lock:
             self._last_line = line
-            self._last_time = self._last_printed = time.perf_counter()
+            self._last_time = self._last_printed = time.monotonic()
             self._print(f"[{self.elapsed():6.1f} s] {line}" if stamp else line)
             if self._live is not None:
                 self._live.update(self._task, description=_short(line))
@@ -95,7 +98,7 @@ class Console:
         """Say what is still running whenever the run has been silent for QUIET_SECONDS."""
         while not stop.wait(0.5):
             with self._lock:
-                now = time.perf_counter()
+                now = time.monotonic()
                 if now - self._last_printed < QUIET_SECONDS:
                     continue
                 self._last_printed = now

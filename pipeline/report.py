@@ -148,8 +148,8 @@ def _metrics(mapping: Mapping, seconds: float | None) -> list[str]:
         shown = _bytes(value) if key in _BYTE_METRICS else _yes_no(value)
         lines.append(_row(label, shown, unit_of(key) or "-", meaning_of(key) or "-"))
     if seconds is not None:
-        lines.append(f"| wall time of the whole run | {seconds:.2f} | s | the mapping from its "
-                     "start to its checked answer, as the command line prints it |")
+        lines.append(f"| wall time of the whole run | {seconds:.2f} | s | from the process start "
+                     "to this report: loading, mapping and pictures |")
     return lines
 
 

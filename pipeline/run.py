@@ -22,6 +22,7 @@ from formulations.solver import deferred_signals, watch_signals
 from hardware import DEFAULT_PRESET, InputError, build_fabric, load_hardware, preset_names
 from model.importers import FORMATS, load_graph
 from model.mapping import Mapping, write_mapping
+from pipeline.budget import process_started
 from pipeline.cost_model import COST_MODELS
 from pipeline.cluster import default_workers, kill_local_workers, quiet_dask_logs, warm_up
 from pipeline.feedback import CheckerRejected, MappingFailed
@@ -59,8 +60,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="output folder; an earlier run's files there are replaced "
                              "(default: out)")
     parser.add_argument("--time-limit", type=float, default=RunOptions.time_limit,
-                        metavar="S", help="seconds for the whole run, wall clock, pictures "
-                        f"included (default: {RunOptions.time_limit:g})")
+                        metavar="S", help="seconds for the whole run on the wall clock, from the "
+                        "process start to the last file written, pictures included (default: "
+                        f"{RunOptions.time_limit:g})")
+    parser.add_argument("--work", type=float, default=None, metavar="S",
+                        help="planned seconds of search, counted as solver work and not on the "
+                             "clock (default: 90%% of --time-limit): the same seed and work give "
+                             "the same mapping.json on any machine that does the work before "
+                             "--time-limit; on a slow or busy machine give less work than time")
     parser.add_argument("--seed", type=int, default=0,
                         help="random seed of every search; the same seed gives the same "
                              "mapping (default: 0)")
@@ -194,21 +201,23 @@ def main(argv: list[str] | None = None) -> int:
     ending = _Ending(cli=argv is None)
     try:
         with watch_signals(ending.interrupt):
-            return _run(args)
+            # the command line's clock starts with the process (imports and loading count)
+            return _run(args, process_started() if argv is None else time.monotonic())
     except RunInterrupted as exc:
         return ending.interrupted(exc.signum)
 
 
-def _run(args) -> int:
-    """Load, map and write, never silent for long (:class:`Console`); the exit code."""
-    console = Console(args.quiet, args.verbose, budget=args.time_limit)
+def _run(args, started: float) -> int:
+    """Load, map and write, the run's clock started at ``started`` (``time.monotonic()``),
+    never silent for long (:class:`Console`); the exit code."""
+    console = Console(args.quiet, args.verbose, budget=args.time_limit, started=started)
     with console.watch():
-        return _run_watched(args, console)
+        return _run_watched(args, started, console)
 
 
-def _run_watched(args, console: Console) -> int:
+def _run_watched(args, started: float, console: Console) -> int:
     try:
-        options = _options(args)
+        options = _options(args, started)
         spec = load_hardware(args.hardware)
         if may_use_workers(options, spec):
             warm_up()          # the workers' imports run while the graph loads
@@ -226,17 +235,16 @@ def _run_watched(args, console: Console) -> int:
                 f"on {spec.name}, budget {options.time_limit:g} s")
     if earlier:
         console.say(f"note: {out}/ holds {earlier}; its files are replaced when this run ends")
-    started = time.perf_counter()
-    deadline = time.monotonic() + options.time_limit    # the whole run's, pictures included
+    deadline = options.started + options.time_limit    # the whole run's, pictures included
     try:
         mapping, code = _map(graph, spec, options, console)
     except InputError as exc:        # e.g. a --scheduler that cannot be reached
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    seconds = time.perf_counter() - started
+    seconds = time.monotonic() - options.started
     console.say("writing mapping.json, the reports and the pictures")
     with deferred_signals():     # outputs are written whole: an interrupt waits for them
-        written = _write_outputs(mapping, spec, out, args, seconds, deadline, graph)
+        written = _write_outputs(mapping, spec, out, args, options.started, deadline, graph)
         remove_stale_outputs(out, written)
     if code == EXIT_MAPPED:
         for line in headline_lines(mapping, graph.attrs, seconds, out, written):
@@ -274,10 +282,12 @@ def _map(graph, spec, options: RunOptions, console: Console) -> tuple[Mapping, i
                        diagnosis=f"internal error: {exc} (a bug: please report it)"), EXIT_INTERNAL
 
 
-def _options(args) -> RunOptions:
-    """The run's options from the command line (validated by RunOptions)."""
+def _options(args, started: float) -> RunOptions:
+    """The run's options from the command line (validated by RunOptions); the run's clock
+    started at ``started`` (``time.monotonic()``)."""
     return RunOptions(backends=parse_backends(args.backend or []), time_limit=args.time_limit,
-                      seed=args.seed, placer=args.placer, router=args.router,
+                      work=args.work, started=started, seed=args.seed, placer=args.placer,
+                      router=args.router,
                       export_dir=args.export_models, depth_per_pmu=args.depth_per_pmu,
                       tile_pmus=args.tile_pmus, af_latency=args.af_latency,
                       batch=args.batch, dims=parse_dims(args.dim or []),
@@ -286,10 +296,11 @@ def _options(args) -> RunOptions:
                       policy_file=args.policy_file)
 
 
-def _write_outputs(mapping: Mapping, spec, out: Path, args, seconds: float,
+def _write_outputs(mapping: Mapping, spec, out: Path, args, started: float,
                    deadline: float, graph=None) -> list[str]:
-    """Write mapping.json, the report and the pictures (RDU sections while the run's
-    ``deadline`` lasts); returns the names written."""
+    """Write mapping.json, the pictures (RDU sections while the run's ``deadline`` lasts),
+    report.md, whose wall time is the process's (from ``started``), and report.html;
+    returns the names written."""
     write_mapping(mapping, out / "mapping.json")
     graph_attrs = graph.attrs if graph is not None else None
     extra: list[str] = []
@@ -315,6 +326,7 @@ def _write_outputs(mapping: Mapping, spec, out: Path, args, seconds: float,
                 name = f"pes.{args.picture_format}"
                 draw_cgra(mapping, spec, out / name)
                 pictures = [name]
+    seconds = time.monotonic() - started
     write_report(render_report(mapping, pictures, summary, extra, seconds=seconds,
                                graph_attrs=graph_attrs),
                  out / "report.md")

@@ -726,10 +726,13 @@ def section_inputs(graph: Graph, mapping: Mapping | dict) -> list[SectionInputs]
         if r.get("section") is not None:
             by_section[r["section"]].append(r)
     dram = _dram_bytes(graph, data)
+    sites: dict[int, dict[str, str]] = defaultdict(dict)
+    for v, p in data["placement"].items():
+        sites[p["section"]][v] = p["site"]
     out = []
     for s in data["sections"]:
         sid = s["id"]
-        placement = {v: p["site"] for v, p in data["placement"].items() if p["section"] == sid}
+        placement = sites[sid]
         sub, routes, depths = _rebuild(graph, s["nodes"], placement, by_section[sid],
                                        depth_rows, f"{graph.name}/section{sid}")
         state = sum(float(graph.node(v).attrs.get("state_bytes") or 0) for v in s["nodes"])

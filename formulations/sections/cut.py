@@ -93,8 +93,7 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
         If one node alone exceeds a section's capacity.
     """
     scales = dict(scales or {})
-    # planned seconds spent as solver work; the wall clock (twice the plan, never past the
-    # run's deadline) is only the outer cap
+    # planned seconds spent as solver work; the wall clock is only the outer cap
     budget = WorkBudget(settings.time_limit,
                         time.monotonic() + wall_cap(settings.time_limit, settings.deadline))
     buffers = {key: p for key, p in (buffers or {}).items() if p > 0}
