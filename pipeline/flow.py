@@ -64,7 +64,7 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
     started = time.perf_counter()
     state = CompileState(estimate_units(graph, spec, options.tile_pmus), spec, fabric, options,
                          say, cap=Capacity.of_fabric(fabric),
-                         budget=Budget.of_options(options),
+                         budget=Budget.of_options(options, len(graph.nodes)),
                          advance=advance or (lambda: None),
                          workers=Workers(options.workers, options.scheduler))
     levels = levels if levels is not None else default_levels(balance_section)
@@ -88,7 +88,9 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
     final = [stage for w in state.work for stage in w.outcome.stages]
     mapping.metrics = _metrics(graph, fabric, mapping, final, total,
                                time.perf_counter() - started)
-    mapping.metrics |= {"feedback_rounds": len(state.trace), "sections_reused": state.reused}
+    twins = sum(1 for w in state.work if any("twin_of" in s for s in w.outcome.stages))
+    mapping.metrics |= {"feedback_rounds": len(state.trace), "sections_reused": state.reused,
+                        "twin_sections": twins}
     _record_performance(mapping, graph, spec)
     return mapping
 

@@ -173,10 +173,12 @@ def _pictures_note(mapping: Mapping, pictures: list[str]) -> list[str]:
 def _run(run: dict) -> list[str]:
     """How the run was asked for, and whether its answer is promised to repeat."""
     backends = ", ".join(f"{d} `{b}`" for d, b in run.get("backends", {}).items())
-    repeat = ("the same seed gives the same mapping" if not run.get("cut_short") else
-              f"the wall clock cut {run['cut_short']} search(es) short, so the same seed is "
-              "not promised to give the same mapping (a larger --time-limit restores it)")
-    return ["", f"Run: seed {run.get('seed')}, budget {run.get('time_limit')} s, placer "
+    repeat = ("the same seed and work give the same mapping" if not run.get("cut_short") else
+              f"the run's deadline cut {run['cut_short']} search(es) short, so the same seed is "
+              "not promised to give the same mapping (less --work than --time-limit restores "
+              "it: docs/budget.md)")
+    work = "" if run.get("work") is None else f", work {run['work']} s"
+    return ["", f"Run: seed {run.get('seed')}, budget {run.get('time_limit')} s{work}, placer "
                 f"`{run.get('placer')}`, router `{run.get('router')}`, cost model "
                 f"`{run.get('cost_model', 'wirelength')}`; backends: {backends}; "
                 f"{repeat}."]

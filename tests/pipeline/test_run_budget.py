@@ -150,9 +150,10 @@ def _without_timing(data):
 
 def test_a_budget_far_too_small_still_maps_by_the_fast_path():
     """A budget far too small still ends with a checked mapping: greedy placement and
-    PathFinder routing, each stage saying why."""
+    PathFinder routing, each stage saying why. (0.3 s: each section is planned less than
+    FAST_PATH_SECONDS; at 0.01 s the cut alone outlasted the whole run on a loaded machine.)"""
     graph = load_graph(str(ROOT / "examples" / "fig9.json"))
-    mapping = map_graph(graph, load_hardware("plasticine"), RunOptions(time_limit=0.01))
+    mapping = map_graph(graph, load_hardware("plasticine"), RunOptions(time_limit=0.3))
     assert mapping.status == "mapped"
     placements = [s for s in mapping.stages if s["stage"] == "placement"]
     assert placements and all("greedy placement and PathFinder routing" in s["note"]
