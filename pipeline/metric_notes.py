@@ -37,7 +37,7 @@ METRICS = MappingProxyType({
     "sections": (_COUNT, "configurations the chip runs one after another (a section fits the "
                          "chip at once)"),
     "wirelength": ("links", "on-chip links used, a net counted once per link, over every section"),
-    "max_link_load": ("nets/channel", "the fullest link's nets over its channels (<= 1 fits)"),
+    "max_link_load": ("nets/channel", "the fullest link's nets over its channels (at most 1 fits)"),
     "weighted_distance": ("objective", "sum of the placement models' objectives (smaller: "
                                        "shorter nets)"),
     "routing_iterations": (_COUNT, "negotiated-congestion rounds of the slowest routing"),
@@ -46,6 +46,8 @@ METRICS = MappingProxyType({
     "units_used": (_COUNT, "compute and memory units placed, over every section"),
     "sites": (_COUNT, "unit sites of the chip"),
     "sections_reused": (_COUNT, "sections kept from an earlier round of the feedback loop"),
+    "twin_sections": (_COUNT, "sections of the same shape as an earlier one: they reuse its "
+                              "placement and routes, renamed and checked again"),
     "throughput": ("samples/s", "simulated steady-state rate of the whole graph, sections run "
                                 "one after another on batches"),
     "samples_per_cycle": ("samples/cycle", "the same rate per clock cycle"),
