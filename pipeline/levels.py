@@ -693,8 +693,8 @@ class PlaceRouteLevel:
         def landed(k: int, result: SectionResult) -> None:
             w = todo[k][0]
             if result.check is not None:
-                state.say(f"section {w.section.id + 1}/{len(state.work)} placed, routed and "
-                          f"checked: wirelength {result.check.wirelength}; budget used "
+                state.say(f"section {w.section.id} (of 0-{len(state.work) - 1}) placed, routed "
+                          f"and checked: wirelength {result.check.wirelength}; budget used "
                           f"{state.budget.used():.1f} of {state.budget.total:g} s")
             state.advance()
         def here(function: Callable, tasks: list[tuple], done: Callable) -> list:
