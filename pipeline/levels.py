@@ -694,8 +694,9 @@ class PlaceRouteLevel:
             w = todo[k][0]
             if result.check is not None:
                 state.say(f"section {w.section.id} (of 0-{len(state.work) - 1}) placed, routed "
-                          f"and checked: wirelength {result.check.wirelength}; budget used "
-                          f"{state.budget.used():.1f} of {state.budget.total:g} s")
+                          f"and checked: wirelength {result.check.wirelength}; "
+                          f"{state.budget.used():.1f} s of the mapping's "
+                          f"{state.budget.wall:.1f} s")
             state.advance()
         def here(function: Callable, tasks: list[tuple], done: Callable) -> list:
             results = []                     # with the router's progress lines
