@@ -362,9 +362,9 @@ def solve_planned(model, backend: str, seconds: float, budget: WorkBudget | None
     native = work_options(backend, limit) | dict(options or {})
     result = solve(arrays, backend=backend, time_limit=cap, seed=seed, mip_gap=mip_gap,
                    options=native)
-    if budget is not None:
-        used = work_of(result)
-        budget.spend(seconds if used is None else min(seconds, overhead + used))
+    if budget is not None:         # the overhead in full: a large model costs it however
+        used = work_of(result)     # little its search is planned
+        budget.spend(overhead + (limit if used is None else min(limit, used)))
         if was_cut_short(result):
             budget.mark_cut()
     return result
