@@ -44,6 +44,7 @@ SUITE_MODULES = (
     "benchmarks.suites.cost_model",
     "benchmarks.suites.parallel",
     "benchmarks.suites.first_cut",
+    "benchmarks.suites.trust",
     "benchmarks.suites.cgra",
     "benchmarks.suites.rl",
 )

@@ -1,32 +1,42 @@
-"""One wall-clock budget for the whole run, planned across levels and sections.
+"""One budget for the whole run: planned work across levels and sections, one deadline.
 
-``--time-limit`` is the run's budget. :class:`Budget` plans each solve's share
-of it *deterministically*: the section cut gets :data:`CUT_SHARE` of the
-planned time, each section's balancing :data:`BUFFER_SHARE` of its part, and
+``--work`` is the run's planned work (default: :data:`MAPPING_SHARE` of
+``--time-limit``), ``--time-limit`` its deadline, counted from the process start
+(:func:`process_started`: the interpreter's start, the imports and the loading count).
+:class:`Budget` plans each solve's share of the work *deterministically*: the
+section cut gets :data:`CUT_SHARE` of the planned time, each section's balancing :data:`BUFFER_SHARE` of its part, and
 each section's placement and routing the rest of its part, in proportion to its
 nodes; a share is taken from what is still unplanned, so a feedback round that
 re-cuts sections re-plans by itself. The planned seconds are what the searches
 turn into deterministic work (CP-SAT's deterministic time, move and round
-counts), so the same seed gives the same mapping whatever the machine's load.
-The wall clock is only the outer cap: every solve also gets the run's
-deadline, and a run that reaches it says so in the report (its answer is then
-checked and legal, but no longer promised to repeat).
+counts), so the same seed and work give the same mapping whatever the machine's
+load. The wall clock cuts in at one place only, the run's deadline: every solve
+gets it as its cap, and a run that reaches it says so in the report (its answer
+is then checked and legal, but no longer promised to repeat).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 from formulations.solver import SolveSettings
 
-__all__ = ["Budget", "CUT_SHARE", "BUFFER_SHARE", "ROUTING_SHARE", "MIN_SOLVE_SECONDS",
-           "MAPPING_SHARE", "OVERRUN_SHARE", "FINISH_SHARE", "placement_cap"]
+__all__ = ["Budget", "process_started", "CUT_SHARE", "CUT_WALL_SHARE", "BUFFER_SHARE", "ROUTING_SHARE",
+           "MIN_SOLVE_SECONDS", "AFTER_SECONDS_PER_NODE", "MAPPING_SHARE", "OVERRUN_SHARE", "LIMIT_SHARE", "START_SECONDS", "OUTPUT_SECONDS",
+           "placement_cap"]
 
 #: Share of the planned time for the section cut (it stops early at a proven optimum).
 CUT_SHARE = 0.25
+#: How far towards the mapping's deadline the section cut (its probes included) may go on
+#: the wall clock: twice its share of the work. Only a machine more than twice as slow as
+#: the plan reaches it (then the cut stops, counted as cut short), and the sections still
+#: get the rest: bert_L-12 training at 20 s on a loaded 2-core machine spent 17 of its 17.4
+#: s in a cut planned 4.4 s, and no section was placed in time.
+CUT_WALL_SHARE = 2 * CUT_SHARE
 #: Share of a section's planned time for stage-buffer balancing.
 BUFFER_SHARE = 0.15
 #: Share of a section's place-and-route time for routing (placement gets the rest).
@@ -36,12 +46,42 @@ MIN_SOLVE_SECONDS = 0.05
 #: Share of ``--time-limit`` the mapping passes get; the rest is kept for writing the
 #: outputs and drawing pictures (about 0.3 s per section), so the whole run ends in time.
 MAPPING_SHARE = 0.9
+#: Seconds kept after the mapping passes per node of the graph, on top of the time limit's
+#: last 10 %: the checks of twin sections, the performance estimate and mapping.json of a
+#: 50,000-node chain took 7.5 s, 12.7 s and 1.9 s on this project's 2-core machine at load
+#: 5 (about 2.5 times its idle time).
+AFTER_SECONDS_PER_NODE = 3e-4
 #: How far past ``--time-limit`` the mapping passes may go finishing sections by the fast
 #: path before the run stops (a run ends within its time limit + 10 %, outputs included).
 OVERRUN_SHARE = 0.05
-#: Then, what the last sections may still take when the measured time of the others says
-#: they fit: a run is not failed for a section of a tenth of a second.
-FINISH_SHARE = 0.03
+#: The promise: a run ends within ``(1 + LIMIT_SHARE) x --time-limit + START_SECONDS``
+#: (the last seconds for the interpreter's start and exit); sections not begun by the overdue
+#: point are still mapped by the fast path when it ends :data:`OUTPUT_SECONDS` (the report,
+#: and pictures only in what is left) before that: a run is not failed for a few sections of
+#: a tenth of a second each.
+LIMIT_SHARE = 0.10
+START_SECONDS = 2.0
+OUTPUT_SECONDS = 1.0
+
+
+def process_started() -> float:
+    """The ``time.monotonic()`` reading when this process started: its start time in
+    ``/proc/self/stat`` against the boot clock (Linux, 10 ms ticks); elsewhere when this
+    module was first imported.
+
+    >>> 0 <= time.monotonic() - process_started() < 3600
+    True
+    """
+    try:
+        with open("/proc/self/stat", "rb") as stat:      # the name may hold spaces: after ')'
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return _IMPORTED
+    return time.monotonic() - max(0.0, age)
+
+
+_IMPORTED = time.monotonic()
 
 
 def placement_cap(nodes: int) -> float:
@@ -58,7 +98,7 @@ def placement_cap(nodes: int) -> float:
 
 @dataclass
 class Budget:
-    """The run's deadline and the planned share of each solve.
+    """The run's planned work (``total`` seconds), its deadline and each solve's share.
 
     Examples
     --------
@@ -73,38 +113,57 @@ class Budget:
     clock: Callable[[], float] = time.monotonic
     grace: float = 0.0          # seconds past the deadline before :meth:`overdue`
     slack: float = 0.0          # then seconds the last sections may take (:meth:`can_finish`)
-    started: float = field(init=False)
+    wall: float | None = None   # seconds from ``started`` to the deadline (None: ``total``)
+    started: float | None = None    # the ``clock`` reading when the run began (None: now)
     unplanned: float = field(init=False)
 
     def __post_init__(self):
         if not (math.isfinite(self.total) and self.total > 0):
             raise ValueError(f"a budget must be a finite number of seconds > 0, not {self.total}")
-        self.started = self.clock()
+        self.started = self.clock() if self.started is None else self.started
+        self.wall = self.total if self.wall is None else self.wall
         self.unplanned = self.total
 
     @classmethod
-    def of_run(cls, time_limit: float) -> "Budget":
-        """The mapping passes' budget within a run of ``time_limit`` seconds: the
-        deadline at :data:`MAPPING_SHARE` of it, overdue :data:`OVERRUN_SHARE` past it.
+    def of_run(cls, time_limit: float, work: float | None = None,
+               started: float | None = None, nodes: int = 0) -> "Budget":
+        """The mapping passes' budget within a run of ``time_limit`` seconds from
+        ``started`` (None: now) on a graph of ``nodes``, each point less
+        :data:`AFTER_SECONDS_PER_NODE` per node (the estimate and mapping.json after them):
+        the deadline at :data:`MAPPING_SHARE` of the time limit (never before half of it),
+        overdue at ``1 +`` :data:`OVERRUN_SHARE` of it, the fast path finishing up to
+        :data:`OUTPUT_SECONDS` before the promised end (:data:`LIMIT_SHARE`,
+        :data:`START_SECONDS`); ``work`` planned seconds (None: up to the deadline).
 
         >>> b = Budget.of_run(60.0)
-        >>> b.total, round(b.grace, 6), round(b.slack, 6)
-        (54.0, 9.0, 1.8)
+        >>> b.total, b.wall, round(b.grace, 6), round(b.slack, 6)
+        (54.0, 54.0, 9.0, 4.0)
+        >>> Budget.of_run(60.0, work=10.0).total, Budget.of_run(60.0, nodes=50_000).wall
+        (10.0, 39.0)
         """
-        return cls(time_limit * MAPPING_SHARE,
-                   grace=time_limit * (1 + OVERRUN_SHARE - MAPPING_SHARE),
-                   slack=time_limit * FINISH_SHARE)
+        after = AFTER_SECONDS_PER_NODE * nodes
+        wall = max(time_limit * MAPPING_SHARE - after, time_limit / 2)
+        overdue = max(wall, time_limit * (1 + OVERRUN_SHARE) - after)
+        finish = max(overdue, time_limit * (1 + LIMIT_SHARE) + START_SECONDS - after
+                     - OUTPUT_SECONDS)
+        return cls(wall if work is None else work, grace=overdue - wall, slack=finish - overdue,
+                   wall=wall, started=started)
+
+    @classmethod
+    def of_options(cls, options, nodes: int = 0) -> "Budget":
+        """:meth:`of_run` of a run's options (``time_limit``, ``work``, ``started``)."""
+        return cls.of_run(options.time_limit, options.work, options.started, nodes)
 
     @property
     def deadline(self) -> float:
-        return self.started + self.total
+        return self.started + self.wall
 
     def left(self) -> float:
         """Wall-clock seconds until the deadline (never below 0)."""
         return max(0.0, self.deadline - self.clock())
 
     def used(self) -> float:
-        """Wall-clock seconds since the run started."""
+        """Wall-clock seconds since the run started (the process, on the command line)."""
         return self.clock() - self.started
 
     def expired(self) -> bool:
@@ -144,8 +203,10 @@ class Budget:
         route = min(max(1.0, place / 2), max(share - place, MIN_SOLVE_SECONDS))
         return self._take(place), self._take(route)
 
-    def settings(self, options, decision: str, seconds: float) -> SolveSettings:
-        """``decision``'s solve settings: ``seconds`` planned, the run's deadline as the cap."""
+    def settings(self, options, decision: str, seconds: float, until: float = 1.0
+                 ) -> SolveSettings:
+        """``decision``'s solve settings: ``seconds`` planned, the cap ``until`` x the way
+        to the run's deadline (1: the deadline itself)."""
         return SolveSettings(backend=options.backend_for(decision), time_limit=seconds,
                              seed=options.seed, export_dir=options.export_dir,
-                             deadline=self.deadline)
+                             deadline=self.started + until * self.wall)

@@ -195,7 +195,9 @@ def map_cgra(graph: Graph, spec: CgraSpec, options: RunOptions | None = None,
     started = time.perf_counter()
     mapping = Mapping(graph=graph.name, hardware=spec.name)
     placer = "model" if options.placer not in PLACERS else options.placer
-    settings = Budget(options.time_limit).settings(options, "streaming", options.time_limit)
+    budget = Budget(options.work or options.time_limit, wall=options.time_limit,
+                    started=options.started)
+    settings = budget.settings(options, "streaming", budget.total)
     state = CgraState(graph, spec, settings, placer, progress or (lambda line: None), started)
     mapping.order = graph.node_ids
     try:

@@ -109,6 +109,12 @@ class Level(Protocol):
         """Adjust decisions for ``data``; return what changed, or None if no progress."""
 
 
+#: What each level does, for the progress lines (a level's name alone is a word of the code).
+LEVEL_WORDS = {"cut": "dividing the graph into parts that fit the hardware", "buffers": "balancing stage buffers",
+               "place-route": "placing, routing and checking every section",
+               "schedule": "modulo scheduling (II sweep)", "check": "simulating the schedule"}
+
+
 def run_levels(state, levels: list[Level], max_iterations: int) -> None:
     """Run ``levels`` until all succeed, re-entering at the level that fixes each error.
 
@@ -121,10 +127,12 @@ def run_levels(state, levels: list[Level], max_iterations: int) -> None:
         or ``max_iterations`` is reached.
     """
     by_name = {level.name: k for k, level in enumerate(levels)}
+    say = getattr(state, "say", None) or (lambda line: None)
     start = 0
     for iteration in range(1, max_iterations + 1):
         try:
             for level in levels[start:]:
+                say(f"level {level.name}: {LEVEL_WORDS.get(level.name, 'running')}")
                 level.run(state)
             return
         except MappingError as error:
@@ -138,6 +146,9 @@ def run_levels(state, levels: list[Level], max_iterations: int) -> None:
                 raise Unresolvable(data, "no level can fix this error") from None
             change = levels[by_name[target]].fix(state, data)
             entry["change"] = change
+            say(f"feedback round {iteration}: level {data.level} failed ({data.code.value}: "
+                f"{data.message}); the {target} level "
+                + (f"changes: {change}" if change else "can make no more progress"))
             if change is None:
                 raise Unresolvable(data, f"the {target} level can make no more progress") from None
             start = by_name[target]

@@ -64,7 +64,7 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
     started = time.perf_counter()
     state = CompileState(estimate_units(graph, spec, options.tile_pmus), spec, fabric, options,
                          say, cap=Capacity.of_fabric(fabric),
-                         budget=Budget.of_run(options.time_limit),
+                         budget=Budget.of_options(options, len(graph.nodes)),
                          advance=advance or (lambda: None),
                          workers=Workers(options.workers, options.scheduler))
     levels = levels if levels is not None else default_levels(balance_section)
@@ -88,27 +88,18 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
     final = [stage for w in state.work for stage in w.outcome.stages]
     mapping.metrics = _metrics(graph, fabric, mapping, final, total,
                                time.perf_counter() - started)
-    mapping.metrics |= {"feedback_rounds": len(state.trace), "sections_reused": state.reused}
-    _record_performance(mapping, graph, spec, state.budget, say)
+    twins = sum(1 for w in state.work if any("twin_of" in s for s in w.outcome.stages))
+    mapping.metrics |= {"feedback_rounds": len(state.trace), "sections_reused": state.reused,
+                        "twin_sections": twins}
+    _record_performance(mapping, graph, spec)
     return mapping
 
 
-#: Seconds the performance estimate takes per placed unit (measured: bert_L-12 training on
-#: plasticine, 2,565 units in 1.1 s); a run with less time left skips it.
-PERF_SECONDS_PER_UNIT = 0.0005
-
-
-def _record_performance(mapping: Mapping, graph: Graph, spec, budget: Budget,
-                        say: Progress) -> None:
+def _record_performance(mapping: Mapping, graph: Graph, spec) -> None:
     """The simulated throughput, latency and bottleneck (:mod:`sim.perf`) in ``metrics``,
-    each section's in its ``perf``. It runs in the time the budget keeps past the mapping's
-    deadline (its grace and slack: the run's last 10 %), and is skipped, and said so, only
-    when even that would pass: the run's headline number must not depend on whether the
-    placement used its whole plan."""
-    if not budget.can_finish(PERF_SECONDS_PER_UNIT * len(mapping.placement)):
-        mapping.metrics["performance"] = "not estimated: the run's deadline has passed"
-        say("performance estimate skipped: the run's deadline has passed")
-        return
+    each section's in its ``perf``. Always estimated: it takes about a second at most
+    (bert_L-12 training on plasticine, 2,565 units: 1.1 s), within the part of the time limit
+    the plan keeps past the mapping's deadline, and it is the run's headline number."""
     try:
         report = simulate_mapping(graph, spec, mapping)
     except ValueError as exc:          # e.g. a cycle of same-iteration edges in a section

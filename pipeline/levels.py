@@ -42,7 +42,7 @@ from formulations.sections.costs import cut_costs
 from formulations.sections.portfolio import RunAll, in_order, never
 from formulations.solver import to_epoch
 from model.graph import Edge, Graph, Node
-from pipeline.budget import MAPPING_SHARE, Budget
+from pipeline.budget import CUT_WALL_SHARE, MAPPING_SHARE, Budget
 from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, MappingError,
                                SectionUsage)
 from pipeline.cluster import Workers, run_tasks, run_until
@@ -50,7 +50,8 @@ from pipeline.section_pass import SectionOutcome, congestion_penalty, stage_reco
 from pipeline.section_task import (FAST_PATH_SECONDS, PAST_DEADLINE, BufferResult, BufferTask,
                                    SectionResult, SectionTask, balance_buffers, compile_section,
                                    section_seed)
-from sim.check import CheckReport
+from pipeline.twins import renaming, twins_of
+from sim.check import CheckReport, check_section
 
 __all__ = ["CompileState", "SectionWork", "CutLevel", "BufferLevel", "PlaceRouteLevel",
            "default_levels", "fast_path_reason", "SCALE_STEP", "REPLACE_ROUNDS", "LOCAL_RETRIES",
@@ -76,6 +77,11 @@ PROBE_ROUNDS = 6
 #: Planned seconds of one section's balancing in a probe (below the balancer's threshold
 #: for simulating the section: the probe needs the PMUs only).
 PROBE_SECONDS = 0.05
+#: Share of the cut's planned seconds the probes may use (a probe is begun only when all of
+#: its balancing fits in what is left of it): bert_L-12 training at 20 s probed 4 greedy cuts
+#: of 32 sections, 6.1 planned seconds and 9 s of wall time, when the whole cut was planned
+#: 4.4 s and the mapping's deadline was 17.4 s away.
+PROBE_SHARE = 0.5
 
 
 @dataclass
@@ -194,10 +200,12 @@ class CutLevel:
         graph = state.graph.subgraph(rest)
         separate = [p for p in state.separate if p[0] in rest]
         try:
-            probe = self._probe(state, graph, scales, separate) if not state.work else {}
             settings = _cut_settings(state.options, state.budget)
-            settings = replace(settings, time_limit=max(settings.time_limit / 2, settings.time_limit
-                                                        - probe.get("probe_planned", 0.0)))
+            probe = {} if state.work else self._probe(state, graph, scales, separate,
+                                                      PROBE_SHARE * settings.time_limit,
+                                                      settings.deadline)
+            settings = replace(settings, time_limit=settings.time_limit
+                               - probe.get("probe_planned", 0.0))
             plan = cut_sections(graph, state.cap, settings, scales, separate=separate,
                                 first_id=len(keep), run_all=_cut_runner(state),
                                 buffers=state.buffer_demand, costs=cut_costs(graph, state.spec))
@@ -223,31 +231,37 @@ class CutLevel:
                   + (f", {buffered} with stage buffers" if buffered is not None else "")
                   + f", greedy {plan.greedy_sections + len(keep)})")
 
-    def _probe(self, state: CompileState, graph: Graph, scales: dict, separate: list) -> dict:
+    def _probe(self, state: CompileState, graph: Graph, scales: dict, separate: list,
+               seconds: float, until: float) -> dict:
         """Learn each edge's buffer PMUs (``state.buffer_demand``) from greedy cuts: cut
         with the demand learned so far, balance every section (at once on the run's
         workers), learn what balancing added, until the greedy cut fits after balancing
-        or :data:`PROBE_ROUNDS` probes. Deterministic: each balancing is planned
-        :data:`PROBE_SECONDS`. Returns what the stage record reports."""
+        or :data:`PROBE_ROUNDS` probes, or until the next probe's balancing would pass
+        ``seconds`` planned or the cut's wall-clock cap ``until`` (``time.monotonic()``). Deterministic: each balancing is planned :data:`PROBE_SECONDS`.
+        Returns what the stage record reports."""
         if self.balancer is None:
             return {}
         planned, rounds, overfull, batches = 0.0, 0, 0, []
         settings = replace(state.budget.settings(state.options, "buffers", PROBE_SECONDS),
                            deadline=None, export_dir=None)
-        deadline = to_epoch(state.budget.deadline, state.budget.clock)
-        while rounds < PROBE_ROUNDS and not state.budget.expired():
-            rounds += 1
+        deadline = to_epoch(until, state.budget.clock)
+        while rounds < PROBE_ROUNDS and state.budget.clock() < until:
             sections = greedy_sections(graph, state.cap, scales, separate, state.buffer_demand)
-            tasks = [(BufferTask(graph.subgraph(s.nodes, name=f"{graph.name}/probe{s.id}"),
-                                 state.spec, s.id, state.options, settings, self.balancer,
-                                 deadline),) for s in sections]
+            subs = [graph.subgraph(s.nodes, name=f"{graph.name}/probe{s.id}") for s in sections]
+            twins = twins_of(subs)
+            tasks = [BufferTask(sub, state.spec, s.id, state.options, settings, self.balancer,
+                                deadline) for k, (s, sub) in enumerate(zip(sections, subs))
+                     if k not in twins]
+            if planned + PROBE_SECONDS * len(tasks) > seconds:
+                break                 # the cut's share would not cover this probe
+            rounds += 1
             planned += PROBE_SECONDS * len(tasks)
-            results = _run_batch(state, balance_buffers, tasks, PROBE_SECONDS * len(tasks),
-                                 sizes=[len(s.nodes) for s in sections])
+            results = _balanced(state, tasks, twins, [s.id for s in sections])
             overfull = 0
-            batches.append([round(result.stage.get("time") or 0.0, 3) for result in results])
-            for s, (task,), result in zip(sections, tasks, results):
-                learn_demand(state.buffer_demand, task.graph.edges, result.added)
+            batches.append([round(result.stage.get("time") or 0.0, 3) for result in results
+                            if "twin_of" not in result.stage])
+            for s, sub, result in zip(sections, subs, results):
+                learn_demand(state.buffer_demand, sub.edges, result.added)
                 overfull += not fits_after_balancing(s, sum(result.added.values()), state.cap)
             if not overfull:
                 break
@@ -379,6 +393,29 @@ def _run_batch(state: CompileState, function: Callable, tasks: list[tuple], plan
     return _on_workers(workers.client(), function, tasks, done, sizes, landed)
 
 
+def _balanced(state: CompileState, tasks: list[BufferTask], twins: dict[int, int],
+              sections: list[int]) -> list[BufferResult]:
+    """The balancing of each of ``sections`` (ids), in order: ``tasks`` are those of the
+    sections that are no twin (:mod:`pipeline.twins`), run as one batch; a twin takes its
+    first's result (a result is per local edge, the same for sections of one shape)."""
+    results = iter(_run_batch(state, balance_buffers, [(task,) for task in tasks],
+                              sum(task.settings.time_limit for task in tasks),
+                              sizes=[len(task.graph.nodes) for task in tasks]))
+    balanced: list[BufferResult] = []
+    for k, section in enumerate(sections):
+        if k not in twins:
+            balanced.append(next(results))
+            continue
+        first = balanced[twins[k]]
+        header = f"#### Stage buffers (section {sections[twins[k]]})"
+        lines = [f"#### Stage buffers (section {section})" if line == header else line
+                 for line in first.lines]
+        balanced.append(BufferResult(dict(first.rows), dict(first.added), lines,
+                                     first.stage | {"section": section,
+                                                    "twin_of": sections[twins[k]]}))
+    return balanced
+
+
 def _on_workers(client, function: Callable, tasks: list[tuple], done: Callable,
                 sizes: list[float] | None, landed: Callable | None = None) -> list:
     """The batch on the workers: all of it, or (with ``done``) up to the first accepted,
@@ -430,9 +467,11 @@ def _decided_here(begun: list, done: Callable) -> bool:
 
 
 def _cut_settings(options, budget: Budget):
-    """The section cut's SolveSettings: its backend, the run's seed and export folder."""
+    """The section cut's SolveSettings: its backend, the run's seed and export folder, its
+    wall-clock cap :data:`~pipeline.budget.CUT_WALL_SHARE` of the way to the deadline."""
     return budget.settings(options, "sections",
-                           options.section_time_limit or budget.cut_seconds())
+                           options.section_time_limit or budget.cut_seconds(),
+                           until=CUT_WALL_SHARE)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -453,8 +492,7 @@ class BufferLevel:
         """Balance every new section (each one's plan from the sizes before balancing,
         so all are planned at once and may run at once on workers), then check that
         each section still fits with its buffer units."""
-        left = state.nodes_left()
-        todo: list[tuple[SectionWork, BufferTask]] = []
+        pending: list[tuple[SectionWork, Graph]] = []
         for w in state.work:
             done = state.buffered.get(w.key)
             if done is not None:
@@ -464,13 +502,16 @@ class BufferLevel:
                 self._balance(state, w)
                 state.buffered[w.key] = w
             else:
-                todo.append((w, self._task(state, w, left)))
-        tasks = [(task,) for _, task in todo]
-        results = _run_batch(state, balance_buffers, tasks,
-                             sum(task.settings.time_limit for _, task in todo),
-                             sizes=[len(task.graph.nodes) for _, task in todo])
-        for (w, task), result in zip(todo, results):
-            self._balance(state, w, task.graph, result)
+                pending.append((w, state.graph.subgraph(
+                    w.section.nodes, name=f"{state.graph.name}/section{w.section.id}")))
+        twins = twins_of([sub for _, sub in pending])
+        left = state.nodes_left() - sum(w.size for k, (w, _) in enumerate(pending) if k in twins)
+        todo = [(w, self._task(state, w, sub, left)) for k, (w, sub) in enumerate(pending)
+                if k not in twins]
+        results = _balanced(state, [task for _, task in todo], twins,
+                            [w.section.id for w, _ in pending])
+        for (w, sub), result in zip(pending, results):
+            self._balance(state, w, sub, result)
             state.buffered[w.key] = w
         for w in state.work:
             d = sites_needed(w.graph)
@@ -482,10 +523,9 @@ class BufferLevel:
                     "of the chip", state.usage(w.section.id, lack=True), w.section.id,
                     [x.section.id for x in state.work if x.section.id < w.section.id]))
 
-    def _task(self, state: CompileState, w: SectionWork, nodes_left: int) -> BufferTask:
-        """Section ``w``'s balancing: its graph as cut and its share of the plan."""
-        sub = state.graph.subgraph(w.section.nodes, name=f"{state.graph.name}/section"
-                                                         f"{w.section.id}")
+    def _task(self, state: CompileState, w: SectionWork, sub: Graph, nodes_left: int
+              ) -> BufferTask:
+        """Section ``w``'s balancing: its graph as cut (``sub``) and its share of the plan."""
         seconds = state.budget.buffer_seconds(len(sub.nodes), nodes_left)
         settings = state.budget.settings(state.options, "buffers", seconds)
         return BufferTask(sub, state.spec, w.section.id, state.options,
@@ -578,22 +618,22 @@ class PlaceRouteLevel:
         compile them all (on workers when at hand), then apply the results in order:
         the first failure goes to the feedback loop, the sections that succeeded are
         kept for the next round whatever the number of workers."""
-        left = state.nodes_left()    # kept up to date below: linear in the sections
-        todo: list[tuple[SectionWork, SectionTask]] = []
+        sections: list[SectionWork] = []
         for w in state.work:
-            pending, before = w.outcome is None, w.size
             if w.graph is None:      # no buffer level ran: the section as cut
                 BufferLevel._balance(state, w)
-            left += (w.size - before) if pending else 0
             done = state.compiled.get(self._key(w))
             if done is not None:     # compiled in an earlier iteration: reuse, never redo
                 w.outcome, w.check, w.reused = done.outcome, done.check, True
                 state.reused += 1
             else:
-                todo.append((w, self._task(state, w, left)))
-            left -= w.size if pending else 0
+                sections.append(w)
+        twins = twins_of([None if w.key in state.penalties or state.retries.get(w.key)
+                          else w.graph for w in sections])
         started = time.perf_counter()
+        todo = self._plan(state, [w for k, w in enumerate(sections) if k not in twins])
         results = self._finish(state, todo, self._compile_all(state, todo))
+        todo, results = self._with_twins(state, sections, twins, todo, results)
         failed = [(w, r) for (w, _), r in zip(todo, results) if not self._keep(state, w, r)]
         if failed:
             w, result = failed[0]
@@ -605,6 +645,41 @@ class PlaceRouteLevel:
     @staticmethod
     def _key(w: SectionWork) -> tuple:
         return (w.key, tuple(n.id for n in w.graph.nodes))
+
+    def _plan(self, state: CompileState, sections: list[SectionWork]
+              ) -> list[tuple[SectionWork, SectionTask]]:
+        """Each section's task, in order, each planned a share of what is still unplanned in
+        proportion to its nodes among those of the sections from it on."""
+        left, todo = sum(w.size for w in sections), []
+        for w in sections:
+            todo.append((w, self._task(state, w, left)))
+            left -= w.size
+        return todo
+
+    def _with_twins(self, state: CompileState, sections: list[SectionWork],
+                    twins: dict[int, int], todo: list, results: list[SectionResult]
+                    ) -> tuple[list, list[SectionResult]]:
+        """Every section's task and result in ``sections``' order: a twin (:mod:`pipeline.twins`)
+        takes its first's answer renamed and checked; one whose first did not land, or whose
+        renamed answer the checker refuses, is compiled on its own."""
+        done = {id(w): (task, result) for (w, task), result in zip(todo, results)}
+        alone = []
+        for k, first in twins.items():
+            twin = _renamed(state, sections[first], done[id(sections[first])][1], sections[k])
+            if twin is None:
+                alone.append(sections[k])
+            else:
+                done[id(sections[k])] = (None, twin)
+                state.advance()
+        if twins:
+            state.say(f"{len(twins) - len(alone)} section(s) of the same shape as an earlier one "
+                      f"took its placement and routes, renamed and checked")
+        if alone:
+            again = self._plan(state, alone)
+            for (w, task), result in zip(again, self._finish(state, again,
+                                                             self._compile_all(state, again))):
+                done[id(w)] = (task, result)
+        return ([(w, done[id(w)][0]) for w in sections], [done[id(w)][1] for w in sections])
 
     def _task(self, state: CompileState, w: SectionWork, nodes_left: int) -> SectionTask:
         """Section ``w``'s task: its seed, its share of the plan, its fast-path reason."""
@@ -631,9 +706,10 @@ class PlaceRouteLevel:
         def landed(k: int, result: SectionResult) -> None:
             w = todo[k][0]
             if result.check is not None:
-                state.say(f"section {w.section.id + 1}/{len(state.work)} placed, routed and "
-                          f"checked: wirelength {result.check.wirelength}; budget used "
-                          f"{state.budget.used():.1f} of {state.budget.total:g} s")
+                state.say(f"section {w.section.id} (of 0-{len(state.work) - 1}) placed, routed "
+                          f"and checked: wirelength {result.check.wirelength}; "
+                          f"{state.budget.used():.1f} s of the mapping's "
+                          f"{state.budget.wall:.1f} s")
             state.advance()
         def here(function: Callable, tasks: list[tuple], done: Callable) -> list:
             results = []                     # with the router's progress lines
@@ -650,11 +726,15 @@ class PlaceRouteLevel:
     @staticmethod
     def _finish(state: CompileState, todo: list, results: list[SectionResult]
                 ) -> list[SectionResult]:
-        """Sections not begun because the run was overdue: compiled here after all
-        (by the fast path) when the others' measured time says they still fit."""
+        """Sections not begun because the run was overdue: compiled here after all by the
+        fast path when the time the fast path took on the others (else
+        :data:`FAST_PATH_SECONDS` a section) says they still fit. (The sections planned
+        whole took 0.9 s each on bert_L-12 training at 20 s, the fast path 0.07 s: judged
+        by the first, the run failed with 30 sections to go.)"""
         late = [k for k, r in enumerate(results) if r.outcome is None]
-        done = [r.seconds for r in results if r.outcome is not None]
-        per_section = sum(done) / len(done) if done else FAST_PATH_SECONDS
+        fast = [r.seconds for r in results if r.outcome is not None and any(
+            "PathFinder routing" in s.get("note", "") for s in r.outcome.stages)]
+        per_section = sum(fast) / len(fast) if fast else FAST_PATH_SECONDS
         if late and state.budget.can_finish(len(late) * per_section):
             for k in late:
                 results[k] = compile_section(replace(todo[k][1], overdue=math.inf), state.say)
@@ -703,6 +783,27 @@ class PlaceRouteLevel:
                     f"{len(failure.overused)} over-used links")
         seed = _retry_seed(section_seed(state.options.seed, w.section.nodes), retries + 1 - rounds)
         return f"section {w.section.id}: placed and routed again with seed {seed}"
+
+
+def _renamed(state: CompileState, first: SectionWork, result: SectionResult,
+             twin: SectionWork) -> SectionResult | None:
+    """``first``'s checked answer renamed onto ``twin`` (same shape), checked again; None
+    when ``first`` has no checked answer or the checker refuses the renamed one."""
+    if result.outcome is None or result.outcome.failure is not None or not result.check.ok:
+        return None
+    started = time.perf_counter()
+    names = renaming(first.graph, twin.graph)
+    outcome = result.outcome
+    placement = {names[n]: site for n, site in outcome.placement.items()}
+    check = check_section(twin.graph, state.fabric, placement, outcome.paths)
+    if not check.ok:
+        return None
+    seconds = time.perf_counter() - started
+    stages = [stage | {"section": twin.section.id, "twin_of": first.section.id,
+                       "time": round(seconds, 4)} for stage in outcome.stages]
+    renamed = SectionOutcome([names[n] for n in outcome.order], placement, dict(outcome.paths),
+                             stages)
+    return SectionResult(renamed, check, seconds)
 
 
 def _out_of_time(state: CompileState, w: SectionWork, compiled: int,

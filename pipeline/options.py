@@ -118,7 +118,13 @@ class RunOptions:
     pipeline.options.OptionError: command line: --time-limit: nan is not a finite number of seconds > 0 (fix: give seconds > 0, e.g. --time-limit 60)
     """
 
-    time_limit: float = 60.0                  # seconds, the whole run
+    time_limit: float = 60.0                  # seconds, the whole run: its deadline
+    #: planned seconds of search (None: the time limit's mapping share); the same seed and
+    #: work give the same mapping on any machine that finishes the work before the deadline
+    work: float | None = None
+    #: ``time.monotonic()`` when the run's clock started (the command line: the process
+    #: start, :func:`pipeline.budget.process_started`); None: when mapping begins
+    started: float | None = None
     seed: int = 0
     backends: Mapping[str, str] = field(default_factory=dict)  # per decision, over the defaults
     placer: str = "model"
@@ -152,6 +158,12 @@ class RunOptions:
                               f"{MAX_TIME_LIMIT:,} s (one week)",
                               "give a budget of at most a week; searches stop earlier at a "
                               "proven optimum anyway")
+        w = self.work
+        if w is not None and not (isinstance(w, (int, float)) and math.isfinite(w)
+                                  and 0 < w <= MAX_TIME_LIMIT):
+            raise OptionError("--work", f"{w} is not a finite number of seconds > 0",
+                              "give planned seconds of search, e.g. --work 20, or leave it "
+                              "out for 90 % of --time-limit")
         self._check_backends()
         _choice("--placer", self.placer, tuple(PLACERS) + tuple(
             p for p in CGRA_PLACERS if p not in PLACERS) + ("rl",))
@@ -224,7 +236,7 @@ class RunOptions:
         >>> RunOptions(seed=2).record([{"cut_short": True}, {}])["cut_short"]
         1
         """
-        return {"seed": self.seed, "time_limit": self.time_limit,
+        return {"seed": self.seed, "time_limit": self.time_limit, "work": self.work,
                 "backends": {d: self.backend_for(d) for d in DECISIONS},
                 "placer": self.placer, "router": self.router, "cost_model": self.cost_model,
                 "cut_short": sum(bool(s.get("cut_short")) for s in stages)}

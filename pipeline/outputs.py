@@ -24,8 +24,11 @@ several runs is a legitimate thing to keep.
 
 from __future__ import annotations
 
+import html
 import io
+import json
 import os
+import time
 import re
 import tempfile
 from collections.abc import Iterable
@@ -34,21 +37,22 @@ from pathlib import Path
 from hardware import InputError
 from model.files import TEMP_MARK, write_bytes_atomic, write_text_atomic
 
-__all__ = ["prepare_out_dir", "prepare_export_dir", "write_text_atomic", "write_bytes_atomic",
-           "save_figure", "stale_outputs", "remove_stale_outputs", "OUTPUT_NAME"]
+__all__ = ["earlier_run", "prepare_out_dir", "prepare_export_dir", "write_text_atomic", "write_bytes_atomic",
+           "save_figure", "add_svg_titles", "stale_outputs", "remove_stale_outputs", "OUTPUT_NAME"]
 
 #: Every file name the mapper writes into ``--out``, and nothing else:
-#: mapping.json (model.mapping), report.md (pipeline.report), per RDU section the
+#: mapping.json (model.mapping), report.md (pipeline.report), report.html
+#: (pipeline.html_report), per RDU section the
 #: placement, nets and congestion pictures and the performance picture
-#: (pipeline.pictures), the Streaming Engine's tiles picture (pipeline.streaming),
+#: (pipeline.pictures), the Streaming Engine's tiles picture and the CGRA's PEs picture,
 #: and temporary files of a killed run: ours (``.<name>.rdamap-tmp*``) and those of
 #: earlier versions (``.mapping.json.<random>``, ``.report.md.tmp``, ``tiles.tmp.svg``).
 OUTPUT_NAME = re.compile(
-    r"mapping\.json|report\.md"
+    r"mapping\.json|report\.md|report\.html"
     r"|section\d+(_nets|_congestion)?\.(svg|png)"
-    r"|(tiles|performance)\.(svg|png)"
-    rf"|\.(mapping\.json|report\.md|section\d+(_nets|_congestion)?\.(svg|png)"
-    r"|(tiles|performance)\.(svg|png))"
+    r"|(tiles|pes|performance)\.(svg|png)"
+    rf"|\.(mapping\.json|report\.md|report\.html|section\d+(_nets|_congestion)?\.(svg|png)"
+    r"|(tiles|pes|performance)\.(svg|png))"
     rf"{re.escape(TEMP_MARK)}\w*"
     r"|\.mapping\.json\.\w{8}|\.report\.md\.tmp|tiles\.tmp\.(svg|png)")
 
@@ -101,6 +105,37 @@ def prepare_out_dir(path: str | os.PathLike | None, option: str = "--out") -> Pa
     return directory
 
 
+def earlier_run(out_dir: str | os.PathLike) -> str | None:
+    """Words for the earlier run whose outputs ``out_dir`` holds (its mapping.json: graph,
+    hardware, status and when it was written), or ``None`` when it holds none.
+
+    >>> import tempfile, os, json
+    >>> d = tempfile.mkdtemp(); earlier_run(d) is None
+    True
+    >>> with open(os.path.join(d, "mapping.json"), "w") as f:
+    ...     json.dump({"graph": "g", "hardware": "tiny", "status": "mapped"}, f)
+    >>> earlier_run(d).startswith("an earlier run (g on tiny, mapped, written ")
+    True
+    """
+    path = Path(out_dir) / "mapping.json"
+    if not path.is_file():          # none, or not ours (a named pipe would block a read)
+        return None
+    try:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(path.stat().st_mtime))
+        with open(path, "rb") as f:
+            head = json.loads(f.read(_HEAD_BYTES)) if path.stat().st_size <= _HEAD_BYTES else {}
+    except (OSError, ValueError):
+        return "an earlier run's mapping.json"
+    if not isinstance(head, dict) or not head:
+        return f"an earlier run (written {when})"
+    return (f"an earlier run ({head.get('graph')} on {head.get('hardware')}, "
+            f"{head.get('status')}, written {when})")
+
+
+#: Largest mapping.json :func:`earlier_run` reads for its names (a larger one is only dated).
+_HEAD_BYTES = 16 * 2**20
+
+
 def prepare_export_dir(path: str | os.PathLike | None) -> Path | None:
     """:func:`prepare_out_dir` for ``--export-models DIR``; ``None`` when not asked for."""
     if path is None:
@@ -120,16 +155,41 @@ def _probe_writable(directory: Path, option: str) -> None:
                          "name a directory you may write to") from None
 
 
-def save_figure(figure, path: str | os.PathLike) -> None:
+def save_figure(figure, path: str | os.PathLike, tooltips: dict[str, str] | None = None) -> None:
     """Save a matplotlib figure to ``path`` atomically (format from the suffix).
 
     The picture is rendered in memory, then written like every other output
     (temporary file, fsync, rename), so a failure while drawing leaves the old
-    picture in place. The caller still owns (and closes) the figure.
+    picture in place. The caller still owns (and closes) the figure. In an SVG, each
+    artist whose gid is a key of ``tooltips`` gets its text as a ``<title>`` (what a
+    browser shows on hover: full names where a label had to be short).
     """
     buffer = io.BytesIO()
-    figure.savefig(buffer, format=Path(path).suffix.lstrip(".") or "svg")
-    write_bytes_atomic(path, buffer.getvalue())
+    fmt = Path(path).suffix.lstrip(".") or "svg"
+    figure.savefig(buffer, format=fmt)
+    data = buffer.getvalue()
+    if tooltips and fmt == "svg":
+        data = add_svg_titles(data, tooltips)
+    write_bytes_atomic(path, data)
+
+
+#: Characters XML 1.0 cannot hold even escaped.
+_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def add_svg_titles(svg: bytes, tooltips: dict[str, str]) -> bytes:
+    """``svg`` with a ``<title>`` first in every group whose id is a key of ``tooltips``.
+
+    >>> add_svg_titles(b'<g id="t0">\\n<path/>', {"t0": "a<b"})
+    b'<g id="t0"><title>a&lt;b</title>\\n<path/>'
+    """
+    def titled(match: re.Match) -> bytes:
+        text = tooltips.get(match.group(1).decode())
+        if text is None:
+            return match.group(0)
+        safe = html.escape(_NOT_XML.sub("?", text), quote=False)
+        return match.group(0) + f"<title>{safe}</title>".encode()
+    return re.sub(rb'<g id="([^"]+)">', titled, svg)
 
 
 def stale_outputs(out_dir: str | os.PathLike, written: Iterable[str | os.PathLike]) -> list[Path]:

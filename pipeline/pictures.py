@@ -116,13 +116,60 @@ def _placed(mapping: Mapping, section: int) -> dict[str, str]:
 def _grid_axes(fabric, title: str):
     plt = _pyplot()
     spec = fabric.spec
-    fig, ax = plt.subplots(figsize=(min(14, 2 + spec.cols * 0.45), min(14, 2 + spec.rows * 0.45)))
+    width = min(14, 3 + spec.cols * 0.45)
+    fig, ax = plt.subplots(figsize=(width, min(14, 2.6 + spec.rows * 0.45)))
     ax.set_xlim(-1, spec.cols + 1)
     ax.set_ylim(spec.rows + 1, -1)
     ax.set_aspect("equal")
     ax.set_axis_off()
-    ax.set_title(_label(title), fontsize=9)
+    _fit_title(ax, title, width)
     return fig, ax
+
+
+#: Characters of a graph's name a title shows (the full name is the title's tooltip).
+TITLE_NAME_CHARS = 40
+
+
+def _fit_title(ax, title: str, width_inches: float) -> None:
+    """The title on two lines (what, then the numbers), each whole, its font shrunk until the
+    longer line fits the figure's width (9 pt at most, 5 at least); the full title is the
+    SVG tooltip."""
+    head, _, rest = title.partition(": ")
+    head = _middle(head, TITLE_NAME_CHARS * 2)
+    lines = [head, rest] if rest else [head]
+    size = max(5.0, min(9.0, width_inches * 72 / (0.6 * max(map(len, lines)))))
+    text = ax.set_title("\n".join(map(_label, lines)), fontsize=size)
+    text.set_gid(_tooltip_id(ax.figure, title))
+
+
+def _middle(text: str, limit: int) -> str:
+    """``text`` cut in the middle to ``limit`` characters ("…" marks the cut).
+
+    >>> _middle("bert.encoder.layer.0.attention.self.value.weight", 20)
+    'bert.enco…lue.weight'
+    """
+    if len(text) <= limit:
+        return text
+    keep = limit - 1
+    return text[: keep // 2] + "…" + text[len(text) - (keep - keep // 2):]
+
+
+def short_label(node: str, limit: int = 7) -> str:
+    """A node's label in a small box: its end, where names differ ("bert.encoder....weight#pmu2"
+    shows "…t#pmu2"), the whole name when it fits; the full name is the box's tooltip.
+
+    >>> short_label("Add36"), short_label("bert.embeddings.word_embeddings.weight#pmu2")
+    ('Add36', '…ht#pmu2')
+    """
+    return node if len(node) <= limit else "…" + node[-limit:]
+
+
+def _tooltip_id(fig, text: str) -> str:
+    """A fresh SVG id for an artist whose tooltip is ``text`` (written by :func:`_finish`)."""
+    tips = fig.__dict__.setdefault("_rdamap_tooltips", {})
+    gid = f"rdamap-tip-{len(tips)}"
+    tips[gid] = text
+    return gid
 
 
 def _draw_sites(ax, fabric, placed: dict[str, str]) -> None:
@@ -144,7 +191,7 @@ def _link_segments(fabric, links) -> list:
 def _finish(fig, path: str | os.PathLike) -> None:
     plt = _pyplot()
     fig.tight_layout()
-    save_figure(fig, path)
+    save_figure(fig, path, tooltips=fig.__dict__.get("_rdamap_tooltips"))
     plt.close(fig)
 
 
@@ -161,8 +208,10 @@ def draw_section(mapping: Mapping, fabric, section: int, path: str | os.PathLike
     if max(fabric.spec.cols, fabric.spec.rows) <= 20:        # labels only where they fit
         for site in fabric.sites:
             if site.id in placed:
-                ax.text(site.x, site.y, _label(placed[site.id][:6]), ha="center", va="center",
-                        fontsize=5, color="white")
+                node = placed[site.id]
+                label = ax.text(site.x, site.y, _label(short_label(node, 6)), ha="center",
+                                va="center", fontsize=4.5, color="white")
+                label.set_gid(_tooltip_id(fig, f"{node} ({site.unit} at {site.id})"))
     if load:
         nets = np.array(list(load.values()), dtype=float)
         ax.add_collection(LineCollection(_link_segments(fabric, load), linewidths=0.6 + 0.8 * nets,
@@ -171,7 +220,29 @@ def draw_section(mapping: Mapping, fabric, section: int, path: str | os.PathLike
     pos = {n: d["pos"] for n, d in fabric.graph.nodes(data=True)}
     switches = np.array([pos[s] for s in fabric.switches])
     ax.scatter(switches[:, 0], switches[:, 1], s=2, color="#333333")
+    _grid_legend(ax, fabric, placed, with_nets=bool(load))
     _finish(fig, path)
+
+
+def _grid_legend(ax, fabric, placed: dict[str, str], with_nets: bool) -> None:
+    """Below the grid: the unit kinds (filled: used), and the link colours by nets carried."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    plt = _pyplot()
+    kinds = sorted({s.unit for s in fabric.sites})
+    handles = [Patch(facecolor=_COLOURS.get(k, "#cccccc"), edgecolor=_COLOURS.get(k, "#999999"),
+                     label=f"{_UNIT_NAMES.get(k, k)} used") for k in kinds]
+    handles.append(Patch(facecolor="white", edgecolor="#999999", label="site unused"))
+    if with_nets:
+        handles += [Line2D([], [], color=plt.cm.plasma(min(1.0, n / 4)), linewidth=0.6 + 0.8 * n,
+                           label=f"link: {n}{'+' if n == 4 else ''} net(s)") for n in (1, 2, 4)]
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=6,
+              ncol=3, frameon=False)
+
+
+#: What each unit kind is, for legends.
+_UNIT_NAMES = {"pcu": "PCU (compute)", "pmu": "PMU (memory)", "fcmu": "FCMU",
+               "agcu": "AGCU (DRAM port)"}
 
 
 def draw_nets(mapping: Mapping, fabric, section: int, path: str | os.PathLike) -> None:
@@ -190,6 +261,7 @@ def draw_nets(mapping: Mapping, fabric, section: int, path: str | os.PathLike) -
     _draw_sites(ax, fabric, placed)
     if segments:
         ax.add_collection(LineCollection(segments, linewidths=0.7, colors="#c44e52", alpha=0.6))
+    _grid_legend(ax, fabric, placed, with_nets=False)
     _finish(fig, path)
 
 
@@ -246,9 +318,9 @@ def draw_performance(mapping: Mapping, path: str | os.PathLike) -> None:
         base += part
     m = mapping.metrics
     top.set_ylabel(f"seconds per batch of {m.get('perf_batch', '?')}")
-    top.set_title(_label(f"{mapping.graph} on {mapping.hardware}: "
-                         f"{m.get('throughput', 0):,.0f} samples/s simulated (sim/perf.py)"),
-                  fontsize=9)
+    title = (f"{mapping.graph} on {mapping.hardware}: {m.get('throughput', 0):,.4g} "
+             "samples/s simulated")
+    _fit_title(top, title, fig.get_figwidth())
     top.legend(fontsize=7, loc="upper right")
     busiest = [s["perf"].get("busiest_link_utilisation", 0.0) for s in rows]
     mean = [s["perf"].get("mean_link_utilisation", 0.0) for s in rows]
@@ -276,14 +348,18 @@ def draw_mapping(mapping: Mapping, fabric, out_dir: str | os.PathLike, fmt: str 
     reports a limit (``pipeline.report`` says which sections were left out).
     """
     out_dir = Path(out_dir)
-    names = []
-    for section in mapping.sections[:max_sections]:
-        if deadline is not None and time.monotonic() >= deadline:
-            break
-        k = section["id"]
-        for name, draw in zip(picture_names(k, fmt), (draw_section, draw_nets, draw_congestion)):
+    drawn: dict[int, list[str]] = {}
+    sections = [s["id"] for s in mapping.sections[:max_sections]]
+    # every section's placement first, then the nets and congestion pictures: a deadline that
+    # comes first leaves out the secondary pictures before any section's main one
+    for kind, draw in enumerate((draw_section, draw_nets, draw_congestion)):
+        for k in sections:
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            name = picture_names(k, fmt)[kind]
             draw(mapping, fabric, k, out_dir / name)
-            names.append(name)
+            drawn.setdefault(k, []).append(name)
+    names = [name for k in sections for name in drawn.get(k, [])]
     if any(s.get("perf") for s in mapping.sections):      # one picture, cheap: always drawn
         draw_performance(mapping, out_dir / f"performance.{fmt}")
         names.append(f"performance.{fmt}")
@@ -314,12 +390,13 @@ def draw_streaming(mapping: Mapping, spec, path: str | os.PathLike) -> None:
     for ax, sdf in zip(axes[:, 0], sdfs):
         tiles = [t for t in mapping.tiles or [] if t.get("sdf", 0) == sdf]
         _draw_sdf(ax, tiles, spec, max((t["ii"] for t in tiles), default=ii))
-        title = f"{mapping.graph} on {spec.name}: II {mapping.ii}, " \
-                f"{mapping.metrics.get('cycles')} cycles"
+        name = _middle(mapping.graph, TITLE_NAME_CHARS)
+        title = f"{name} on {spec.name}: II {mapping.ii} (a new iteration every " \
+                f"{mapping.ii} cycles), {mapping.metrics.get('cycles')} cycles per iteration"
         if len(sdfs) > 1:
-            title = f"{mapping.graph}, SDF {sdf} of {len(sdfs)} (phase; II " \
-                    f"{tiles[0]['ii'] if tiles else '?'})"
-        ax.set_title(_label(title), fontsize=9)
+            title = f"{name}, part {sdf} of {len(sdfs)} (a synchronous data-flow run as a " \
+                    f"phase; II {tiles[0]['ii'] if tiles else '?'})"
+        ax.set_title(_label(title), fontsize=8).set_gid(_tooltip_id(fig, title))
     fig.tight_layout()
     _finish(fig, path)
 
@@ -335,8 +412,10 @@ def _draw_sdf(ax, tiles: list[dict], spec, ii: int) -> None:
                                        edgecolor="#555555", linewidth=0.6))
             label = entry.get("instruction") or ("delay" if entry["kind"] == "delay" else "")
             if label:
-                ax.text(x + 0.47, y + 0.45, _label(str(label)[:8]), ha="center", va="center",
-                        fontsize=6, color="white" if entry["kind"] != "idle" else "black")
+                text = ax.text(x + 0.47, y + 0.45, _label(short_label(str(label), 8)),
+                               ha="center", va="center", fontsize=6,
+                               color="white" if entry["kind"] != "idle" else "black")
+                text.set_gid(_tooltip_id(ax.figure, f"{label}: tile {x}, slot {y}"))
     ax.set_xlim(0, spec.tiles)
     ax.set_ylim(ii, 0)
     ax.set_xticks([t + 0.47 for t in range(spec.tiles)], [f"T{t}" for t in range(spec.tiles)],
@@ -384,12 +463,13 @@ def draw_cgra(mapping: Mapping, spec, path: str | os.PathLike) -> None:
     for name, p in mapping.placement.items():
         x = p["pe"][0] * spec.cols + p["pe"][1]
         left.add_patch(plt.Rectangle((x + 0.05, p["cycle"] + 0.05), 0.9, 0.9, color="#4c72b0"))
-        left.text(x + 0.5, p["cycle"] + 0.5, _label(name[:7]), ha="center", va="center", fontsize=5,
-                  color="white")
+        text = left.text(x + 0.5, p["cycle"] + 0.5, _label(short_label(name)), ha="center",
+                         va="center", fontsize=5, color="white")
+        text.set_gid(_tooltip_id(fig, f"{name}: PE {tuple(p['pe'])}, cycle {p['cycle']}"))
         right.add_patch(plt.Rectangle((x + 0.05, p["cycle"] % ii + 0.05), 0.9, 0.9,
                                       color="#4c72b0"))
-        right.text(x + 0.5, p["cycle"] % ii + 0.5, _label(name[:7]), ha="center", va="center",
-                   fontsize=5, color="white")
+        right.text(x + 0.5, p["cycle"] % ii + 0.5, _label(short_label(name, 5)), ha="center",
+                   va="center", fontsize=4, color="white", rotation=90)
     values = Counter((pe, s) for pe, s, _ in held)
     for (pe, s), k in values.items():
         right.text(pe + 0.95, s + 0.95, str(k), ha="right", va="bottom", fontsize=5,
@@ -402,7 +482,7 @@ def draw_cgra(mapping: Mapping, spec, path: str | os.PathLike) -> None:
         ax.set_yticks([y + 0.5 for y in range(rows)], [f"{what} {y}" for y in range(rows)],
                       fontsize=6)
         ax.set_xlabel("PE (row, col)", fontsize=7)
-    left.set_title(_label(f"{mapping.graph} on {spec.name}: II {ii}, "
+    left.set_title(_label(f"{_middle(mapping.graph, TITLE_NAME_CHARS)} on {spec.name}: II {ii}, "
                           f"{mapping.metrics.get('cycles')} cycles per iteration (routes in "
                           "orange)"), fontsize=8)
     right.set_title(f"modulo II {ii}: operations, values held (orange)", fontsize=8)

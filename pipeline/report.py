@@ -23,9 +23,11 @@ from pathlib import Path
 
 from model.files import write_text_atomic
 from model.mapping import Mapping
+from pipeline.headline import result_lines
+from pipeline.metric_notes import meaning_of, unit_of
 from sim.perf import describe
 
-__all__ = ["render_report", "write_report", "section_wirelength", "streaming_lines", "cgra_lines"]
+__all__ = ["render_report", "write_report", "section_wirelength", "stage_durations", "streaming_lines", "cgra_lines"]
 
 #: Metrics that count bytes: shown as whole bytes (the MSR DNN sizes are fractional).
 _BYTE_METRICS = ("dram_bytes",)
@@ -33,7 +35,7 @@ _BYTE_METRICS = ("dram_bytes",)
 
 def render_report(mapping: Mapping, pictures: list[str] | None = None,
                   hardware_summary: str = "", extra: list[str] | None = None,
-                  seconds: float | None = None) -> str:
+                  seconds: float | None = None, graph_attrs: dict | None = None) -> str:
     """Markdown text: outcome, metrics, sections, stages, a target's own lines, pictures.
 
     Parameters
@@ -49,6 +51,8 @@ def render_report(mapping: Mapping, pictures: list[str] | None = None,
     seconds : float, optional
         Wall time of the whole run, the number the command line prints; shown
         with two decimals, as the command line shows it.
+    graph_attrs : dict, optional
+        The graph's attributes (an ONNX model's ``batch`` says what a sample is).
     """
     lines = [f"# Mapping of {_code(mapping.graph)} on {_code(mapping.hardware)}", ""]
     if mapping.status == "mapped":
@@ -56,6 +60,9 @@ def render_report(mapping: Mapping, pictures: list[str] | None = None,
                      "(`sim/`) before it was reported.")
     else:
         lines += [f"**Status: {mapping.status}.**", "", f"Diagnosis: {_md(mapping.diagnosis)}"]
+    if mapping.status == "mapped":
+        lines += ["", "## Result", ""] + [f"- {_md(line.removeprefix('result: '))}"
+                                          for line in result_lines(mapping, graph_attrs)]
     if hardware_summary:
         lines += ["", f"Hardware: {_md(hardware_summary)}"]    # its name is the file's
     if mapping.run:
@@ -72,14 +79,7 @@ def render_report(mapping: Mapping, pictures: list[str] | None = None,
             lines.append(_row(t['iteration'], t['level'], t['code'],
                               '-' if t['section'] is None else t['section'],
                               t.get('fixed_by') or 'nobody', t.get('change') or t['message']))
-    lines += ["", "## Stages", "",
-              "| stage | section | method | status | objective | time (s) |",
-              "|---|---|---|---|---|---|"]
-    for s in mapping.stages:
-        objective = _stage_objective(s)
-        section = "-" if s.get("section") is None else s["section"]
-        lines.append(_row(s['stage'], section, s['method'], s['status'], objective,
-                          f"{s['time']:.3f}"))
+    lines += _stages(mapping)
     if extra:
         lines += [""] + list(extra)
     note = _pictures_note(mapping, pictures) if pictures is not None else []
@@ -87,6 +87,41 @@ def render_report(mapping: Mapping, pictures: list[str] | None = None,
         lines += ["", "## Pictures", ""] + note
         lines += [f"![{p}]({p})" for p in pictures]
     return "\n".join(lines) + "\n"
+
+
+def _stages(mapping: Mapping) -> list[str]:
+    """The stages table: what ran, in order, and how long each took."""
+    lines = ["", "## Stages", "",
+             "Every model solved or pass run, in the order they ran (rounds the feedback loop "
+             "later replaced included); duration: how long that stage took.", "",
+             "| stage | section | method | status | objective | duration (s) |",
+             "|---|---|---|---|---|---|"]
+    for s, seconds in zip(mapping.stages, stage_durations(mapping)):
+        section = "-" if s.get("section") is None else s["section"]
+        lines.append(_row(s['stage'], section, s['method'], s['status'], _stage_objective(s),
+                          f"{seconds:.3f}"))
+    return lines
+
+
+def stage_durations(mapping: Mapping) -> list[float]:
+    """Seconds each stage took. An RDU stage's ``time`` is its duration; a Streaming Engine or
+    CGRA stage's is the time since the run began when it was recorded, so its duration is its
+    solver's own time (``time_solver``) or, without one, the time since the stage before.
+
+    >>> m = Mapping("g", "cgra4x4", "mapped", ii=2, stages=[
+    ...     {"time": 3.0, "time_solver": 0.5}, {"time": 3.0, "time_solver": 2.5}, {"time": 3.25}])
+    >>> stage_durations(m)
+    [0.5, 2.5, 0.25]
+    """
+    if mapping.ii is None:
+        return [float(s.get("time") or 0.0) for s in mapping.stages]
+    durations, before = [], 0.0
+    for s in mapping.stages:
+        at = float(s.get("time") or 0.0)
+        own = s.get("time_solver")
+        durations.append(float(own) if own is not None else max(0.0, at - before))
+        before = max(before, at)
+    return durations
 
 
 def section_wirelength(mapping: Mapping, section: int) -> int | None:
@@ -105,15 +140,21 @@ def section_wirelength(mapping: Mapping, section: int) -> int | None:
 
 
 def _metrics(mapping: Mapping, seconds: float | None) -> list[str]:
-    lines = ["", "## Metrics", "", "| metric | value |", "|---|---|"]
+    lines = ["", "## Metrics", "", "| metric | value | unit | meaning |", "|---|---|---|---|"]
     for key, value in mapping.metrics.items():
         label = key.replace("_", " ")
         if key == "seconds" and seconds is not None:
             label = "seconds of the mapping passes"      # not the run's wall time: named apart
-        lines.append(_row(label, _bytes(value) if key in _BYTE_METRICS else value))
+        shown = _bytes(value) if key in _BYTE_METRICS else _yes_no(value)
+        lines.append(_row(label, shown, unit_of(key) or "-", meaning_of(key) or "-"))
     if seconds is not None:
-        lines.append(f"| wall time of the whole run (s) | {seconds:.2f} |")
+        lines.append(f"| wall time of the whole run | {seconds:.2f} | s | from the process start "
+                     "to this report: loading, mapping and pictures |")
     return lines
+
+
+def _yes_no(value):
+    return {True: "yes", False: "no"}.get(value, value) if isinstance(value, bool) else value
 
 
 def _pictures_note(mapping: Mapping, pictures: list[str]) -> list[str]:
@@ -132,10 +173,12 @@ def _pictures_note(mapping: Mapping, pictures: list[str]) -> list[str]:
 def _run(run: dict) -> list[str]:
     """How the run was asked for, and whether its answer is promised to repeat."""
     backends = ", ".join(f"{d} `{b}`" for d, b in run.get("backends", {}).items())
-    repeat = ("the same seed gives the same mapping" if not run.get("cut_short") else
-              f"the wall clock cut {run['cut_short']} search(es) short, so the same seed is "
-              "not promised to give the same mapping (a larger --time-limit restores it)")
-    return ["", f"Run: seed {run.get('seed')}, budget {run.get('time_limit')} s, placer "
+    repeat = ("the same seed and work give the same mapping" if not run.get("cut_short") else
+              f"the run's deadline cut {run['cut_short']} search(es) short, so the same seed is "
+              "not promised to give the same mapping (less --work than --time-limit restores "
+              "it: docs/budget.md)")
+    work = "" if run.get("work") is None else f", work {run['work']} s"
+    return ["", f"Run: seed {run.get('seed')}, budget {run.get('time_limit')} s{work}, placer "
                 f"`{run.get('placer')}`, router `{run.get('router')}`, cost model "
                 f"`{run.get('cost_model', 'wirelength')}`; backends: {backends}; "
                 f"{repeat}."]

@@ -14,7 +14,6 @@ import signal
 import sys
 import threading
 import time
-from contextlib import nullcontext
 from pathlib import Path
 
 from formulations.placement import PLACERS
@@ -23,13 +22,18 @@ from formulations.solver import deferred_signals, watch_signals
 from hardware import DEFAULT_PRESET, InputError, build_fabric, load_hardware, preset_names
 from model.importers import FORMATS, load_graph
 from model.mapping import Mapping, write_mapping
+from pipeline.budget import process_started
 from pipeline.cost_model import COST_MODELS
 from pipeline.cluster import default_workers, kill_local_workers, quiet_dask_logs, warm_up
 from pipeline.feedback import CheckerRejected, MappingFailed
 from pipeline.flow import map_graph, may_use_workers
 from pipeline.options import (BACKEND_REASONS, DEFAULT_BACKENDS, RunOptions, parse_backends,
                               parse_dims)
-from pipeline.outputs import prepare_export_dir, prepare_out_dir, remove_stale_outputs
+from pipeline.headline import files_lines, headline_lines
+from pipeline.help_text import DESCRIPTION, epilog
+from pipeline.html_report import write_html
+from pipeline.progress import Console
+from pipeline.outputs import earlier_run, prepare_export_dir, prepare_out_dir, remove_stale_outputs
 from pipeline.pictures import draw_cgra, draw_mapping, draw_streaming
 from pipeline.report import cgra_lines, render_report, streaming_lines, write_report
 
@@ -42,90 +46,104 @@ EXIT_MAPPED, EXIT_BAD_INPUT, EXIT_UNMAPPABLE, EXIT_INTERNAL = 0, 2, 3, 4
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m pipeline.run",
-        description="Map a dataflow graph onto a reconfigurable dataflow accelerator.",
-        epilog="Exit codes: 0 mapped, 2 bad input, 3 could not map (diagnosis in the report), "
-               "4 internal error.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("graph", help="graph.json v1, or a foreign graph file an importer knows "
-                        f"({', '.join(FORMATS)}), recognised by content")
+        description=DESCRIPTION,
+        epilog=epilog(preset_names()), formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("graph", help="graph.json v1, or a graph file of another format "
+                        f"({', '.join(f for f in FORMATS if f != 'graph-json')}), recognised "
+                        "by content")
     parser.add_argument("--format", choices=sorted(FORMATS), default=None,
-                        help="force the input format instead of recognising it")
-    parser.add_argument("--hardware", default=DEFAULT_PRESET,
-                        help=f"a preset ({', '.join(preset_names())}) or a hardware JSON file")
-    parser.add_argument("-o", "--out", default="out", help="output directory")
-    parser.add_argument("--backend", action="append", default=[], metavar="[DECISION=]NAME",
-                        help="solver backend of every decision, or of one (repeatable, e.g. "
-                             "--backend routing=scip); defaults: " + ", ".join(
-                                 f"{d}={b} ({BACKEND_REASONS[d]})"
-                                 for d, b in DEFAULT_BACKENDS.items()))
-    parser.add_argument("--placer", choices=sorted(PLACERS) + ["rl"], default=RunOptions.placer,
-                        help="placement method (rl: the PPO policy of source 004, Streaming "
-                             "Engine only, needs the extra learn)")
-    parser.add_argument("--policy-file", metavar="FILE", default=None,
-                        help="--placer rl: a policy written by python -m benchmarks.suites.rl "
-                             "train (default: the one shipped)")
-    parser.add_argument("--router", choices=sorted(ROUTERS), default=RunOptions.router,
-                        help="routing method")
-    parser.add_argument("--cost-model", choices=COST_MODELS, default=RunOptions.cost_model,
-                        help="ranks each section's placement candidates by predicted throughput: "
-                             "wirelength keeps the placer's answer; analytic (speed rules + "
-                             "congestion), learned (the GNN of source 002, needs the extra "
-                             "learn), simulated (the performance simulator)")
-    parser.add_argument("--cost-model-file", metavar="FILE", default=None,
-                        help="learned: a model file (default: the one shipped, trained on "
-                             "plasticine blocks)")
+                        help="read the file as this format instead of recognising it")
+    parser.add_argument("--hardware", default=DEFAULT_PRESET, metavar="NAME|FILE",
+                        help=f"a preset (listed below) or a hardware JSON file (default: "
+                             f"{DEFAULT_PRESET})")
+    parser.add_argument("-o", "--out", default="out", metavar="DIR",
+                        help="output folder; an earlier run's files there are replaced "
+                             "(default: out)")
     parser.add_argument("--time-limit", type=float, default=RunOptions.time_limit,
-                        help="seconds for the whole run (wall clock)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed of every solve")
-    parser.add_argument("--workers", type=int, default=default_workers(),
-                        help="processes compiling sections in parallel (default: this "
-                             "machine's cores, %(default)s); a local Dask cluster is started "
-                             "only for work worth it, and the mapping is the same for any number")
-    parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                        help="compile sections on a running Dask scheduler instead "
-                             "(e.g. tcp://10.0.0.5:8786; its workers need this project)")
-    parser.add_argument("--export-models", metavar="DIR", default=None,
-                        help="write every model built as .mps/.lp or CP-SAT proto text into DIR")
-    parser.add_argument("--depth-per-pmu", type=int, default=None,
-                        help="override the stage-buffer depth one memory unit holds")
-    parser.add_argument("--tile-pmus", type=int, default=None,
-                        help="PMUs one tensor may occupy before it is tiled (default: 1/16 of "
-                             "the chip's PMUs)")
-    parser.add_argument("--af-latency", type=int, default=None,
-                        help="Streaming Engine: cycles of a transfer between synchronous "
-                             "data-flows over the asynchronous fabric (default 16, assumed)")
-    parser.add_argument("--batch", type=int, default=RunOptions.batch,
-                        help="ONNX: size of every symbolic batch dimension (the first of a graph "
-                             "input); flops and bytes are per batch")
-    parser.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
-                        help="ONNX: size of a named symbolic dimension (repeatable, e.g. "
-                             "--dim seq=128)")
-    parser.add_argument("--picture-format", choices=("svg", "png"), default="svg",
-                        help="file format of the placement pictures")
-    parser.add_argument("--no-pictures", action="store_true", help="skip drawing pictures")
-    noise = parser.add_mutually_exclusive_group()
-    noise.add_argument("--quiet", action="store_true", help="print nothing but errors")
-    noise.add_argument("--verbose", action="store_true", help="log every router iteration")
+                        metavar="S", help="seconds for the whole run on the wall clock, from the "
+                        "process start to the last file written, pictures included (default: "
+                        f"{RunOptions.time_limit:g})")
+    parser.add_argument("--work", type=float, default=None, metavar="S",
+                        help="planned seconds of search, counted as solver work and not on the "
+                             "clock (default: 90%% of --time-limit): the same seed and work give "
+                             "the same mapping.json on any machine that does the work before "
+                             "--time-limit; on a slow or busy machine give less work than time")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="random seed of every search; the same seed gives the same "
+                             "mapping (default: 0)")
+    _add_method_options(parser)
+    _add_parallel_options(parser)
+    _add_model_options(parser)
+    _add_output_options(parser)
     return parser
 
 
-class _Console:
-    """Progress for people: a bar on a terminal, plain lines otherwise."""
+def _add_method_options(parser: argparse.ArgumentParser) -> None:
+    """How each decision is made: methods, solvers, cost models."""
+    parser.add_argument("--placer", choices=sorted(PLACERS) + ["rl"],
+                        default=RunOptions.placer, metavar="NAME",
+                        help=f"placement method, listed below (default: {RunOptions.placer})")
+    parser.add_argument("--policy-file", metavar="FILE", default=None,
+                        help="with --placer rl: a policy written by python -m "
+                             "benchmarks.suites.rl train (default: the shipped policy)")
+    parser.add_argument("--router", choices=sorted(ROUTERS), default=RunOptions.router,
+                        metavar="NAME",
+                        help=f"routing method, listed below (default: {RunOptions.router})")
+    parser.add_argument("--cost-model", choices=COST_MODELS, default=RunOptions.cost_model,
+                        metavar="NAME", help="how each section's placement candidates are "
+                        f"ranked, listed below (default: {RunOptions.cost_model})")
+    parser.add_argument("--cost-model-file", metavar="FILE", default=None,
+                        help="with --cost-model learned: a model file (default: the shipped "
+                             "one, trained on plasticine blocks)")
+    parser.add_argument("--backend", action="append", metavar="[DECISION=]NAME",
+                        help="solver of every decision, or of one (repeatable, e.g. --backend "
+                             "routing=scip; decisions listed below); defaults: " + "; ".join(
+                                 f"{d} {b} ({BACKEND_REASONS[d]})"
+                                 for d, b in DEFAULT_BACKENDS.items()))
 
-    def __init__(self, quiet: bool, verbose: bool):
-        self.quiet, self.verbose = quiet, verbose
-        self.tty = sys.stderr.isatty()
 
-    def say(self, line: str, detail: bool = False) -> None:
-        if self.quiet or (detail and not self.verbose):
-            return
-        print(line, file=sys.stderr, flush=True)
+def _add_parallel_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workers", type=int, default=default_workers(), metavar="N",
+                        help="processes compiling sections in parallel; the mapping is the "
+                             "same for any number (default: this machine's cores, "
+                             f"{default_workers()})")
+    parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                        help="compile sections on a running Dask scheduler instead of local "
+                             "processes (e.g. tcp://10.0.0.5:8786; its workers need this "
+                             "project)")
 
-    def bar(self, total: int):
-        if self.quiet or not self.tty:
-            return nullcontext(None)
-        from rich.progress import Progress
-        return Progress(transient=True)
+
+def _add_model_options(parser: argparse.ArgumentParser) -> None:
+    """Numbers of the hardware and of ONNX models a run may override."""
+    parser.add_argument("--depth-per-pmu", type=int, default=None, metavar="N",
+                        help="stage-buffer depth one memory unit (PMU) holds (default: the "
+                             "hardware file's)")
+    parser.add_argument("--tile-pmus", type=int, default=None, metavar="N",
+                        help="PMUs one tensor may occupy before it is split into tiles "
+                             "(default: 1/16 of the chip's PMUs)")
+    parser.add_argument("--af-latency", type=int, default=None, metavar="N",
+                        help="Streaming Engine: cycles of a transfer between two parts of a "
+                             "kernel split over the asynchronous fabric (default: the hardware "
+                             "file's, 16, assumed)")
+    parser.add_argument("--batch", type=int, default=RunOptions.batch, metavar="N",
+                        help="ONNX: size of every symbolic batch dimension; one simulated "
+                             f"sample is then a whole batch (default: {RunOptions.batch})")
+    parser.add_argument("--dim", action="append", metavar="NAME=VALUE",
+                        help="ONNX: size of a named symbolic dimension (repeatable, e.g. "
+                             "--dim seq=128)")
+
+
+def _add_output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--export-models", metavar="DIR", default=None,
+                        help="also write every solver model built, as .mps/.lp or CP-SAT "
+                             "proto text, into DIR")
+    parser.add_argument("--picture-format", choices=("svg", "png"), default="svg",
+                        help="file format of the pictures (default: svg)")
+    parser.add_argument("--no-pictures", action="store_true",
+                        help="draw no pictures (report.html is still written)")
+    noise = parser.add_mutually_exclusive_group()
+    noise.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    noise.add_argument("--verbose", action="store_true", help="also log every router iteration")
 
 
 class RunInterrupted(BaseException):
@@ -183,21 +201,30 @@ def main(argv: list[str] | None = None) -> int:
     ending = _Ending(cli=argv is None)
     try:
         with watch_signals(ending.interrupt):
-            return _run(args)
+            # the command line's clock starts with the process (imports and loading count)
+            return _run(args, process_started() if argv is None else time.monotonic())
     except RunInterrupted as exc:
         return ending.interrupted(exc.signum)
 
 
-def _run(args) -> int:
-    """Load, map and write; the exit code."""
-    console = _Console(args.quiet, args.verbose)
+def _run(args, started: float) -> int:
+    """Load, map and write, the run's clock started at ``started`` (``time.monotonic()``),
+    never silent for long (:class:`Console`); the exit code."""
+    console = Console(args.quiet, args.verbose, budget=args.time_limit, started=started)
+    with console.watch():
+        return _run_watched(args, started, console)
+
+
+def _run_watched(args, started: float, console: Console) -> int:
     try:
-        options = _options(args)
+        options = _options(args, started)
         spec = load_hardware(args.hardware)
         if may_use_workers(options, spec):
             warm_up()          # the workers' imports run while the graph loads
         out = prepare_out_dir(args.out)
+        earlier = earlier_run(out)
         prepare_export_dir(args.export_models)
+        console.say(f"loading {args.graph}")
         graph = load_graph(args.graph, args.format, batch=options.batch, dims=options.dims)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -206,24 +233,26 @@ def _run(args) -> int:
         console.say(f"warning: {warning}")
     console.say(f"mapping {graph.name} ({len(graph.nodes)} nodes, {len(graph.edges)} edges) "
                 f"on {spec.name}, budget {options.time_limit:g} s")
-    started = time.perf_counter()
-    deadline = time.monotonic() + options.time_limit    # the whole run's, pictures included
+    if earlier:
+        console.say(f"note: {out}/ holds {earlier}; its files are replaced when this run ends")
+    deadline = options.started + options.time_limit    # the whole run's, pictures included
     try:
         mapping, code = _map(graph, spec, options, console)
     except InputError as exc:        # e.g. a --scheduler that cannot be reached
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    seconds = time.perf_counter() - started
+    seconds = time.monotonic() - options.started
+    console.say("writing mapping.json, the reports and the pictures")
     with deferred_signals():     # outputs are written whole: an interrupt waits for them
-        written = _write_outputs(mapping, spec, out, args, seconds, deadline)
+        written = _write_outputs(mapping, spec, out, args, options.started, deadline, graph)
         remove_stale_outputs(out, written)
     if code == EXIT_MAPPED:
-        shown = {k: mapping.metrics[k] for k in ("sections", "wirelength", "ii", "cycles")
-                 if k in mapping.metrics}
-        console.say(f"mapped in {seconds:.2f} s: " + ", ".join(f"{k} {v}" for k, v in shown.items()))
+        for line in headline_lines(mapping, graph.attrs, seconds, out, written):
+            console.say(line, stamp=False)
     else:
         print(f"could not map {graph.name}: {mapping.diagnosis}", file=sys.stderr)
-    console.say(f"outputs in {out.resolve()}/ ({', '.join(written)})")
+        for line in files_lines(out, written):
+            console.say(line, stamp=False)
     return code
 
 
@@ -239,14 +268,12 @@ def _exit_now(code: int) -> None:
     os._exit(code)
 
 
-def _map(graph, spec, options: RunOptions, console: _Console) -> tuple[Mapping, int]:
+def _map(graph, spec, options: RunOptions, console: Console) -> tuple[Mapping, int]:
     """The mapping and the exit code (a failed mapping carries its diagnosis)."""
     try:
-        with console.bar(0) as bar:
-            task = bar.add_task("sections", total=None) if bar else None
-            mapping = map_graph(graph, spec, options,
-                                progress=lambda line: console.say(line, detail="iteration" in line),
-                                advance=(lambda: bar.advance(task)) if bar else None)
+        mapping = map_graph(graph, spec, options,
+                            progress=lambda line: console.say(line, detail="iteration" in line),
+                            advance=console.advance)
         return mapping, EXIT_MAPPED
     except MappingFailed as exc:
         return exc.mapping, EXIT_UNMAPPABLE
@@ -255,24 +282,29 @@ def _map(graph, spec, options: RunOptions, console: _Console) -> tuple[Mapping, 
                        diagnosis=f"internal error: {exc} (a bug: please report it)"), EXIT_INTERNAL
 
 
-def _options(args) -> RunOptions:
-    """The run's options from the command line (validated by RunOptions)."""
-    return RunOptions(backends=parse_backends(args.backend), time_limit=args.time_limit,
-                      seed=args.seed, placer=args.placer, router=args.router,
+def _options(args, started: float) -> RunOptions:
+    """The run's options from the command line (validated by RunOptions); the run's clock
+    started at ``started`` (``time.monotonic()``)."""
+    return RunOptions(backends=parse_backends(args.backend or []), time_limit=args.time_limit,
+                      work=args.work, started=started, seed=args.seed, placer=args.placer,
+                      router=args.router,
                       export_dir=args.export_models, depth_per_pmu=args.depth_per_pmu,
                       tile_pmus=args.tile_pmus, af_latency=args.af_latency,
-                      batch=args.batch, dims=parse_dims(args.dim),
+                      batch=args.batch, dims=parse_dims(args.dim or []),
                       cost_model=args.cost_model, cost_model_file=args.cost_model_file,
                       workers=args.workers, scheduler=args.scheduler,
                       policy_file=args.policy_file)
 
 
-def _write_outputs(mapping: Mapping, spec, out: Path, args, seconds: float,
-                   deadline: float) -> list[str]:
-    """Write mapping.json, the report and the pictures (RDU sections while the run's
-    ``deadline`` lasts); returns the names written."""
+def _write_outputs(mapping: Mapping, spec, out: Path, args, started: float,
+                   deadline: float, graph=None) -> list[str]:
+    """Write mapping.json, the pictures (RDU sections while the run's ``deadline`` lasts),
+    report.md, whose wall time is the process's (from ``started``), and report.html;
+    returns the names written."""
     write_mapping(mapping, out / "mapping.json")
+    graph_attrs = graph.attrs if graph is not None else None
     extra: list[str] = []
+    fabric = None
     draw = mapping.status == "mapped" and not args.no_pictures
     pictures: list[str] | None = [] if draw else None
     if spec.kind == "rdu":
@@ -294,9 +326,13 @@ def _write_outputs(mapping: Mapping, spec, out: Path, args, seconds: float,
                 name = f"pes.{args.picture_format}"
                 draw_cgra(mapping, spec, out / name)
                 pictures = [name]
-    write_report(render_report(mapping, pictures, summary, extra, seconds=seconds),
+    seconds = time.monotonic() - started
+    write_report(render_report(mapping, pictures, summary, extra, seconds=seconds,
+                               graph_attrs=graph_attrs),
                  out / "report.md")
-    return ["mapping.json", "report.md", *(pictures or [])]
+    files = ["mapping.json", "report.md", *(pictures or [])]
+    write_html(mapping, spec, out / "report.html", fabric, graph, files)
+    return ["report.html", *files]
 
 
 if __name__ == "__main__":

@@ -161,10 +161,11 @@ def _cut_short(state: StreamingState, level: str, what: str, section: int | None
     reason."""
     state.stages.append(stage_record(level, section, what, state.started, status="NOT BEGUN",
                                      extra=dict(cut_short=True)))
-    limit = state.settings.time_limit
     if _run_budget(state).wall_out():
-        return [f"T0 time limit: the run's deadline ({limit:g} s of mapping) passed; {what}"]
-    return [f"T0 time limit: the run's planned time ({limit:g} s of mapping) was spent; {what}"]
+        return [f"T0 time limit: the run's deadline passed before its planned work was done "
+                f"(a slow or busy machine: give a longer --time-limit or less --work); {what}"]
+    limit = state.settings.time_limit
+    return [f"T0 time limit: the run's planned work ({limit:g} s of mapping) was spent; {what}"]
 
 
 def _error(state: StreamingState, code: ErrorCode, level: str, reasons: list[str],
@@ -392,7 +393,7 @@ def map_streaming(graph: Graph, spec: StreamingEngineSpec, options: RunOptions |
     options = options or RunOptions()
     started = time.perf_counter()
     af = af_latency or options.af_latency or spec.af_latency
-    budget = Budget.of_run(options.time_limit)
+    budget = Budget.of_options(options)
     settings = budget.settings(options, "streaming", budget.total)
     state = StreamingState(graph, spec, settings, af, progress or (lambda line: None), started,
                            placer=options.placer, policy_file=options.policy_file,

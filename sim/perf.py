@@ -509,7 +509,24 @@ def _events(graph: Graph, owners, times: dict[str, StageTime], flows: _Flows,
 
 
 def _run(ev: _Events, max_cells: int = MAX_CELLS) -> tuple[list[list[float]], float]:
-    """Start times per sample until the period settles; returns the rows and the period."""
+    """Start times per sample until the period settles; returns the rows and the period.
+    Sections alike in their arcs (a long chain's 782 sections, repeated layers) share one
+    run: the rows depend on the arcs' weights and ends only, never on the stages' names."""
+    key = (max_cells, tuple(map(tuple, ev.same)), tuple(map(tuple, ev.back)))
+    if key not in _RUNS:
+        if len(_RUNS) >= RUNS_KEPT:
+            _RUNS.pop(next(iter(_RUNS)))
+        _RUNS[key] = _simulate_rows(ev, max_cells)
+    return _RUNS[key]
+
+
+#: Runs kept for sections alike (:func:`_run`), the oldest dropped first.
+RUNS_KEPT = 64
+_RUNS: dict[tuple, tuple[list[list[float]], float]] = {}
+
+
+def _simulate_rows(ev: _Events, max_cells: int) -> tuple[list[list[float]], float]:
+    """:func:`_run` without the memory of earlier runs."""
     n = len(ev.names)
     if n == 0:
         return [[]], 0.0
@@ -726,10 +743,13 @@ def section_inputs(graph: Graph, mapping: Mapping | dict) -> list[SectionInputs]
         if r.get("section") is not None:
             by_section[r["section"]].append(r)
     dram = _dram_bytes(graph, data)
+    sites: dict[int, dict[str, str]] = defaultdict(dict)
+    for v, p in data["placement"].items():
+        sites[p["section"]][v] = p["site"]
     out = []
     for s in data["sections"]:
         sid = s["id"]
-        placement = {v: p["site"] for v, p in data["placement"].items() if p["section"] == sid}
+        placement = sites[sid]
         sub, routes, depths = _rebuild(graph, s["nodes"], placement, by_section[sid],
                                        depth_rows, f"{graph.name}/section{sid}")
         state = sum(float(graph.node(v).attrs.get("state_bytes") or 0) for v in s["nodes"])

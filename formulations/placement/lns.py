@@ -62,8 +62,6 @@ __all__ = ["lns", "NEIGHBOURHOODS"]
 NEIGHBOURHOODS = ("graph", "spatial", "net")
 #: Planned seconds of deterministic work one window may use at most.
 WINDOW_SECONDS = 0.6
-#: A window's wall-clock cap, in wall caps of its planned work.
-WINDOW_WALL_SLACK = 5.0
 #: Planned seconds charged per round besides its solver's work: choosing the window,
 #: building its model and starting a solver. Calibrated on this project's 2-core machine
 #: (rounds on the 32-128-node generated sections and the DNN sections of the placement
@@ -347,9 +345,8 @@ def _solve_window(problem, index, free, backend, seconds, seed, wall=float("inf"
     candidates = _window_candidates(problem, index, free, sites)
     model, x = build_placement_model(problem, free, candidates, fixed)
     hint_placement(model, x, index, free)
-    # the wall cap of a window is loose (its work limit decides; HiGHS's root node is not
-    # counted in nodes): only the placement's own cap ``wall`` must hold
-    cap = min(WINDOW_WALL_SLACK * wall_cap(seconds), max(1e-3, wall - time.monotonic()))
+    # its work limit decides; the wall clock only at the placement's cap ``wall``
+    cap = max(1e-3, wall - time.monotonic())
     options = work_options(backend, seconds) | WINDOW_OPTIONS.get(backend, {})
     result = model.solve(backend=backend, time_limit=cap, seed=seed, threads=1,
                          mip_gap=1e-6, options=options)

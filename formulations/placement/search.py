@@ -50,7 +50,7 @@ from formulations.placement.problem import (PlacementOutcome, PlacementProblem, 
 from formulations.placement.settings import PlacementSearch
 from formulations.placement.site_model import site_model_fits, solve_site_model
 from formulations.solver import SolveSettings
-from formulations.solver.backends import wall_cap, was_cut_short, work_options
+from formulations.solver.backends import was_cut_short, work_options
 from model.graph import Graph
 
 __all__ = ["place_model", "fill_idle", "anneal_share_for", "MAX_EXACT_VARS", "ONE_SCALE_SHARE",
@@ -179,7 +179,7 @@ def _place_all(problem: PlacementProblem, graph: Graph, fabric, order: list[str]
     # stopped early leaves the rest of its share unused)
     left = max(MIN_SOLVE_SECONDS, settings.time_limit - (annealed if not exact else
                                                          extra.get("anneal_run_time", 0.0)))
-    cap = max(1e-3, min(wall_cap(left), wall - time.monotonic()))
+    cap = max(1e-3, wall - time.monotonic())
     if site_model:
         found, status, bound, cut = solve_site_model(
             problem, index, cap, settings.seed, work_seconds=left, with_cut=True)

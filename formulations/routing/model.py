@@ -334,9 +334,6 @@ def _growing_margins(fab: FabricView, margin: int) -> list[int]:
 #: the 60-node generated section (100 nets, 15 chunks per region) took 0.15-0.2 s of wall
 #: time each with 1 node and a few hundred simplex iterations.
 CHUNK_SECONDS = 0.15
-#: The wall-clock cap of one chunk is at least this many seconds (never past the routing's
-#: own cap): a short share must not be cut by the clock while it builds its model.
-CHUNK_WALL_FLOOR = 1.0
 
 
 def _solve_region(fab, nets, trees, backend, budget: WorkBudget, seed, progress):
@@ -351,7 +348,7 @@ def _solve_region(fab, nets, trees, backend, budget: WorkBudget, seed, progress)
         left = budget.left() / (len(chunks) - position)
         if left < 0.1 or budget.wall_out():
             break
-        cap = min(max(wall_cap(left), CHUNK_WALL_FLOOR), max(1e-3, budget.wall - time.monotonic()))
+        cap = budget.wall_left()
         result, new = _solve_chunk(fab, nets, chunk, trees, backend, cap, seed, left)
         used = work_of(result)
         budget.spend(min(left, used + CHUNK_SECONDS) if used is not None else left)

@@ -37,6 +37,12 @@ SOLVERLESS = ("greedy", "none")
 #: Above this many node-section pairs the traffic phase re-optimises windows of
 #: consecutive sections (large-neighbourhood search) instead of one model.
 MONOLITHIC_LIMIT = 6000
+#: Planned seconds a whole-graph section model costs before its search, per node-section
+#: pair: building it and handing it to each seed's solver. bert_L-12 training at 29
+#: sections (58,000 pairs, 462,515 nonzeros) took 4.3 s to build and 2-3 s per seed to
+#: start on this project's 2-core machine at load 3; its first solve, planned 0.7 s a seed,
+#: took 11.8 and 6.6 s. A plan smaller than this keeps greedy's count.
+PAIR_SECONDS = 1e-4
 #: Above this many nodes the greedy cut is the answer: the model's section windows are
 #: quadratic in the nodes (measured: 10^5 nodes take minutes before any solve).
 MODEL_NODES = WINDOW_NODES
@@ -93,8 +99,7 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
         If one node alone exceeds a section's capacity.
     """
     scales = dict(scales or {})
-    # planned seconds spent as solver work; the wall clock (twice the plan, never past the
-    # run's deadline) is only the outer cap
+    # planned seconds spent as solver work; the wall clock is only the outer cap
     budget = WorkBudget(settings.time_limit,
                         time.monotonic() + wall_cap(settings.time_limit, settings.deadline))
     buffers = {key: p for key, p in (buffers or {}).items() if p > 0}
@@ -176,10 +181,10 @@ class _Cutter:
         lower bound (greedy's cut when none is found in time)."""
         self.plan.extra["bound_with_buffers"] = self.plan.lower_bound
         for count in range(self.plan.lower_bound, self.plan.greedy_sections):
-            if self.out_of_time():
+            seconds = self.budget.left() / 2
+            if self.out_of_time() or PAIR_SECONDS * len(self.graph.nodes) * count > seconds:
                 break
-            solved = self.solve(self.graph, count, self.budget.left() / 2, found,
-                                stem=f"sections_k{count}")
+            solved = self.solve(self.graph, count, seconds, found, stem=f"sections_k{count}")
             if solved.assignment is not None:
                 return solved.assignment
             if solved.result.status.name != "INFEASIBLE":

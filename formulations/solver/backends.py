@@ -68,18 +68,19 @@ SETUP_SECONDS_PER_NONZERO = 5e-6
 
 
 def wall_cap(seconds: float, deadline: float | None = None) -> float:
-    """Wall-clock seconds a search planned for ``seconds`` may take: :data:`WALL_SLACK` times
-    its plan (at least :data:`WALL_FLOOR`: a short plan still has fixed costs the work
-    counts leave out: building models, the warm starts), capped by the run's ``deadline`` (``time.monotonic()`` seconds; None: none);
-    at least 1 ms, so that a solver still starts.
+    """Wall-clock seconds a search planned for ``seconds`` may take: until the run's
+    ``deadline`` (``time.monotonic()`` seconds), the one place where the wall clock cuts in
+    (a slow or busy machine finishes the same planned work later, and so gives the same
+    answer); at least 1 ms, so that a solver still starts. Without a run (``deadline``
+    None, a search called on its own), :data:`WALL_SLACK` times its plan, at least
+    :data:`WALL_FLOOR` (a short plan still has fixed costs the work counts leave out).
 
-    >>> wall_cap(2.0), wall_cap(0.05)
-    (4.0, 2.0)
+    >>> wall_cap(2.0), wall_cap(0.05), wall_cap(2.0, time.monotonic() - 1)
+    (4.0, 2.0, 0.001)
     """
-    cap = max(WALL_SLACK * float(seconds), WALL_FLOOR)
     if deadline is not None:
-        cap = min(cap, deadline - time.monotonic())
-    return max(1e-3, cap)
+        return max(1e-3, deadline - time.monotonic())
+    return max(WALL_SLACK * float(seconds), WALL_FLOOR)
 
 
 class WorkBudget:
@@ -114,6 +115,10 @@ class WorkBudget:
             self.mark_cut()
             return True
         return False
+
+    def wall_left(self) -> float:
+        """Wall-clock seconds until the cap, at least 1 ms (a solver's time limit)."""
+        return max(1e-3, self.wall - time.monotonic())
 
     def share(self, seconds: float) -> "WorkBudget":
         """A part of ``seconds`` (at most what is left), of the same kind, same wall cap."""
@@ -346,12 +351,10 @@ def solve_planned(model, backend: str, seconds: float, budget: WorkBudget | None
                   seed: int = 0, deadline: float | None = None, mip_gap: float | None = None,
                   options: Mapping[str, Any] | None = None) -> SolveResult:
     """Solve ``model`` (a LinearModel) with a work limit of ``seconds`` planned seconds
-    (:func:`work_options`) and a wall-clock cap (:func:`wall_cap`, never past ``budget``'s
-    wall nor ``deadline``); the work used (all of ``seconds`` when the backend does not
-    say) is charged to ``budget``, and a cut by the wall clock marks it."""
-    cap = wall_cap(seconds, deadline)
-    if budget is not None:
-        cap = max(1e-3, min(cap, budget.wall - time.monotonic()))
+    (:func:`work_options`) and a wall-clock cap (``budget``'s wall, else :func:`wall_cap`);
+    the work used (all of ``seconds`` when the backend does not say) is charged to
+    ``budget``, and a cut by the wall clock marks it."""
+    cap = budget.wall_left() if budget is not None else wall_cap(seconds, deadline)
     arrays = model if isinstance(model, ModelArrays) else model.to_arrays()
     # the model's translation and the solver's start are work too (by the model's size)
     overhead = MIN_CHARGE + SETUP_SECONDS_PER_NONZERO * (arrays.n_vars + len(arrays.row_index))
@@ -359,9 +362,9 @@ def solve_planned(model, backend: str, seconds: float, budget: WorkBudget | None
     native = work_options(backend, limit) | dict(options or {})
     result = solve(arrays, backend=backend, time_limit=cap, seed=seed, mip_gap=mip_gap,
                    options=native)
-    if budget is not None:
-        used = work_of(result)
-        budget.spend(seconds if used is None else min(seconds, overhead + used))
+    if budget is not None:         # the overhead in full: a large model costs it however
+        used = work_of(result)     # little its search is planned
+        budget.spend(overhead + (limit if used is None else min(limit, used)))
         if was_cut_short(result):
             budget.mark_cut()
     return result
@@ -375,7 +378,7 @@ def solve_cp_planned(model, seconds: float, budget: WorkBudget | None = None,
     """:func:`solve_planned` for a CP-SAT ``model`` (a ``CpModel`` with CP constraints): its
     ``seconds`` less ``charge`` (what building it cost, in planned seconds) become CP-SAT's
     deterministic time at ``rate`` units per planned second (a model family's own
-    calibration); the wall clock (:func:`wall_cap`, never past ``budget``'s wall) only caps
+    calibration); the wall clock (``budget``'s wall, else :func:`wall_cap`) only caps
     it. The charge and the work used are charged to ``budget``, and a cut by the wall clock
     marks it (:func:`~formulations.solver.cp.was_cut_short`).
 
@@ -387,9 +390,7 @@ def solve_cp_planned(model, seconds: float, budget: WorkBudget | None = None,
     ('OPTIMAL', True, False)
     """
     work = max(MIN_CHARGE, seconds - charge)
-    cap = wall_cap(seconds)
-    if budget is not None:
-        cap = max(1e-3, min(cap, budget.wall - time.monotonic()))
+    cap = budget.wall_left() if budget is not None else wall_cap(seconds)
     result = solve_cp_model(model, time_limit=cap, seed=seed, workers=workers, hint=hint,
                             variables=variables, name=name, params=params,
                             deterministic_time=work * rate)

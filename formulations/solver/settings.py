@@ -67,10 +67,11 @@ class SolveSettings:
         return replace(self, time_limit=seconds)
 
     def wall_seconds(self) -> float:
-        """Seconds this solve may take on the wall clock: its time limit, capped by the deadline."""
+        """Seconds this solve may take on the wall clock: until the run's deadline (the one
+        wall-clock cap of a run), else its time limit."""
         if self.deadline is None:
             return self.time_limit
-        return max(0.0, min(self.time_limit, self.deadline - time.monotonic()))
+        return max(0.0, self.deadline - time.monotonic())
 
     def with_backend(self, backend: str) -> "SolveSettings":
         """The same settings on another backend."""

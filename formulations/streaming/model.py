@@ -306,16 +306,15 @@ CHARGE_PER_CONSTRAINT = 3e-5
 
 
 def planned_budget(seconds: float, deadline: float | None = None) -> WorkBudget:
-    """A budget of ``seconds`` planned seconds whose wall-clock cap is
-    :func:`~formulations.solver.backends.wall_cap` of it, never past ``deadline``
-    (``time.monotonic()`` seconds).
+    """A budget of ``seconds`` planned seconds whose wall-clock cap is the run's
+    ``deadline`` (``time.monotonic()`` seconds; None:
+    :func:`~formulations.solver.backends.wall_cap` of the plan).
 
     >>> b = planned_budget(3.0)
     >>> b.left(), b.cut_short
     (3.0, False)
     """
-    wall = time.monotonic() + wall_cap(seconds)
-    return WorkBudget(seconds, wall if deadline is None else min(wall, deadline))
+    return WorkBudget(seconds, time.monotonic() + wall_cap(seconds, deadline))
 
 
 def solve_model(model: cp_model.CpModel, time_limit: float, seed: int = 0, workers: int = 1,
@@ -331,7 +330,7 @@ def solve_model(model: cp_model.CpModel, time_limit: float, seed: int = 0, worke
     (:func:`~formulations.solver.backends.solve_cp_planned`): ``time_limit`` planned seconds
     become CP-SAT's deterministic time (``rate`` units a second, less the model's charge),
     the wall clock
-    only caps it (twice the plan, never past the budget's wall), ``stall`` (a wall-clock
+    only caps it (at the budget's wall, the run's deadline), ``stall`` (a wall-clock
     rule) is not used, and the work used is charged to ``budget`` (a cut by the wall clock
     marks it and the result: :func:`~formulations.solver.cp.was_cut_short`). Same seed,
     same plan: same answer whatever the machine's load.

@@ -141,6 +141,7 @@ def load_onnx(path: str | os.PathLike, name: str, batch: int = 1,
     _check(file)               # first: its copy of the model is freed before ours is read
     model = _read(file)
     _check_versions(model, file)
+    _refuse_names_not_text(model.graph, file)
     _refuse_empty_inputs(model.graph, file)
     _drop_large_data(model.graph)
     _fix_dims(model.graph, file, batch, dict(dims or {}))
@@ -227,6 +228,20 @@ def _check(file: str) -> None:
 _EMPTY_FIX = ("give the dimension a size of at least 1 and export the model again (where 0 "
               "stands for a size known only at run time, make it a named dimension and give "
               "its size with --dim NAME=VALUE)")
+
+
+def _refuse_names_not_text(graph: onnx.GraphProto, file: str) -> None:
+    """Every name is text: protobuf hands over a name that is not valid UTF-8 as bytes
+    (a mutated file passed the checker so, and then broke the id checks)."""
+    places = [(f"node {k}", [n.name, n.op_type, *n.input, *n.output])
+              for k, n in enumerate(graph.node)]
+    places += [(f"graph {kind}", [t.name for t in getattr(graph, kind)])
+               for kind in ("input", "output", "initializer", "value_info")]
+    for place, names in places:
+        for name in names:
+            if isinstance(name, bytes):
+                raise InputError(file, place, f"the name {name!r} is not valid UTF-8 text",
+                                 "re-export the model with names in UTF-8")
 
 
 def _refuse_empty_inputs(graph: onnx.GraphProto, file: str) -> None:

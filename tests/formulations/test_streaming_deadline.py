@@ -147,7 +147,7 @@ def test_the_run_budget_caps_the_split_path(monkeypatch, run_budget):
     assert run_budget[0].spent <= total + 0.5 + 1e-6        # nothing begun past the budget
     assert given and given[0][1] < total                    # the first part gets a share
     assert given[0][1] == pytest.approx(total * given[0][0] / 120, rel=0.01)
-    assert "T0 time limit: the run's planned time" in mapping.diagnosis
+    assert "T0 time limit: the run's planned work" in mapping.diagnosis
     assert mapping.run["cut_short"] >= 1
 
 
@@ -200,10 +200,11 @@ def test_one_sdf_without_a_greedy_mapping_leaves_time_for_a_split(monkeypatch):
 # deterministic budgets: the same seed gives the same schedule whatever the clock says
 # ---------------------------------------------------------------------------------------------
 def _outcome(graph: Graph) -> tuple:
-    """II, cycles, placement and every model's (name, status, objective, bound) of a
-    6-second run, and the searches the wall clock cut short."""
+    """II, cycles, placement and every model's (name, status, objective, bound) of a run of
+    5.4 planned seconds with its deadline a minute away, and the searches the wall clock
+    cut short."""
     mapping = streaming.map_streaming(graph, load_hardware("se16"),
-                                      RunOptions(time_limit=6.0, seed=0))
+                                      RunOptions(time_limit=60.0, work=5.4, seed=0))
     models = [(s["method"], s["status"], s["objective"], s["bound"]) for s in mapping.stages
               if s["stage"] == "modulo placement"]
     return (mapping.ii, mapping.metrics["cycles"], mapping.placement, models,
@@ -212,10 +213,10 @@ def _outcome(graph: Graph) -> tuple:
 
 def test_a_slow_clock_gives_the_same_schedule(monkeypatch):
     """Every share is planned work, never the time left: a clock that runs 1.5 times too
-    fast (as a machine that is 1.5 times slower sees it; each read is later than the real
-    one, by about 1.2 s at the end of the run, which stays under its wall-clock cap) gives
-    the same schedule from the same models. (Before, the shares and the solvers' limits
-    came from the clock: the slow run ended with other models, 3 runs of 3.)"""
+    fast (as a machine that is 1.5 times slower sees it) gives the same schedule from the
+    same models, the wall clock cutting in only at the run's deadline. (Before, the shares
+    and the solvers' limits came from the clock: the slow run ended with other models, 3
+    runs of 3.)"""
     graph = se_random_dag(40, seed=1)
     normal = _outcome(graph)
     ahead = [0.0]

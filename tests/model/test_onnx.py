@@ -276,6 +276,16 @@ def test_one_rule_per_operator_type(op, inputs, outputs, attrs, flops):
     assert got == flops and rule == FLOP_RULES[op][0]
 
 
+# -- a name that is not UTF-8: protobuf hands it over as bytes (found by the fuzz suite) --------
+def test_a_node_name_that_is_not_utf8_text_is_refused(tmp_path):
+    path = save(tmp_path, [helper.make_node("Relu", ["x"], ["y"], name="qonv")],
+                [vi("x", [1, 4])], [vi("y", [1, 4])])
+    raw = Path(path).read_bytes()
+    Path(path).write_bytes(raw.replace(b"qonv", b"\xe3onv"))     # a lone UTF-8 lead byte
+    with pytest.raises(InputError, match=r"node 0: the name b'\\xe3onv' is not valid UTF-8"):
+        load_graph(path)
+
+
 # -- a dimension of size 0: no data, no work (once mapped at 5.8 M samples/s) -------------------
 def test_a_graph_input_with_a_dimension_of_size_0_is_refused(tmp_path):
     path = save(tmp_path, [helper.make_node("Relu", ["x"], ["y"], name="relu")],

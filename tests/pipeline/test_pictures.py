@@ -34,6 +34,26 @@ def test_every_section_is_drawn(tiny, tmp_path):
     assert all((tmp_path / n).exists() for n in names)
 
 
+def test_a_deadline_leaves_out_secondary_pictures_before_any_sections_main_one(tiny, tmp_path,
+                                                                              monkeypatch):
+    clock = iter(range(100))
+    monkeypatch.setattr(time, "monotonic", lambda: next(clock))
+    names = draw_mapping(many_sections(tiny, 3), tiny, tmp_path, "png", deadline=4)
+    assert names == ["section0.png", "section0_nets.png", "section1.png", "section2.png"]
+
+
+def test_long_names_fit_and_keep_their_full_text_as_tooltips(tiny, tmp_path, text_svg):
+    mapping = many_sections(tiny, 1)
+    long_name = "bert.encoder.layer.0.attention.self.value.weight#pmu2"
+    mapping.placement[long_name] = mapping.placement.pop("s0")
+    mapping.graph = "g" * 200
+    draw_section(mapping, tiny, 0, tmp_path / "s.svg")
+    svg = (tmp_path / "s.svg").read_text()
+    assert f"<title>{long_name} (" in svg and ">…t#pmu2<" in svg.replace("\n", "")
+    assert f"<title>{'g' * 200}" in svg and "g" * 81 not in svg.split("<title>")[0]
+    assert "PCU (compute) used" in svg and "link: 1 net(s)" in svg        # the legend
+
+
 def test_max_sections_is_an_explicit_limit(tiny, tmp_path):
     names = draw_mapping(many_sections(tiny, 4), tiny, tmp_path, "png", max_sections=2)
     assert names == picture_names(0, "png") + picture_names(1, "png")

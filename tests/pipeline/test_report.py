@@ -35,7 +35,7 @@ def rdu_mapping() -> Mapping:
 
 def test_dram_bytes_are_whole_bytes():
     text = render_report(rdu_mapping())
-    assert "| dram bytes | 284,412,841 |" in text
+    assert "| dram bytes | 284,412,841 | bytes/sample |" in text
     assert "284412841.25" not in text and "51397649.375" not in text
     assert "| section model | FEASIBLE |" not in text                 # stage rows still there:
     assert "| sections | - | m | FEASIBLE | 51,397,649 |" in text      # ... in whole bytes
@@ -44,11 +44,11 @@ def test_dram_bytes_are_whole_bytes():
 
 def test_wall_time_is_the_command_lines_number_and_named_apart():
     text = render_report(rdu_mapping(), seconds=1.834)
-    assert "| wall time of the whole run (s) | 1.83 |" in text
-    assert f"mapped in {1.834:.2f} s" .split()[-2] in text              # the CLI's own format
-    assert "| seconds of the mapping passes | 1.042 |" in text
+    assert "| wall time of the whole run | 1.83 | s |" in text
+    assert f"in {1.834:.2f} s" .split()[-2] in text              # the CLI's own format
+    assert "| seconds of the mapping passes | 1.042 | s |" in text
     plain = render_report(rdu_mapping())
-    assert "| seconds | 1.042 |" in plain and "wall time" not in plain
+    assert "| seconds | 1.042 | s |" in plain and "wall time" not in plain
 
 
 def test_recut_rows_count_the_kept_sections():
