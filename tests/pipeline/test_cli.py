@@ -137,8 +137,9 @@ def test_kernel_over_96_instructions_splits_with_the_given_af_latency(tmp_path, 
              "edges": [{"src": f"n{i}", "dst": f"n{i + 1}"} for i in range(n - 1)]}
     path = tmp_path / "chain.json"
     path.write_text(json.dumps(graph))
-    code, _, err = run([path, "--hardware", "se16", "--af-latency", "20", "--time-limit", "2",
-                        "--out", tmp_path / "o", "--no-pictures"], capsys)
+    # 2 s of planned work, the deadline far: a loaded machine does the same work later
+    code, _, err = run([path, "--hardware", "se16", "--af-latency", "20", "--time-limit", "60",
+                        "--work", "2", "--out", tmp_path / "o", "--no-pictures"], capsys)
     assert code == 0, err
     mapping = json.loads((tmp_path / "o" / "mapping.json").read_text())
     af = [r for r in mapping["routes"] if r.get("via") == "af"]
