@@ -3,7 +3,7 @@
 ``--work`` is the run's planned work (default: :data:`MAPPING_SHARE` of
 ``--time-limit``), ``--time-limit`` its deadline, counted from the process start
 (:func:`process_started`: the interpreter's start, the imports and the loading count).
-:class:`Budget` plans each solve's share of the work *deterministically*: the
+:class:`RunPlan` plans each solve's share of the work *deterministically*: the
 section cut gets :data:`CUT_SHARE` of the planned time, each section's balancing :data:`BUFFER_SHARE` of its part, and
 each section's placement and routing the rest of its part, in proportion to its
 nodes; a share is taken from what is still unplanned, so a feedback round that
@@ -25,7 +25,7 @@ from typing import Callable
 
 from formulations.solver import SolveSettings
 
-__all__ = ["Budget", "process_started", "CUT_SHARE", "CUT_WALL_SHARE", "BUFFER_SHARE", "ROUTING_SHARE",
+__all__ = ["RunPlan", "process_started", "CUT_SHARE", "CUT_WALL_SHARE", "BUFFER_SHARE", "ROUTING_SHARE",
            "MIN_SOLVE_SECONDS", "AFTER_SECONDS_PER_NODE", "MAPPING_SHARE", "OVERRUN_SHARE", "LIMIT_SHARE", "START_SECONDS", "OUTPUT_SECONDS",
            "placement_cap"]
 
@@ -97,12 +97,12 @@ def placement_cap(nodes: int) -> float:
 
 
 @dataclass
-class Budget:
+class RunPlan:
     """The run's planned work (``total`` seconds), its deadline and each solve's share.
 
     Examples
     --------
-    >>> b = Budget(60.0)
+    >>> b = RunPlan(60.0)
     >>> b.cut_seconds()                      # a quarter of the 60 s
     15.0
     >>> b.section_seconds(nodes=10, nodes_left=40)   # a quarter of the 45 s still unplanned
@@ -126,7 +126,7 @@ class Budget:
 
     @classmethod
     def of_run(cls, time_limit: float, work: float | None = None,
-               started: float | None = None, nodes: int = 0) -> "Budget":
+               started: float | None = None, nodes: int = 0) -> "RunPlan":
         """The mapping passes' budget within a run of ``time_limit`` seconds from
         ``started`` (None: now) on a graph of ``nodes``, each point less
         :data:`AFTER_SECONDS_PER_NODE` per node (the estimate and mapping.json after them):
@@ -135,10 +135,10 @@ class Budget:
         :data:`OUTPUT_SECONDS` before the promised end (:data:`LIMIT_SHARE`,
         :data:`START_SECONDS`); ``work`` planned seconds (None: up to the deadline).
 
-        >>> b = Budget.of_run(60.0)
+        >>> b = RunPlan.of_run(60.0)
         >>> b.total, b.wall, round(b.grace, 6), round(b.slack, 6)
         (54.0, 54.0, 9.0, 4.0)
-        >>> Budget.of_run(60.0, work=10.0).total, Budget.of_run(60.0, nodes=50_000).wall
+        >>> RunPlan.of_run(60.0, work=10.0).total, RunPlan.of_run(60.0, nodes=50_000).wall
         (10.0, 39.0)
         """
         after = AFTER_SECONDS_PER_NODE * nodes
@@ -150,7 +150,7 @@ class Budget:
                    wall=wall, started=started)
 
     @classmethod
-    def of_options(cls, options, nodes: int = 0) -> "Budget":
+    def of_options(cls, options, nodes: int = 0) -> "RunPlan":
         """:meth:`of_run` of a run's options (``time_limit``, ``work``, ``started``)."""
         return cls.of_run(options.time_limit, options.work, options.started, nodes)
 

@@ -36,7 +36,7 @@ from formulations.solver.cp import was_cut_short
 from hardware import CgraSpec
 from model.graph import Graph
 from model.mapping import Mapping
-from pipeline.budget import Budget
+from pipeline.budget import RunPlan
 from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, MappingError,
                                MappingFailed, Unresolvable, run_levels)
 from pipeline.options import RunOptions
@@ -195,7 +195,7 @@ def map_cgra(graph: Graph, spec: CgraSpec, options: RunOptions | None = None,
     started = time.perf_counter()
     mapping = Mapping(graph=graph.name, hardware=spec.name)
     placer = "model" if options.placer not in PLACERS else options.placer
-    budget = Budget(options.work or options.time_limit, wall=options.time_limit,
+    budget = RunPlan(options.work or options.time_limit, wall=options.time_limit,
                     started=options.started)
     settings = budget.settings(options, "streaming", budget.total)
     state = CgraState(graph, spec, settings, placer, progress or (lambda line: None), started)

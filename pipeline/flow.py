@@ -19,7 +19,7 @@ from formulations.sections import Capacity, estimate_units
 from hardware import build_fabric
 from model.graph import Graph
 from model.mapping import Mapping
-from pipeline.budget import BUFFER_SHARE, CUT_SHARE, MAPPING_SHARE, Budget
+from pipeline.budget import BUFFER_SHARE, CUT_SHARE, MAPPING_SHARE, RunPlan
 from pipeline.cluster import Workers
 from pipeline.buffers_pass import balance_section
 from pipeline.cgra import map_cgra
@@ -64,7 +64,7 @@ def map_graph(graph: Graph, spec, options: RunOptions | None = None,
     started = time.perf_counter()
     state = CompileState(estimate_units(graph, spec, options.tile_pmus), spec, fabric, options,
                          say, cap=Capacity.of_fabric(fabric),
-                         budget=Budget.of_options(options, len(graph.nodes)),
+                         budget=RunPlan.of_options(options, len(graph.nodes)),
                          advance=advance or (lambda: None),
                          workers=Workers(options.workers, options.scheduler))
     levels = levels if levels is not None else default_levels(balance_section)

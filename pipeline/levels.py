@@ -42,7 +42,7 @@ from formulations.sections.costs import cut_costs
 from formulations.sections.portfolio import RunAll, in_order, never
 from formulations.solver import to_epoch
 from model.graph import Edge, Graph, Node
-from pipeline.budget import CUT_WALL_SHARE, MAPPING_SHARE, Budget
+from pipeline.budget import CUT_WALL_SHARE, MAPPING_SHARE, RunPlan
 from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, MappingError,
                                SectionUsage)
 from pipeline.cluster import Workers, run_tasks, run_until
@@ -133,7 +133,7 @@ class CompileState:
     trace: list[dict] = field(default_factory=list)
     reused: int = 0
     plan: object = None
-    budget: Budget = field(default_factory=lambda: Budget(60.0))
+    budget: RunPlan = field(default_factory=lambda: RunPlan(60.0))
     advance: Callable[[], None] = lambda: None    # one section compiled (progress bars)
     workers: Workers = field(default_factory=Workers)   # where sections compile
 
@@ -466,7 +466,7 @@ def _decided_here(begun: list, done: Callable) -> bool:
     return False
 
 
-def _cut_settings(options, budget: Budget):
+def _cut_settings(options, budget: RunPlan):
     """The section cut's SolveSettings: its backend, the run's seed and export folder, its
     wall-clock cap :data:`~pipeline.budget.CUT_WALL_SHARE` of the way to the deadline."""
     return budget.settings(options, "sections",

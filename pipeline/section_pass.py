@@ -84,7 +84,7 @@ def map_section(sub: Graph, fabric, section_id: int, options, say: Callable[[str
     """Order, place and route one section once (``options``: a pipeline.options.RunOptions).
 
     ``settings`` are the placement's and the routing's (planned seconds and the
-    run's deadline: :class:`pipeline.budget.Budget`); ``penalty`` is a cost per
+    run's deadline: :class:`pipeline.budget.RunPlan`); ``penalty`` is a cost per
     site that steers placement away from links an earlier attempt over-used. A
     failure is returned as a :class:`SectionFailure` in the user's terms; the
     feedback loop decides what to try next (:class:`pipeline.levels.PlaceRouteLevel`).

@@ -16,7 +16,7 @@ run (:func:`pipeline.feedback.run_levels`), over the decisions of
 - ``check`` -- the independent simulator (:mod:`sim.streaming`) judges the answer; a rejection
   is :class:`~pipeline.feedback.CheckerRejected` (a bug, never a result).
 
-``--time-limit`` is one budget for the whole run (the :class:`~pipeline.budget.Budget`'s
+``--time-limit`` is one budget for the whole run (the :class:`~pipeline.budget.RunPlan`'s
 planned seconds, its deadline carried by ``settings.deadline``), the split path included,
 spent as deterministic work (the warm starts' placement steps, CP-SAT's deterministic time:
 :func:`~formulations.streaming.model.solve_model`), never read from the wall clock, so the
@@ -40,18 +40,18 @@ budget or the deadline says so (a ``T0 time limit`` reason and a stage with ``cu
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from formulations.solver import SolveSettings
-from formulations.solver.backends import WorkBudget, was_cut_short
-from formulations.streaming.env import StepBudget, greedy_schedule
-from formulations.streaming.kernel import (STEP_SECONDS, KernelPlan, SdfAnswer, SdfUnmapped,
+from formulations.solver import Budget, SolveSettings
+from formulations.solver.backends import was_cut_short
+from formulations.streaming.env import greedy_schedule
+from formulations.streaming.kernel import (KernelPlan, SdfAnswer, SdfUnmapped,
                                            finish_split, next_split, part_key, plan_kernel,
                                            schedule_part, schedule_sdf, split_failure,
                                            split_proof)
-from formulations.streaming.model import planned_budget
 from formulations.streaming.problem import StreamingInfeasible, StreamingSchedule
 from formulations.streaming.rl import DEFAULT_POLICY, RLPolicy, rl_schedule
 from formulations.streaming.split import SplitSchedule, repair_of
@@ -59,7 +59,7 @@ from formulations.streaming.sweep import LAST_SECONDS
 from hardware import StreamingEngineSpec
 from model.graph import Graph
 from model.mapping import Mapping
-from pipeline.budget import Budget
+from pipeline.budget import RunPlan
 from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, MappingError,
                                MappingFailed, Unresolvable, run_levels)
 from pipeline.options import RunOptions
@@ -91,7 +91,7 @@ class StreamingState:
     trace: list[dict] = field(default_factory=list)
     placer: str = "model"                 # "rl": the PPO policy places one-SDF kernels
     policy_file: str | None = None
-    budget: WorkBudget | None = None      # the run's planned seconds (set by map_streaming)
+    budget: Budget | None = None      # the run's planned seconds (set by map_streaming)
 
 
 #: Share of the planned seconds left that one SDF gets when no greedy warm start maps it
@@ -103,11 +103,11 @@ class StreamingState:
 ONE_SDF_SHARE = 0.4
 
 
-def _run_budget(state: StreamingState) -> WorkBudget:
+def _run_budget(state: StreamingState) -> Budget:
     """The run's budget (made on first use: ``settings.time_limit`` planned seconds, the
     wall-clock cap ``settings.deadline``)."""
     if state.budget is None:
-        state.budget = planned_budget(state.settings.time_limit, state.settings.deadline)
+        state.budget = state.settings.budget()
     return state.budget
 
 
@@ -118,7 +118,7 @@ def _spent(state: StreamingState) -> bool:
     return budget.left() < LAST_SECONDS or budget.wall_out()
 
 
-def _share(state: StreamingState, seconds: float) -> tuple[SolveSettings, WorkBudget]:
+def _share(state: StreamingState, seconds: float) -> tuple[SolveSettings, Budget]:
     """Settings and budget of ``seconds`` planned seconds of the run's (at least
     ``LAST_SECONDS``, at most the run's limit)."""
     seconds = max(LAST_SECONDS, min(state.settings.time_limit, seconds))
@@ -126,7 +126,7 @@ def _share(state: StreamingState, seconds: float) -> tuple[SolveSettings, WorkBu
 
 
 def part_settings(state: StreamingState, parts: list, k: int
-                  ) -> tuple[SolveSettings, WorkBudget] | None:
+                  ) -> tuple[SolveSettings, Budget] | None:
     """The settings and budget of part ``k`` of a split: its share of the run's planned
     seconds left, in proportion to its instructions among the parts from ``k`` on not
     scheduled yet (never more than the run's own limit); None when less than
@@ -140,18 +140,16 @@ def part_settings(state: StreamingState, parts: list, k: int
 
 
 def _one_sdf_settings(state: StreamingState, plan: KernelPlan
-                      ) -> tuple[SolveSettings, WorkBudget]:
+                      ) -> tuple[SolveSettings, Budget]:
     """The one SDF's settings and budget: all the run's planned seconds left when the greedy
     warm start maps it (the sweep then returns a mapping at worst), else
     :data:`ONE_SDF_SHARE` of them, so that a split into several SDFs still has its share."""
     budget = _run_budget(state)
-    steps = StepBudget()
-    try:
-        greedy_schedule(plan.work, state.spec, steps)
+    try:        # unlimited (the warm start that must finish), charged to the run
+        greedy_schedule(plan.work, state.spec, budget.share(math.inf))
         share = 1.0
     except StreamingInfeasible:
         share = ONE_SDF_SHARE
-    budget.spend(steps.used * STEP_SECONDS)
     return _share(state, budget.left() * share)
 
 
@@ -393,11 +391,11 @@ def map_streaming(graph: Graph, spec: StreamingEngineSpec, options: RunOptions |
     options = options or RunOptions()
     started = time.perf_counter()
     af = af_latency or options.af_latency or spec.af_latency
-    budget = Budget.of_options(options)
+    budget = RunPlan.of_options(options)
     settings = budget.settings(options, "streaming", budget.total)
     state = StreamingState(graph, spec, settings, af, progress or (lambda line: None), started,
                            placer=options.placer, policy_file=options.policy_file,
-                           budget=planned_budget(settings.time_limit, settings.deadline))
+                           budget=settings.budget())
     mapping = Mapping(graph=graph.name, hardware=spec.name)
     mapping.order = graph.topological_order() if _acyclic(graph) else graph.node_ids
     state.stages.append(stage_record("order", 0, "topological order", started))

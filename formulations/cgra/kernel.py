@@ -15,7 +15,7 @@ its corner (:func:`region_spec`), a warm start of the sweep when it beats the ba
 The placer ``"list"`` keeps the baseline (the classic mapper, for comparison).
 
 Budget: :data:`~formulations.cgra.work.WORK_SHARE` of ``settings.time_limit`` is planned as
-deterministic work (:class:`~formulations.cgra.work.Work`), and every share above is a share
+deterministic work (:class:`~formulations.solver.budget.Budget`), and every share above is a share
 of it (of the work left, never of the wall time left): the same seed gives the same mapping
 whatever the machine's load. ``settings.wall_seconds()`` (the time limit, or the run's
 deadline when sooner) is only the outer cap; the searches it stopped are counted in
@@ -45,7 +45,8 @@ from formulations.cgra.milp import sweep_milp
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, lower_bounds,
                                        precheck, problem_from_graph)
 from formulations.cgra.sweep import LAST_NODES, sweep_ii
-from formulations.cgra.work import WORK_SHARE, Work
+from formulations.cgra.work import WORK_SHARE
+from formulations.solver import Budget
 from formulations.solver import SolveSettings
 from hardware import CgraSpec
 from model.graph import Graph
@@ -103,7 +104,7 @@ class CgraResult:
 
 
 def map_kernel(graph: Graph, spec: CgraSpec, settings: SolveSettings, placer: str = "model",
-               progress: Callable[[str], None] | None = None, work: Work | None = None
+               progress: Callable[[str], None] | None = None, work: Budget | None = None
                ) -> CgraResult:
     """Map ``graph`` on ``spec`` (see the module); raises :class:`CgraInfeasible` with the
     reasons in the user's terms when nothing maps. ``work``: the budget (default
@@ -114,7 +115,7 @@ def map_kernel(graph: Graph, spec: CgraSpec, settings: SolveSettings, placer: st
         raise ValueError(f"unknown CGRA placer {placer!r}; use one of {PLACERS}")
     started = time.perf_counter()
     if work is None:
-        work = Work.planned(settings.time_limit * WORK_SHARE, settings.wall_seconds())
+        work = Budget(settings.time_limit * WORK_SHARE, settings.deadline)
     problem = problem_from_graph(graph, spec)
     reasons = precheck(problem)
     if reasons:
@@ -142,7 +143,7 @@ def map_kernel(graph: Graph, spec: CgraSpec, settings: SolveSettings, placer: st
     if settings.backend == "cp-sat":
         warm = _region_warm(graph, spec, problem, settings, warm, work, say)
         sched = sweep_ii(problem, settings, warm, say,
-                         Work(max(SWEEP_LEAST, work.left()), work.wall, work))
+                         Budget(max(SWEEP_LEAST, work.left()), parent=work))
     else:
         sched = sweep_milp(problem, settings.with_time(max(SWEEP_LEAST, work.wall_left())), warm)
     return CgraResult(problem, bounds, sched, baseline, baseline_seconds, note, work.cuts,
@@ -150,7 +151,7 @@ def map_kernel(graph: Graph, spec: CgraSpec, settings: SolveSettings, placer: st
 
 
 def _descent(problem: CgraProblem, bounds: dict[str, int], baseline: CgraSchedule | None,
-             settings: SolveSettings, work: Work, say: Callable[[str], None]
+             settings: SolveSettings, work: Budget, say: Callable[[str], None]
              ) -> CgraSchedule | None:
     """A copy of the baseline, or a mapping at a smaller II: on a kernel of more than
     :data:`DESCENT_NODES` operations whose baseline is above the II bound, list-scheduling
@@ -170,7 +171,7 @@ def _descent(problem: CgraProblem, bounds: dict[str, int], baseline: CgraSchedul
 
 
 def _second_chance(graph: Graph, spec: CgraSpec, problem: CgraProblem,
-                   settings: SolveSettings, work: Work, say: Callable[[str], None],
+                   settings: SolveSettings, work: Budget, say: Callable[[str], None],
                    note: str) -> tuple[CgraSchedule | None, str]:
     """The baseline found nothing: on a kernel of more than :data:`SECOND_NODES` operations
     the sweep rarely maps from nothing (its relaxation alone takes seconds), so list
@@ -224,7 +225,7 @@ def region_spec(spec: CgraSpec) -> CgraSpec | None:
 
 
 def _region_warm(graph: Graph, spec: CgraSpec, problem: CgraProblem, settings: SolveSettings,
-                 warm: CgraSchedule | None, work: Work, say: Callable[[str], None]
+                 warm: CgraSchedule | None, work: Budget, say: Callable[[str], None]
                  ) -> CgraSchedule | None:
     """On a fabric larger than :data:`REGION` x :data:`REGION`, map the kernel on its corner
     first (:func:`region_spec`, :data:`REGION_SHARE` of the work left: the full model there is a

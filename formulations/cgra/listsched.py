@@ -44,9 +44,8 @@ import networkx as nx
 
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, Step,
                                        lower_bounds, precheck, time_windows)
-from formulations.cgra.work import (PLACE_EDGE_STEPS, PLACE_STEPS, ROUTER_STEPS_PER_SECOND,
-                                   Work)
-from formulations.solver.backends import wall_cap
+from formulations.cgra.work import (PLACE_EDGE_STEPS, PLACE_STEPS, ROUTER_STEPS_PER_SECOND)
+from formulations.solver import Budget
 
 __all__ = ["list_schedule", "schedule_at_ii", "schedule_with_ejection", "eject_from_top",
            "descend",
@@ -97,7 +96,7 @@ class Router:
     paths: dict = field(default_factory=dict)
     over: int = 0
     #: The search's budget: every route spends its steps on it (None: not counted).
-    work: Work | None = None
+    work: Budget | None = None
     #: Cells examined per PE expanded at one cycle (the PE and its out-links).
     fan: float = field(init=False)
 
@@ -477,7 +476,7 @@ class _Attempt:
 
 
 def route_fixed(problem: CgraProblem, ii: int, pe: list[int], t: list[int],
-                work: Work | None = None, method: str = "relaxation + PathFinder"
+                work: Budget | None = None, method: str = "relaxation + PathFinder"
                 ) -> CgraSchedule | None:
     """Route a placement and timing fixed elsewhere (e.g. the relaxation's, whose slots and
     hop distances are already legal) with PathFinder, within ``work``; None when congestion
@@ -498,7 +497,7 @@ def route_fixed(problem: CgraProblem, ii: int, pe: list[int], t: list[int],
 
 
 def schedule_at_ii(problem: CgraProblem, ii: int, seed: int = 0,
-                   work: Work | None = None, guide: CgraSchedule | None = None
+                   work: Budget | None = None, guide: CgraSchedule | None = None
                    ) -> CgraSchedule | None:
     """One list-scheduling attempt at ``ii`` within ``work`` (None when it dead-ends,
     cannot route or its budget is spent).
@@ -534,7 +533,7 @@ def schedule_at_ii(problem: CgraProblem, ii: int, seed: int = 0,
 
 
 def schedule_with_ejection(problem: CgraProblem, ii: int, seed: int = 0,
-                           work: Work | None = None) -> CgraSchedule | None:
+                           work: Budget | None = None) -> CgraSchedule | None:
     """One iterative modulo scheduling attempt at ``ii`` (Rau 1994, on this list scheduler):
     an operation with no legal ``(PE, cycle)`` is placed anyway where it ejects the fewest
     placed operations (:meth:`_Attempt.force`; the slot's holder and the neighbours it would
@@ -580,7 +579,7 @@ def schedule_with_ejection(problem: CgraProblem, ii: int, seed: int = 0,
     return sched
 
 
-def eject_from_top(problem: CgraProblem, work: Work, seed: int = 0, tries: int = 2,
+def eject_from_top(problem: CgraProblem, work: Budget, seed: int = 0, tries: int = 2,
                    progress: Callable[[str], None] | None = None) -> CgraSchedule | None:
     """Iterative modulo scheduling (:func:`schedule_with_ejection`) from ``max_ii`` down: new
     seeds at ``max_ii`` until one maps (or ``work`` is spent), then each II below gets ``tries``
@@ -616,10 +615,10 @@ def _decode(problem: CgraProblem, ii: int, attempt: _Attempt) -> CgraSchedule:
 
 
 def list_schedule(problem: CgraProblem, seed: int = 0, time_limit: float = 10.0,
-                  tries: int = 3, work: Work | None = None) -> CgraSchedule:
+                  tries: int = 3, work: Budget | None = None) -> CgraSchedule:
     """The smallest II at which list scheduling + PathFinder finds a mapping, searched within
     ``work`` (default ``time_limit`` planned seconds, capped at
-    :func:`~formulations.solver.backends.wall_cap` of it); raises :class:`CgraInfeasible`.
+    :func:`~formulations.solver.budget.deadline_for` of it); raises :class:`CgraInfeasible`.
 
     Up from the lower bound with growing steps (two attempts per II, one per ordering mode;
     one above :data:`LARGE_KERNEL` operations; each II :data:`GROWTH` times the last), so a
@@ -632,7 +631,7 @@ def list_schedule(problem: CgraProblem, seed: int = 0, time_limit: float = 10.0,
     if reasons:
         raise CgraInfeasible(reasons)
     started = time.perf_counter()
-    work = work if work is not None else Work.planned(time_limit, wall_cap(time_limit))
+    work = work if work is not None else Budget(time_limit)
     low, best, failed, tried = lower_bounds(problem)["ii"], None, 0, set()
     for rounds in range(ROUNDS):           # each round: other seeds (the other mode first)
         failed, ii = low - 1, min(problem.max_ii, low + rounds)
@@ -663,7 +662,7 @@ def list_schedule(problem: CgraProblem, seed: int = 0, time_limit: float = 10.0,
     return best
 
 
-def descend(problem: CgraProblem, best: CgraSchedule, work: Work, seed: int = 0,
+def descend(problem: CgraProblem, best: CgraSchedule, work: Budget, seed: int = 0,
             progress: Callable[[str], None] | None = None,
             attempts: int | None = None) -> CgraSchedule:
     """Below a mapping's II: list-scheduling attempts at ``best.ii - 1`` until one maps or
@@ -682,7 +681,7 @@ def descend(problem: CgraProblem, best: CgraSchedule, work: Work, seed: int = 0,
     >>> g = Graph("fan", [Node("a", op="LOAD")] + [Node(f"m{i}", op="MUL") for i in range(6)],
     ...           [Edge("a", f"m{i}") for i in range(6)])
     >>> p = problem_from_graph(g, load_hardware("cgra4x4"))
-    >>> descend(p, schedule_at_ii(p, 3), Work.planned(10)).ii
+    >>> descend(p, schedule_at_ii(p, 3), Budget(10)).ii
     1
     """
     say = progress or (lambda line: None)
@@ -703,7 +702,7 @@ def descend(problem: CgraProblem, best: CgraSchedule, work: Work, seed: int = 0,
     return best
 
 
-def _try_ii(problem: CgraProblem, ii: int, seed: int, tries: int, work: Work
+def _try_ii(problem: CgraProblem, ii: int, seed: int, tries: int, work: Budget
             ) -> CgraSchedule | None:
     for k in range(tries):
         if work.over():

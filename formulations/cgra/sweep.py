@@ -20,7 +20,7 @@ A kernel whose routing graph would exceed :data:`MAX_ROUTING_VARIABLES` keeps th
 scheduler's mapping; the relaxation still proves what it can about smaller IIs. The answer
 carries ``ii_bound`` (every smaller II proven impossible), ``proven_ii`` and the length
 bound ``bound`` at its II. The time limit is one budget for the whole sweep, planned in
-deterministic work (:class:`~formulations.cgra.work.Work`: CP-SAT's deterministic time,
+deterministic work (:class:`~formulations.solver.budget.Budget`: CP-SAT's deterministic time,
 PathFinder's routing steps, model builds by size); each II, relaxation and horizon gets a
 share of the work left, never of the wall time left, so the same seed gives the same answer
 unless the wall clock (the outer cap) stops a search first.
@@ -50,7 +50,8 @@ from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule
 from formulations.cgra.listsched import route_fixed
 from formulations.cgra.relax import solve_relaxation
 from formulations.cgra.work import (BUILD_SECONDS, FULL_WORK_PER_SECOND, RELAX_BUILD_SECONDS,
-                                   RELAX_WORK_PER_SECOND, Work)
+                                   RELAX_WORK_PER_SECOND)
+from formulations.solver import Budget
 from formulations.solver import SolveResult, SolveSettings, SolveStatus
 from formulations.solver.cp import export_cp_model
 
@@ -85,7 +86,7 @@ QUESTION_SHARE = 0.6
 Progress = Callable[[str], None]
 
 
-def length_ladder(problem: CgraProblem, ii: int, low: int, high: int, work: Work,
+def length_ladder(problem: CgraProblem, ii: int, low: int, high: int, work: Budget,
                   seed: int, results: list[SolveResult], warm: CgraSchedule | None = None
                   ) -> tuple[CgraSchedule | None, int]:
     """Horizons ``low..high``: the first mapping found and the length bound proven.
@@ -119,7 +120,7 @@ def length_ladder(problem: CgraProblem, ii: int, low: int, high: int, work: Work
     return None, bound
 
 
-def _relax(problem: CgraProblem, ii: int, work: Work, seed: int,
+def _relax(problem: CgraProblem, ii: int, work: Budget, seed: int,
            results: list[SolveResult], slack: int = 0
            ) -> tuple[str, int, tuple[list[int], list[int]] | None]:
     """The relaxation at ``ii`` within ``work``: ``("refuted" | "bound" | "open", length
@@ -156,7 +157,7 @@ def relax_build(problem: CgraProblem) -> float:
 
 
 def _routed(problem: CgraProblem, ii: int, layout: tuple[list[int], list[int]] | None,
-            work: Work, seed: int, results: list[SolveResult], say: Progress
+            work: Budget, seed: int, results: list[SolveResult], say: Progress
             ) -> CgraSchedule | None:
     """The relaxation's PEs and cycles routed by PathFinder; if congestion remains, once more
     with one spare cycle per hop-crossing edge (:data:`ROUTE_SLACK`)."""
@@ -180,14 +181,14 @@ def _export(problem: CgraProblem, ii: int, horizon: int, export_dir: str | None)
 
 
 def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule | None = None,
-             progress: Progress | None = None, work: Work | None = None) -> CgraSchedule:
+             progress: Progress | None = None, work: Budget | None = None) -> CgraSchedule:
     """Smallest II, then shortest iteration (see the module); raises :class:`CgraInfeasible`.
     ``work``: the sweep's budget (default ``settings.time_limit`` planned seconds, capped by
     ``settings.wall_seconds()``)."""
     say = progress or (lambda line: None)
     started = time.perf_counter()
     if work is None:
-        work = Work.planned(settings.time_limit, settings.wall_seconds())
+        work = settings.budget()
     reasons = precheck(problem)
     if reasons:
         raise CgraInfeasible(reasons)
@@ -231,7 +232,7 @@ def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule |
 
 
 def _revisit(problem: CgraProblem, opened: list[tuple[int, int]], found: CgraSchedule,
-             work: Work, settings: SolveSettings, results: list[SolveResult], say: Progress
+             work: Budget, settings: SolveSettings, results: list[SolveResult], say: Progress
              ) -> tuple[CgraSchedule, int] | None:
     """The work left once ``found`` is shortened goes back to the IIs below it whose ladder
     ended unanswered (``opened``: II and the length proven there), smallest first, their
@@ -272,7 +273,7 @@ def _shorter(a: CgraSchedule | None, b: CgraSchedule | None) -> CgraSchedule | N
 
 
 def _ladder(problem: CgraProblem, ii: int, low: int, start: CgraSchedule | None,
-            work: Work, settings: SolveSettings, results: list[SolveResult],
+            work: Budget, settings: SolveSettings, results: list[SolveResult],
             say: Progress) -> tuple[CgraSchedule | None, int]:
     """Destructive lower bounding from ``low`` below ``start`` (a mapping at ``ii``, or
     None); ``start`` is kept when nothing shorter is found."""

@@ -57,12 +57,12 @@ from formulations.placement.problem import (PlacementOutcome, PlacementProblem, 
                                             cost_terms, placement_problem, problem_cost)
 from formulations.placement.settings import PlacementSearch
 from formulations.solver import SolveSettings, stop_requested
-from formulations.solver.backends import wall_cap
+from formulations.solver import deadline_for
 from model.graph import Graph
 
 __all__ = ["anneal", "anneal_with_restarts", "anneal_to_budget", "place_annealing",
            "same_kind_step", "AnnealStats", "AnnealState", "BlockDraws", "propose_move",
-           "fitted_moves", "MOVES_PER_SECOND", "planned_moves", "wall_deadline"]
+           "fitted_moves", "MOVES_PER_SECOND", "planned_moves"]
 
 #: Moves (proposals) of the annealer per planned second. Calibrated on this project's 2-core
 #: machine: 190-420 thousand proposals per wall second (setup included) on the generated
@@ -74,12 +74,6 @@ MOVES_PER_SECOND = 250_000
 def planned_moves(seconds: float) -> int:
     """The move budget of ``seconds`` planned seconds (:data:`MOVES_PER_SECOND`)."""
     return max(0, int(seconds * MOVES_PER_SECOND))
-
-
-def wall_deadline(seconds: float, deadline: float | None = None) -> float:
-    """The ``time.monotonic()`` wall-clock cap of a search planned for ``seconds``
-    (:func:`~formulations.solver.backends.wall_cap`)."""
-    return time.monotonic() + wall_cap(seconds, deadline)
 
 
 class AnnealStats(dict):
@@ -334,7 +328,7 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
 
     The budget is ``moves`` proposals (default: ``time_limit`` planned seconds,
     :func:`planned_moves`); ``wall`` is the ``time.monotonic()`` outer cap (default
-    :func:`wall_deadline` of ``time_limit``), checked once per temperature
+    :func:`~formulations.solver.budget.deadline_for` of ``time_limit``), checked once per temperature
     (``stats["cut_short"]`` when it stopped the run). ``temperature_factor`` sets the
     initial temperature in standard deviations of random moves' cost change (VPR: 20, a
     melt; lower values refine ``start``). ``range_floor``: the smallest range limit (VPR: 1).
@@ -355,7 +349,7 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
     0.0
     """
     budget = planned_moves(time_limit) if moves is None else int(moves)
-    wall = wall_deadline(time_limit) if wall is None else wall
+    wall = deadline_for(time_limit) if wall is None else wall
     draw = BlockDraws(np.random.default_rng(seed))
     state = AnnealState(problem, fabric, start)
     cost = best_cost = problem_cost(problem, start)
@@ -456,7 +450,7 @@ def anneal_with_restarts(problem: PlacementProblem, fabric, start: dict[str, str
     ``seed + 1``, ...) until its ``moves`` (default: ``time_limit`` planned seconds) are
     spent, a zero cost, or the wall-clock cap ``wall``; every anneal offers ``keep``."""
     budget = planned_moves(time_limit) if moves is None else int(moves)
-    wall = wall_deadline(time_limit) if wall is None else wall
+    wall = deadline_for(time_limit) if wall is None else wall
     best, cost, stats = anneal(problem, fabric, start, seed=seed, moves=budget, wall=wall,
                                temperature_factor=temperature_factor, range_floor=range_floor,
                                keep=keep)
@@ -503,7 +497,7 @@ def anneal_to_budget(problem: PlacementProblem, fabric, start: dict[str, str], *
     (see :func:`anneal`).
     """
     budget = planned_moves(time_limit)
-    wall = wall_deadline(time_limit) if wall is None else wall
+    wall = deadline_for(time_limit) if wall is None else wall
     best, cost, stats = anneal(problem, fabric, start, moves=budget, wall=wall, seed=seed,
                                range_floor=range_floor, keep=keep)
     one_run = max(1, stats["proposals"])
@@ -566,7 +560,7 @@ def place_annealing(graph: Graph, fabric, order: list[str], settings: SolveSetti
     moves_on = problem if search.anneal_congestion else replace(problem, congestion_weight=0.0)
     first = greedy_place(graph, fabric, order)
     first_time = time.perf_counter() - started
-    wall = wall_deadline(settings.time_limit, settings.deadline)
+    wall = deadline_for(settings.time_limit, settings.deadline)
     if search.anneal_restarts:
         best, _, stats = anneal_to_budget(moves_on, fabric, first, time_limit=settings.time_limit,
                                           seed=settings.seed, wall=wall, keep=keep)

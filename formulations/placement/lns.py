@@ -54,7 +54,8 @@ from formulations.placement.model import build_placement_model, decode_placement
 from formulations.placement.problem import PlacementProblem, problem_cost
 from formulations.placement.tabu import tabu_search
 from formulations.solver import stop_requested
-from formulations.solver.backends import wall_cap, was_cut_short, work_of, work_options
+from formulations.solver import deadline_for
+from formulations.solver.backends import was_cut_short, work_of, work_options
 
 __all__ = ["lns", "NEIGHBOURHOODS"]
 
@@ -125,7 +126,7 @@ def lns(problem: PlacementProblem, fabric, index: dict[str, int], cost: float, *
         ``lns_improved``, ``annealing_kicks``, ``final_window``, improvements per
         neighbourhood, ``work``: planned seconds spent).
     """
-    wall = time.monotonic() + wall_cap(seconds) if wall is None else wall
+    wall = deadline_for(seconds) if wall is None else wall
     search = _Search(problem, index, cost, backend, seed, window,
                      range_floor=same_kind_step(problem, fabric), wall=wall, keep=keep)
     if patience is not None:

@@ -38,7 +38,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from formulations.placement.annealing import anneal_to_budget, same_kind_step, wall_deadline
+from formulations.placement.annealing import anneal_to_budget, same_kind_step
 from formulations.placement.bound import star_bound
 from formulations.placement.candidates import CandidatePool
 from formulations.placement.greedy import greedy_place
@@ -50,6 +50,7 @@ from formulations.placement.problem import (PlacementOutcome, PlacementProblem, 
 from formulations.placement.settings import PlacementSearch
 from formulations.placement.site_model import site_model_fits, solve_site_model
 from formulations.solver import SolveSettings
+from formulations.solver import deadline_for
 from formulations.solver.backends import was_cut_short, work_options
 from model.graph import Graph
 
@@ -78,7 +79,7 @@ def place_model(graph: Graph, fabric, order: list[str], settings: SolveSettings,
         ``time_limit`` (planned seconds for the whole placement: warm anneals, exact solve
         or all LNS rounds, spent as counted work: moves, CP-SAT deterministic time, HiGHS
         nodes, LNS rounds), ``deadline`` (the wall-clock outer cap, with
-        :func:`~formulations.solver.backends.wall_cap`), ``seed`` (of the solver, the
+        :func:`~formulations.solver.budget.deadline_for`), ``seed`` (of the solver, the
         anneals and the LNS), ``export_dir`` (when set, the full model is written there as
         ``placement_<graph name>.mps``). Same settings and seed, same placement, unless
         the wall clock cuts a search short (``extra["cut_short"]``).
@@ -114,7 +115,7 @@ def place_model(graph: Graph, fabric, order: list[str], settings: SolveSettings,
     """
     search = search or PlacementSearch()
     started = time.perf_counter()
-    wall = wall_deadline(settings.time_limit, settings.deadline)
+    wall = deadline_for(settings.time_limit, settings.deadline)
     problem = placement_problem(graph, fabric, site_penalty, search.cut_share)
     check_capacity(problem)
     idle = {n for n in problem.nodes if problem.degree[n] == 0}
@@ -134,7 +135,7 @@ def place_model(graph: Graph, fabric, order: list[str], settings: SolveSettings,
     # the leftover sites cannot take the idle nodes: everything again, on half the plan
     again = settings.with_time(max(0.5, 0.5 * settings.time_limit))
     return _place_all(problem, graph, fabric, order, again, search, time.perf_counter(),
-                      wall_deadline(again.time_limit, settings.deadline), keep)
+                      deadline_for(again.time_limit, settings.deadline), keep)
 
 
 def _place_all(problem: PlacementProblem, graph: Graph, fabric, order: list[str],

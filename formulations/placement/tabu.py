@@ -34,7 +34,7 @@ import time
 import numpy as np
 
 from formulations.solver import stop_requested
-from formulations.solver.backends import wall_cap
+from formulations.solver import deadline_for
 
 __all__ = ["tabu_search", "TabuSearch", "planned_steps", "ENTRIES_PER_SECOND"]
 
@@ -55,12 +55,12 @@ def tabu_search(problem, index: dict[str, int], seconds: float, seed: int = 0,
                 ) -> tuple[dict[str, int], float]:
     """Tabu search from ``index`` (node -> site index) for ``seconds`` planned seconds of
     work (:func:`planned_steps`: a step count, the same on every machine); ``wall`` is the
-    ``time.monotonic()`` outer cap (default :data:`~formulations.solver.backends.WALL_SLACK`
-    times ``seconds``), and ``stats["cut_short"]`` is set when it stopped the search first.
+    ``time.monotonic()`` outer cap (default :func:`~formulations.solver.budget.deadline_for`
+    ``seconds``), and ``stats["cut_short"]`` is set when it stopped the search first.
     Returns the best placement seen and its cost without the congestion term."""
     search = TabuSearch(problem, index, np.random.default_rng(seed))
     steps = planned_steps(problem, index, seconds)
-    wall = time.monotonic() + wall_cap(seconds) if wall is None else wall
+    wall = deadline_for(seconds) if wall is None else wall
     done = 0
     while done < steps and search.best_cost > 0:
         if time.monotonic() >= wall or stop_requested():   # or the run is interrupted

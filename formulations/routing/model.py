@@ -41,7 +41,8 @@ from formulations.routing.negotiated import route_negotiated
 from formulations.routing.problem import (FabricView, RouterConfig, RoutingResult,
                                           describe_overuse, edge_paths, net_network)
 from formulations.solver import LinearModel, SolveSettings, quicksum
-from formulations.solver.backends import WorkBudget, wall_cap, was_cut_short, work_of, work_options
+from formulations.solver import Budget
+from formulations.solver.backends import was_cut_short, work_of, work_options
 from model.graph import Graph
 
 __all__ = ["RouteNet", "route_nets", "build_routing_model", "route_model", "MAX_ROUTE_VARS",
@@ -291,8 +292,7 @@ def route_model(graph: Graph, fabric, placement: dict[str, str], settings: Solve
     if settings.export_dir:
         _export_routing(fab, nets, settings.export_dir, graph.name)
     # the budget is planned work (solver work limits), the wall clock only the outer cap
-    wall = time.monotonic() + wall_cap(settings.time_limit, settings.deadline)
-    budget = WorkBudget(settings.time_limit, wall)
+    budget = settings.budget()
     margins = _growing_margins(fab, margin)
     tried: list[int] = []
     for position, current in enumerate(margins):
@@ -336,7 +336,7 @@ def _growing_margins(fab: FabricView, margin: int) -> list[int]:
 CHUNK_SECONDS = 0.15
 
 
-def _solve_region(fab, nets, trees, backend, budget: WorkBudget, seed, progress):
+def _solve_region(fab, nets, trees, backend, budget: Budget, seed, progress):
     """Solve the nets chunk by chunk inside their regions within ``budget`` (planned
     seconds: each chunk gets an equal share of what is left as a solver work limit, and is
     charged the work it used); updates ``trees`` in place.

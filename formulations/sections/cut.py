@@ -25,7 +25,7 @@ from formulations.sections.portfolio import (CutSolve, CutSolved, RunAll, found,
 from formulations.sections.problem import (BufferDemand, Capacity, Scale, SectionPlan,
                                            assignment_of, cut_traffic, loosest_scale,
                                            lower_bound, sections_from)
-from formulations.solver.backends import WorkBudget, wall_cap
+from formulations.solver import Budget
 from formulations.solver import SolveSettings, to_epoch
 from model.graph import Graph
 
@@ -100,8 +100,7 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
     """
     scales = dict(scales or {})
     # planned seconds spent as solver work; the wall clock is only the outer cap
-    budget = WorkBudget(settings.time_limit,
-                        time.monotonic() + wall_cap(settings.time_limit, settings.deadline))
+    budget = settings.budget()
     buffers = {key: p for key, p in (buffers or {}).items() if p > 0}
     greedy = greedy_sections(graph, cap, scales, separate, buffers)
     greedy_traffic = cut_traffic(graph, greedy)
@@ -131,7 +130,7 @@ class _Cutter:
     scales: dict[int, Scale]
     separate: tuple[tuple[str, str], ...]
     settings: SolveSettings
-    budget: WorkBudget
+    budget: Budget
     plan: SectionPlan
     run_all: RunAll | None
     buffers: BufferDemand

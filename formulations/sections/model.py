@@ -19,7 +19,8 @@ from typing import Callable
 from formulations.sections.costs import CutCosts
 from formulations.sections.problem import (BufferDemand, Capacity, Scale, buffer_nets,
                                            edge_traffic, loosest_scale, unit_demand, scale_of)
-from formulations.solver.backends import WorkBudget, solve_planned
+from formulations.solver import Budget
+from formulations.solver.backends import solve_planned
 from formulations.solver import LinearModel, SolveSettings
 from model.graph import Graph
 
@@ -261,7 +262,7 @@ def _add_categories(model, graph: Graph, x, count: int) -> dict:
 
 
 def solve_section_model(model, settings: SolveSettings, stem: str | None = None,
-                        budget: WorkBudget | None = None):
+                        budget: Budget | None = None):
     """Solve ``model`` on ``settings`` (backend, planned seconds as a deterministic work
     limit with the wall clock as the outer cap, seed); the work used is charged to
     ``budget`` (when given). When ``stem`` is given and ``settings.export_dir`` is set,

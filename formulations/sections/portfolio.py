@@ -16,12 +16,12 @@ Examples
 --------
 >>> import time
 >>> from formulations.sections.problem import Capacity
->>> from formulations.solver.backends import WorkBudget
+>>> from formulations.solver import Budget
 >>> from model.graph import Graph, Node, Edge
 >>> g = Graph("g", [Node("a", pcu=1), Node("b", pcu=1)], [Edge("a", "b", bytes=8)])
 >>> job = CutSolve(g, Capacity(pcu=1, pmu=1, total=2, agcu=1), 2, {}, (), None, "cp-sat",
 ...                seconds=1.0, seed=0, wall=time.time() + 30)
->>> solved = solve_portfolio(job, WorkBudget(1.0, time.monotonic() + 30), proven)
+>>> solved = solve_portfolio(job, Budget(1.0, time.monotonic() + 30), proven)
 >>> solved.assignment, solved.result.status.name
 ({'a': 0, 'b': 1}, 'OPTIMAL')
 """
@@ -35,9 +35,9 @@ from typing import Any, Callable, Sequence
 from formulations.sections.costs import CutCosts
 from formulations.sections.model import build_section_model, decode_assignment
 from formulations.sections.problem import BufferDemand, Capacity, Scale
-from formulations.solver.backends import WorkBudget, solve_planned
+from formulations.solver import Budget, from_epoch
+from formulations.solver.backends import solve_planned
 from formulations.solver.result import SolveResult
-from formulations.solver.settings import from_epoch
 from model.graph import Graph
 
 __all__ = ["PORTFOLIO", "CutSolve", "CutSolved", "RunAll", "solve_cut", "solve_portfolio",
@@ -121,7 +121,7 @@ def _built(task: CutSolve) -> tuple[Any, Any]:
 
 def _solve_built(task: CutSolve, model: Any, x: Any) -> CutSolved:
     wall = from_epoch(task.wall)
-    budget = WorkBudget(task.seconds, wall)
+    budget = Budget(task.seconds, wall)
     arrays = model.to_arrays()
     result = solve_planned(arrays, task.backend, task.seconds, budget, seed=task.seed,
                            deadline=wall)
@@ -144,7 +144,7 @@ def in_order(function: Callable, tasks: Sequence[tuple],
     return results
 
 
-def solve_portfolio(job: CutSolve, budget: WorkBudget, done: Callable[[CutSolved], bool],
+def solve_portfolio(job: CutSolve, budget: Budget, done: Callable[[CutSolved], bool],
                     run_all: RunAll | None = None, record: list | None = None) -> CutSolved:
     """``job`` solved by :data:`PORTFOLIO` seeds sharing its planned seconds (see the module
     docstring); the work of the solves kept in count is charged to ``budget``, and their
@@ -171,7 +171,7 @@ def solve_portfolio(job: CutSolve, budget: WorkBudget, done: Callable[[CutSolved
     return min(with_cut, key=lambda s: s.result.objective) if with_cut else counted[0]
 
 
-def solve_each(jobs: Sequence[CutSolve], budget: WorkBudget,
+def solve_each(jobs: Sequence[CutSolve], budget: Budget,
                run_all: RunAll | None = None, record: list | None = None) -> list[CutSolved]:
     """Independent solves, one seed each (the windows of a sweep that share no section),
     at once where ``run_all`` runs them; all are charged to ``budget``, and their wall
@@ -199,7 +199,7 @@ def never(_: Any) -> bool:
     return False
 
 
-def _charge(budget: WorkBudget, solved: list[CutSolved]) -> None:
+def _charge(budget: Budget, solved: list[CutSolved]) -> None:
     for s in solved:
         budget.spend(s.spent)
         if s.cut_short:

@@ -7,6 +7,8 @@
   ``pyomo:<solver>``), always returning a :class:`SolveResult` (:mod:`.backends`).
 * :func:`solve_cp_model` / :func:`export_cp_model` -- CP-SAT models with CP constraints (:mod:`.cp`).
 * :func:`write_model_file` / :func:`solve_model_file` -- model files by suffix (:mod:`.files`).
+* :class:`Budget` -- the planned work a search spends and the run's deadline (:mod:`.budget`);
+  :class:`SolveSettings` -- what a decision's solve takes from the run (:mod:`.settings`).
 * :func:`diagnose_infeasible` -- which constraint families make a model infeasible
   (:mod:`.diagnose`).
 
@@ -32,7 +34,8 @@ from .linear import (INF, HintCheck, LinearConstraint, LinearModel, LinExpr, Mod
 from .result import SolveResult, SolveStatus, relative_gap
 from .interrupt import (clear_stop, deferred_signals, request_stop, running, stop_requested,
                         watch_signals)
-from .settings import SolveSettings, from_epoch, to_epoch
+from .budget import Budget, deadline_for, from_epoch, to_epoch
+from .settings import SolveSettings
 
 __all__ = [
     # model building
@@ -40,7 +43,8 @@ __all__ = [
     "INF",
     # solving
     "solve", "SolveOptions", "SolveSettings", "SolveResult", "SolveStatus", "relative_gap",
-    "to_epoch", "from_epoch",
+    # the budget every search spends
+    "Budget", "deadline_for", "to_epoch", "from_epoch",
     # backends
     "Backend", "DEFAULT_BACKEND", "available_backends", "get_backend", "register_backend",
     "unregister_backend",

@@ -42,22 +42,14 @@ from .cp import CP_SAT_WORK_PER_SECOND, annotate, solve_cp_model, was_cut_short,
 from ._ortools_lp import cbc_solve, scip_solve, solver_available
 from ._pyomo import pyomo_available, pyomo_solve, pyomo_solvers
 from .arrays import ModelArrays, check_hint
+from .budget import Budget
 from .result import SolveResult, SolveStatus, relative_gap
 
 __all__ = ["Backend", "SolveOptions", "available_backends", "get_backend", "register_backend",
            "unregister_backend", "solve", "solve_options", "DEFAULT_BACKEND", "work_options",
-           "wall_cap", "WALL_SLACK", "WALL_FLOOR", "was_cut_short", "work_of", "WorkBudget",
-           "solve_planned"]
+           "was_cut_short", "work_of", "solve_planned", "solve_cp_planned"]
 
 DEFAULT_BACKEND = "highs"
-
-#: The wall-clock cap of a solve planned for ``t`` seconds is ``WALL_SLACK * t`` (and never past
-#: the run's deadline): the work limits are calibrated to take about ``t`` on an idle machine,
-#: so a loaded machine still finishes the same work (same answer) instead of a clock-cut one.
-WALL_SLACK = 2.0
-#: The smallest wall-clock cap of a planned search, in seconds (see :func:`wall_cap`).
-WALL_FLOOR = 2.0
-
 
 #: Planned seconds :func:`solve_planned` charges a solve at least (starting it), and per
 #: column and nonzero of its model (translating it for the solver, the hint check): the
@@ -65,64 +57,6 @@ WALL_FLOOR = 2.0
 #: of wall time outside the solver's own clock on this project's 2-core machine.
 MIN_CHARGE = 0.01
 SETUP_SECONDS_PER_NONZERO = 5e-6
-
-
-def wall_cap(seconds: float, deadline: float | None = None) -> float:
-    """Wall-clock seconds a search planned for ``seconds`` may take: until the run's
-    ``deadline`` (``time.monotonic()`` seconds), the one place where the wall clock cuts in
-    (a slow or busy machine finishes the same planned work later, and so gives the same
-    answer); at least 1 ms, so that a solver still starts. Without a run (``deadline``
-    None, a search called on its own), :data:`WALL_SLACK` times its plan, at least
-    :data:`WALL_FLOOR` (a short plan still has fixed costs the work counts leave out).
-
-    >>> wall_cap(2.0), wall_cap(0.05), wall_cap(2.0, time.monotonic() - 1)
-    (4.0, 2.0, 0.001)
-    """
-    if deadline is not None:
-        return max(1e-3, deadline - time.monotonic())
-    return max(WALL_SLACK * float(seconds), WALL_FLOOR)
-
-
-class WorkBudget:
-    """Planned seconds spent as counted solver work (never measured time), with the
-    ``time.monotonic()`` wall cap ``wall``; :meth:`share` hands a part of it on (what the
-    part spends, and a cut by the wall clock, count for the whole too).
-
-    >>> b = WorkBudget(4.0, wall=time.monotonic() + 60)
-    >>> part = b.share(1.0); part.spend(0.25); b.left(), part.left(), b.cut_short
-    (3.75, 0.75, False)
-    """
-
-    def __init__(self, seconds: float, wall: float, parent: "WorkBudget | None" = None):
-        self.seconds, self.spent, self.wall, self.parent = seconds, 0.0, wall, parent
-        self.cut_short = False
-
-    def left(self) -> float:
-        return self.seconds - self.spent
-
-    def spend(self, seconds: float) -> None:
-        self.spent += seconds
-        if self.parent is not None:
-            self.parent.spend(seconds)
-
-    def mark_cut(self) -> None:
-        self.cut_short = True
-        if self.parent is not None:
-            self.parent.mark_cut()
-
-    def wall_out(self) -> bool:
-        if time.monotonic() >= self.wall:
-            self.mark_cut()
-            return True
-        return False
-
-    def wall_left(self) -> float:
-        """Wall-clock seconds until the cap, at least 1 ms (a solver's time limit)."""
-        return max(1e-3, self.wall - time.monotonic())
-
-    def share(self, seconds: float) -> "WorkBudget":
-        """A part of ``seconds`` (at most what is left), of the same kind, same wall cap."""
-        return type(self)(min(seconds, self.left()), self.wall, self)
 
 
 def work_options(backend: str, seconds: float) -> dict[str, Any]:
@@ -347,14 +281,15 @@ def solve(model: LinearModel, backend: str = DEFAULT_BACKEND, time_limit: float 
     return _result(arrays, raw, hint, backend, wall)
 
 
-def solve_planned(model, backend: str, seconds: float, budget: WorkBudget | None = None,
+def solve_planned(model, backend: str, seconds: float, budget: Budget | None = None,
                   seed: int = 0, deadline: float | None = None, mip_gap: float | None = None,
                   options: Mapping[str, Any] | None = None) -> SolveResult:
     """Solve ``model`` (a LinearModel) with a work limit of ``seconds`` planned seconds
-    (:func:`work_options`) and a wall-clock cap (``budget``'s wall, else :func:`wall_cap`);
+    (:func:`work_options`) and a wall-clock cap (``budget``'s deadline, else ``deadline``,
+    else :func:`~formulations.solver.budget.deadline_for` the plan);
     the work used (all of ``seconds`` when the backend does not say) is charged to
     ``budget``, and a cut by the wall clock marks it."""
-    cap = budget.wall_left() if budget is not None else wall_cap(seconds, deadline)
+    cap = (budget if budget is not None else Budget(seconds, deadline)).wall_left()
     arrays = model if isinstance(model, ModelArrays) else model.to_arrays()
     # the model's translation and the solver's start are work too (by the model's size)
     overhead = MIN_CHARGE + SETUP_SECONDS_PER_NONZERO * (arrays.n_vars + len(arrays.row_index))
@@ -370,7 +305,7 @@ def solve_planned(model, backend: str, seconds: float, budget: WorkBudget | None
     return result
 
 
-def solve_cp_planned(model, seconds: float, budget: WorkBudget | None = None,
+def solve_cp_planned(model, seconds: float, budget: Budget | None = None,
                      rate: float = CP_SAT_WORK_PER_SECOND, charge: float = 0.0, seed: int = 0,
                      workers: int = 1, hint: Mapping | None = None,
                      variables: Any = None, name: str | None = None,
@@ -378,19 +313,19 @@ def solve_cp_planned(model, seconds: float, budget: WorkBudget | None = None,
     """:func:`solve_planned` for a CP-SAT ``model`` (a ``CpModel`` with CP constraints): its
     ``seconds`` less ``charge`` (what building it cost, in planned seconds) become CP-SAT's
     deterministic time at ``rate`` units per planned second (a model family's own
-    calibration); the wall clock (``budget``'s wall, else :func:`wall_cap`) only caps
+    calibration); the wall clock (``budget``'s deadline) only caps
     it. The charge and the work used are charged to ``budget``, and a cut by the wall clock
     marks it (:func:`~formulations.solver.cp.was_cut_short`).
 
     >>> from ortools.sat.python import cp_model
     >>> m = cp_model.CpModel(); x = m.new_int_var(0, 3, "x"); m.maximize(x)
-    >>> b = WorkBudget(1.0, wall=time.monotonic() + 60)
+    >>> b = Budget(1.0, deadline=time.monotonic() + 60)
     >>> r = solve_cp_planned(m, 0.5, b, charge=0.1)
     >>> r.status.name, 0.1 <= b.spent <= 0.5, b.cut_short
     ('OPTIMAL', True, False)
     """
     work = max(MIN_CHARGE, seconds - charge)
-    cap = budget.wall_left() if budget is not None else wall_cap(seconds)
+    cap = (budget if budget is not None else Budget(seconds)).wall_left()
     result = solve_cp_model(model, time_limit=cap, seed=seed, workers=workers, hint=hint,
                             variables=variables, name=name, params=params,
                             deterministic_time=work * rate)

@@ -1,4 +1,4 @@
-"""What every decision's solve takes from the run: backend, time, seed, model export.
+"""What every decision's solve takes from the run: backend, planned time, deadline, seed.
 
 A decision's entry point (a placer, a router, the section cutter, the buffer
 balancer, the Streaming Engine scheduler) takes one :class:`SolveSettings`
@@ -11,25 +11,10 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, replace
-from typing import Callable
 
-__all__ = ["SolveSettings", "to_epoch", "from_epoch"]
+from .budget import Budget, deadline_for
 
-
-def to_epoch(moment: float, clock: Callable[[], float] = time.monotonic) -> float:
-    """``moment`` of ``clock`` (this process's monotonic seconds) as epoch seconds: the
-    clock a deadline keeps when it travels to another process or machine, whose
-    monotonic clock has another origin.
-
-    >>> abs(from_epoch(to_epoch(time.monotonic() + 5.0)) - time.monotonic() - 5.0) < 0.1
-    True
-    """
-    return moment + (time.time() - clock())
-
-
-def from_epoch(epoch: float) -> float:
-    """Epoch seconds as this process's ``time.monotonic()`` seconds (see :func:`to_epoch`)."""
-    return time.monotonic() + (epoch - time.time())
+__all__ = ["SolveSettings"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +50,16 @@ class SolveSettings:
     def with_time(self, seconds: float) -> "SolveSettings":
         """The same settings with another time limit."""
         return replace(self, time_limit=seconds)
+
+    def budget(self) -> Budget:
+        """The budget this solve spends: ``time_limit`` planned seconds, capped by the run's
+        deadline (:func:`~formulations.solver.budget.deadline_for`).
+
+        >>> b = SolveSettings(time_limit=3.0, deadline=time.monotonic() + 60).budget()
+        >>> b.left(), 59 < b.wall_left() <= 60
+        (3.0, True)
+        """
+        return Budget(self.time_limit, deadline_for(self.time_limit, self.deadline))
 
     def wall_seconds(self) -> float:
         """Seconds this solve may take on the wall clock: until the run's deadline (the one

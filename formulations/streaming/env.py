@@ -43,6 +43,7 @@ from typing import Callable
 import networkx as nx
 import numpy as np
 
+from formulations.solver import Budget
 from formulations.streaming.problem import (StreamingInfeasible, StreamingProblem,
                                             StreamingSchedule, asap_and_tail, delays_needed,
                                             lower_bounds, precheck, problem_from_graph,
@@ -52,28 +53,17 @@ from model.graph import Graph
 
 __all__ = ["StreamingEnv", "Candidate", "Policy", "greedy_policy", "random_policy",
            "run_policy", "greedy_schedule", "random_schedule", "greedy_or_none",
-           "evolutionary_schedule", "LAMBDA", "StepBudget"]
+           "evolutionary_schedule", "LAMBDA", "STEP_SECONDS"]
 
 #: Penalty of a dead end (the paper's lambda, value not given).
 LAMBDA = 1000.0
 
 
-@dataclass
-class StepBudget:
-    """Placement steps (one instruction placed or a dead end) the heuristics may take,
-    counted across their episodes: a deterministic budget, never the clock. ``limit`` None:
-    no limit. ``used`` counts the steps taken (a dead end is one step).
-
-    >>> b = StepBudget(10); b.used = 10; b.spent
-    True
-    """
-
-    limit: int | None = None
-    used: int = 0
-
-    @property
-    def spent(self) -> bool:
-        return self.limit is not None and self.used >= self.limit
+#: Planned seconds a placement step (one instruction placed, or a dead end) is charged to the
+#: heuristics' budget: measured 0.25-1.3 ms a step on the Morpher kernels of 10-163
+#: instructions at II 1-32, load 2-3; 0.41 ms on the 8,263 steps of Taylor FullPred's second
+#: SDF.
+STEP_SECONDS = 5e-4
 
 
 @dataclass
@@ -329,14 +319,14 @@ def _ranked_policy(genome: list[int]) -> Policy:
 
 
 def _episode(graph: Graph, spec: StreamingEngineSpec, ii: int, policy: Policy,
-             seed: int | None = None, steps: StepBudget | None = None
+             seed: int | None = None, budget: Budget | None = None
              ) -> tuple[StreamingSchedule | None, float]:
     env = StreamingEnv(graph, spec, ii)
     env.reset(seed=seed)
     total = 0.0
     while not env.done:
-        if steps is not None:
-            steps.used += 1
+        if budget is not None:
+            budget.spend(STEP_SECONDS)
         if not env.candidates():
             _, reward, *_ = env.step(0)
             total += reward
@@ -348,11 +338,12 @@ def _episode(graph: Graph, spec: StreamingEngineSpec, ii: int, policy: Policy,
 
 def run_policy(graph: Graph, spec: StreamingEngineSpec, policy: Policy, method: str,
                seed: int | None = None, tries: int = 1,
-               steps: StepBudget | None = None) -> StreamingSchedule:
+               budget: Budget | None = None) -> StreamingSchedule:
     """One episode per II from the lower bound up (``tries`` per II); the first success wins.
-    ``steps`` counts the placement steps; no episode is begun once its limit is spent.
+    Each placement step is charged :data:`STEP_SECONDS` to ``budget``; no episode is begun
+    once it is spent (never the clock: the steps are the heuristics' deterministic work).
 
-    Raises :class:`StreamingInfeasible` when every II dead-ends (or the steps are spent).
+    Raises :class:`StreamingInfeasible` when every II dead-ends (or the budget is spent).
     """
     started = time.perf_counter()
     problem = problem_from_graph(graph, spec)
@@ -362,13 +353,15 @@ def run_policy(graph: Graph, spec: StreamingEngineSpec, policy: Policy, method: 
     for ii in range(lower_bounds(problem)["ii"], spec.max_ii + 1):
         best = None
         for k in range(tries):
-            if steps is not None and steps.spent and best is None:
-                raise StreamingInfeasible([f"{method}: its {steps.limit} placement steps were "
-                                           f"spent before II {ii} (a budget, nothing proven)"])
-            if steps is not None and steps.spent:
+            spent = budget is not None and budget.spent >= budget.seconds
+            if spent and best is None:
+                raise StreamingInfeasible([f"{method}: its {budget.seconds:.3g} planned s of "
+                                           f"placement steps were spent before II {ii} "
+                                           f"(a budget, nothing proven)"])
+            if spent:
                 break
             sched, _ = _episode(graph, spec, ii, policy, None if seed is None else seed + k,
-                                steps)
+                                budget)
             if sched is not None and (best is None or sched.cycles < best.cycles):
                 best = sched
         if best is not None:
@@ -378,16 +371,16 @@ def run_policy(graph: Graph, spec: StreamingEngineSpec, policy: Policy, method: 
 
 
 def greedy_schedule(graph: Graph, spec: StreamingEngineSpec,
-                    steps: StepBudget | None = None) -> StreamingSchedule:
+                    budget: Budget | None = None) -> StreamingSchedule:
     """The greedy warm start (see :func:`greedy_policy`)."""
-    return run_policy(graph, spec, greedy_policy, "greedy", steps=steps)
+    return run_policy(graph, spec, greedy_policy, "greedy", budget=budget)
 
 
 def random_schedule(graph: Graph, spec: StreamingEngineSpec, seed: int = 0,
-                    tries: int = 20, steps: StepBudget | None = None) -> StreamingSchedule:
-    """Best of ``tries`` random valid episodes per II (within ``steps``)."""
+                    tries: int = 20, budget: Budget | None = None) -> StreamingSchedule:
+    """Best of ``tries`` random valid episodes per II (within ``budget``)."""
     return run_policy(graph, spec, random_policy, "random", seed=seed, tries=tries,
-                      steps=steps)
+                      budget=budget)
 
 
 def evolutionary_schedule(graph: Graph, spec: StreamingEngineSpec, seed: int = 0,

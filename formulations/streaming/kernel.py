@@ -40,10 +40,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from formulations.solver import SolveSettings
-from formulations.solver.backends import WorkBudget
-from formulations.streaming.env import StepBudget, greedy_schedule, random_schedule
+from formulations.solver import Budget
+from formulations.streaming.env import STEP_SECONDS, greedy_schedule, random_schedule
 from formulations.streaming.milp import sweep_milp
-from formulations.streaming.model import planned_budget
 from formulations.streaming.problem import (SPLIT_PROOF_RULES, StreamingInfeasible,
                                             StreamingProblem, StreamingSchedule, lower_bounds,
                                             precheck, problem_from_graph)
@@ -54,7 +53,7 @@ from formulations.streaming.sweep import sweep_ii
 from hardware import StreamingEngineSpec
 from model.graph import Graph
 
-__all__ = ["CP_WORKERS", "MOST_SDFS", "RECURRENCE_PROOF_SECONDS", "STEP_SECONDS",
+__all__ = ["CP_WORKERS", "MOST_SDFS", "RECURRENCE_PROOF_SECONDS",
            "RANDOM_SHARE", "WarmTry", "SdfAnswer",
            "SdfUnmapped", "KernelPlan", "KernelResult", "plan_kernel", "schedule_sdf",
            "part_key", "schedule_part", "next_split", "finish_split", "split_failure",
@@ -67,10 +66,6 @@ CP_WORKERS = 1
 MOST_SDFS = 8
 #: Seconds (at most) of each model of the stuck-recurrence proof.
 RECURRENCE_PROOF_SECONDS = 5.0
-#: Planned seconds the warm starts are charged per placement step (measured 0.25-1.3 ms a
-#: step on the Morpher kernels of 10-163 instructions at II 1-32, load 2-3; 0.41 ms on the
-#: 8,263 steps of Taylor FullPred's second SDF).
-STEP_SECONDS = 5e-4
 #: Share of an SDF's budget (in steps) its random warm start may take: 20 tries per II took
 #: 3-6 s on 60-160-instruction kernels it never mapped (2mm_unroll4, gemm_nn, dwpt FullPred);
 #: Taylor FullPred's second SDF needs 8,263 steps (II 31), its only warm start.
@@ -174,7 +169,7 @@ class KernelResult:
 # 1. plan: pre-checks, pass tree, stuck recurrences
 # ---------------------------------------------------------------------------------------------
 def plan_kernel(graph: Graph, spec: StreamingEngineSpec, settings: SolveSettings,
-                progress: Progress | None = None, budget: WorkBudget | None = None
+                progress: Progress | None = None, budget: Budget | None = None
                 ) -> KernelPlan:
     """The plan of ``graph`` (see the module); raises StreamingInfeasible for ``G0 graph``.
     The stuck-recurrence proof's models are charged to ``budget`` when given."""
@@ -207,22 +202,20 @@ def plan_kernel(graph: Graph, spec: StreamingEngineSpec, settings: SolveSettings
 # 2. one SDF: warm starts, then the II sweep on the chosen backend
 # ---------------------------------------------------------------------------------------------
 def _warm_starts(graph: Graph, spec: StreamingEngineSpec, seed: int, say: Progress,
-                 budget: WorkBudget) -> list[WarmTry]:
+                 budget: Budget) -> list[WarmTry]:
     """The greedy and random warm starts, charged to ``budget`` by their placement steps
     (:data:`STEP_SECONDS` each); the random one takes at most :data:`RANDOM_SHARE` of it."""
     tries = []
     for method in ("greedy", "random"):
         started = time.perf_counter()
-        steps = StepBudget(None if method == "greedy"
-                           else max(0, int(RANDOM_SHARE * budget.left() / STEP_SECONDS)))
-        try:
-            sched = (greedy_schedule(graph, spec, steps) if method == "greedy" else
-                     random_schedule(graph, spec, seed=seed, tries=20, steps=steps))
+        try:        # the greedy one is the warm start that must finish: unlimited
+            sched = (greedy_schedule(graph, spec, budget.share(math.inf))
+                     if method == "greedy" else
+                     random_schedule(graph, spec, seed=seed, tries=20,
+                                     budget=budget.share(RANDOM_SHARE * budget.left())))
         except StreamingInfeasible as exc:
             tries.append(WarmTry(method, None, time.perf_counter() - started, str(exc)))
             continue
-        finally:
-            budget.spend(steps.used * STEP_SECONDS)
         tries.append(WarmTry(method, sched, time.perf_counter() - started))
         say(f"{method}: II {sched.ii}, {sched.cycles} cycles")
     return tries
@@ -230,8 +223,8 @@ def _warm_starts(graph: Graph, spec: StreamingEngineSpec, seed: int, say: Progre
 
 def schedule_sdf(graph: Graph, problem: StreamingProblem, spec: StreamingEngineSpec,
                  settings: SolveSettings, progress: Progress | None = None,
-                 explain_failure: bool = True, budget: WorkBudget | None = None,
-                 floor: int = 0, proofs: WorkBudget | None = None) -> SdfAnswer:
+                 explain_failure: bool = True, budget: Budget | None = None,
+                 floor: int = 0, proofs: Budget | None = None) -> SdfAnswer:
     """One SDF: the better warm start, then the sweep on ``settings.backend`` (``cp-sat``: the
     CP-SAT sweep with its proofs; any other backend: the MILP twin). Raises SdfUnmapped.
 
@@ -243,7 +236,7 @@ def schedule_sdf(graph: Graph, problem: StreamingProblem, spec: StreamingEngineS
     say = progress or _quiet
     started = time.perf_counter()
     if budget is None:
-        budget = planned_budget(settings.time_limit, settings.deadline)
+        budget = settings.budget()
     warm_tries = _warm_starts(graph, spec, settings.seed, say, budget)
     found = [w.schedule for w in warm_tries if w.schedule is not None]
     warm = min(found, key=lambda s: (s.ii, s.cycles)) if found else None
@@ -290,7 +283,7 @@ def part_key(part: SdfPart) -> tuple:
 
 def schedule_part(part: SdfPart, spec: StreamingEngineSpec, settings: SolveSettings,
                   cache: dict[tuple, SdfAnswer | SdfUnmapped],
-                  progress: Progress | None = None, budget: WorkBudget | None = None,
+                  progress: Progress | None = None, budget: Budget | None = None,
                   floor: int = 0) -> SdfAnswer:
     """One part of a split, scheduled once per :func:`part_key` (``cache``) within
     ``budget`` from the II ``floor`` (see :func:`schedule_sdf`); raises SdfUnmapped."""

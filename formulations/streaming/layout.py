@@ -35,7 +35,7 @@ from __future__ import annotations
 from ortools.sat.python import cp_model
 
 from formulations.solver import SolveResult, SolveStatus
-from formulations.solver.backends import WorkBudget
+from formulations.solver import Budget
 from formulations.streaming.model import (  # its CP-SAT parameters: 2-5x faster here
     LAYOUT_WORK_PER_SECOND, solve_model)
 from formulations.streaming.problem import StreamingProblem
@@ -86,7 +86,7 @@ def _reach(model: cp_model.CpModel, problem: StreamingProblem, on: list) -> None
 
 
 def solve_layout(problem: StreamingProblem, ii: int, time_limit: float = 5.0,
-                 seed: int = 0, budget: WorkBudget | None = None
+                 seed: int = 0, budget: Budget | None = None
                  ) -> tuple[SolveResult, list[int] | None]:
     """Solve the layout model; the result and a tile per instruction (None without one).
     With ``budget``, ``time_limit`` is planned seconds charged to it (see

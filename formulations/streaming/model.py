@@ -59,7 +59,8 @@ import networkx as nx
 from ortools.sat.python import cp_model
 
 from formulations.solver import SolveResult
-from formulations.solver.backends import WorkBudget, solve_cp_planned, wall_cap
+from formulations.solver import Budget
+from formulations.solver.backends import solve_cp_planned
 from formulations.solver.cp import solve_cp_model
 from formulations.streaming.bounds import cycle_bound, issue_windows
 from formulations.streaming.problem import (RULES, WINDOW_FAMILIES, StreamingProblem,
@@ -68,7 +69,7 @@ from formulations.streaming.problem import (RULES, WINDOW_FAMILIES, StreamingPro
 
 __all__ = ["CP_PARAMS", "CpVars", "build_cp_model", "canonical_schedule", "solve_model",
            "warm_hint", "tile_hint", "decode_schedule", "reported_variables",
-           "SE_WORK_PER_SECOND", "LAYOUT_WORK_PER_SECOND", "SOLVE_CHARGE", "CHARGE_PER_CONSTRAINT", "planned_budget"]
+           "SE_WORK_PER_SECOND", "LAYOUT_WORK_PER_SECOND", "SOLVE_CHARGE", "CHARGE_PER_CONSTRAINT"]
 
 @dataclass
 class CpVars:
@@ -305,22 +306,10 @@ SOLVE_CHARGE = 0.02
 CHARGE_PER_CONSTRAINT = 3e-5
 
 
-def planned_budget(seconds: float, deadline: float | None = None) -> WorkBudget:
-    """A budget of ``seconds`` planned seconds whose wall-clock cap is the run's
-    ``deadline`` (``time.monotonic()`` seconds; None:
-    :func:`~formulations.solver.backends.wall_cap` of the plan).
-
-    >>> b = planned_budget(3.0)
-    >>> b.left(), b.cut_short
-    (3.0, False)
-    """
-    return WorkBudget(seconds, time.monotonic() + wall_cap(seconds, deadline))
-
-
 def solve_model(model: cp_model.CpModel, time_limit: float, seed: int = 0, workers: int = 1,
                 hint: dict | None = None, variables: dict | None = None,
                 name: str | None = None, stall: float | None = None,
-                budget: WorkBudget | None = None, rate: float = SE_WORK_PER_SECOND
+                budget: Budget | None = None, rate: float = SE_WORK_PER_SECOND
                 ) -> SolveResult:
     """:func:`~formulations.solver.solve_cp_model` with :data:`CP_PARAMS`; ``variables`` maps
     names to the variables to report (default none); ``stall`` stops the search after that

@@ -62,8 +62,8 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from formulations.solver import SolveStatus
-from formulations.solver.backends import WorkBudget
-from formulations.streaming.model import build_cp_model, planned_budget, solve_model
+from formulations.solver import Budget
+from formulations.streaming.model import build_cp_model, solve_model
 from formulations.streaming.problem import (RULES, StreamingProblem, StreamingSchedule,
                                             lower_bounds, problem_from_graph)
 from hardware import StreamingEngineSpec
@@ -434,7 +434,7 @@ def batch_size(plan: SplitPlan, schedules: list[StreamingSchedule], spec: Stream
 
 
 def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, time_limit: float = 5.0,
-                      seed: int = 0, budget: WorkBudget | None = None,
+                      seed: int = 0, budget: Budget | None = None,
                       floors: dict[tuple[str, ...], int] | None = None) -> list[str]:
     """Recurrences no split can map: ``R2 recurrence`` reasons, one per such recurrence.
 
@@ -486,12 +486,12 @@ def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, time_limit: float
 
 
 def _mappable(problem: StreamingProblem, ii: int, families: set[str], time_limit: float,
-              seed: int, budget: WorkBudget | None = None) -> bool | None:
+              seed: int, budget: Budget | None = None) -> bool | None:
     """Whether the model with only ``families`` has a mapping at ``ii`` (None: unknown)."""
     model, _ = build_cp_model(problem, ii, families=families)
     model.clear_objective()
     result = solve_model(model, time_limit=time_limit, seed=seed,
-                         budget=planned_budget(time_limit) if budget is None else budget)
+                         budget=Budget(time_limit) if budget is None else budget)
     if result.status is SolveStatus.INFEASIBLE:
         return False
     return True if result.has_solution else None

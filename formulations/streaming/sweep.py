@@ -24,7 +24,7 @@ II that can matter: the warm start's, or ``max_ii``), every step its share of th
 work an II leaves unused carries over to the next. No share is read from the wall clock, so
 the same seed gives the same schedule whatever the machine's load; the wall clock (twice
 the plan, never past ``settings.deadline``) only caps the searches, and a search it cuts
-short marks the budget (``WorkBudget.cut_short``). :func:`explain` names the rule that
+short marks the budget (``Budget.cut_short``). :func:`explain` names the rule that
 makes an instance unmappable, in the user's terms, before any search (pre-checks) or by
 relaxing rule families one at a time.
 """
@@ -36,11 +36,11 @@ import time
 from typing import Callable
 
 from formulations.solver import SolveResult, SolveSettings, SolveStatus
-from formulations.solver.backends import WorkBudget
+from formulations.solver import Budget
 from formulations.solver.cp import export_cp_model
 from formulations.streaming.bounds import cycle_bound
 from formulations.streaming.layout import solve_layout
-from formulations.streaming.model import (build_cp_model, decode_schedule, planned_budget,
+from formulations.streaming.model import (build_cp_model, decode_schedule,
                                           reported_variables, solve_model, tile_hint, warm_hint)
 from formulations.streaming.problem import (RULES, StreamingInfeasible, StreamingProblem,
                                             StreamingSchedule, default_horizon, holds_fit,
@@ -73,7 +73,7 @@ LAST_SECONDS = 0.2
 
 def relax_holds(problem: StreamingProblem, ii: int, time_limit: float, seed: int = 0,
                 workers: int = 1, warm: StreamingSchedule | None = None,
-                budget: WorkBudget | None = None
+                budget: Budget | None = None
                 ) -> tuple[SolveResult, StreamingSchedule | None]:
     """The hold relaxation: the full model without H1 (a value may wait any time, no delay
     entries). It sees tiles, slots, reach and timing together, so its bound is a lower bound on
@@ -94,7 +94,7 @@ def relax_holds(problem: StreamingProblem, ii: int, time_limit: float, seed: int
     return result, decode_schedule(problem, ii, cp, result, method="hold relaxation")
 
 
-def _layout_first(problem: StreamingProblem, ii: int, budget: WorkBudget, seed: int,
+def _layout_first(problem: StreamingProblem, ii: int, budget: Budget, seed: int,
                   warm: StreamingSchedule | None
                   ) -> tuple[SolveResult | None, list[int] | None]:
     """Decomposition: the tile layout relaxation first (:mod:`formulations.streaming.layout`),
@@ -117,7 +117,7 @@ FIXED_SHARE = 0.3
 
 def close_gap(problem: StreamingProblem, ii: int, incumbent: StreamingSchedule,
               result: SolveResult | None, time_limit: float, seed: int = 0, workers: int = 1,
-              low: int = 0, budget: WorkBudget | None = None
+              low: int = 0, budget: Budget | None = None
               ) -> tuple[StreamingSchedule, bool, list[SolveResult]]:
     """Destructive lower bounding: is there a schedule of at most ``H`` cycles, for ``H`` from
     the best bound up to the incumbent's cycles - 1? Each question is the full model with the
@@ -147,7 +147,7 @@ def close_gap(problem: StreamingProblem, ii: int, incumbent: StreamingSchedule,
 
 def prove_from_above(problem: StreamingProblem, ii: int, incumbent: StreamingSchedule,
                      time_limit: float, seed: int = 0, workers: int = 1,
-                     budget: WorkBudget | None = None
+                     budget: Budget | None = None
                      ) -> tuple[StreamingSchedule, bool, list[SolveResult]]:
     """Top-down: is there a schedule of at most the incumbent's cycles - 1? INFEASIBLE proves
     the incumbent optimal, OPTIMAL proves the better schedule found; a better schedule without
@@ -176,13 +176,13 @@ def prove_from_above(problem: StreamingProblem, ii: int, incumbent: StreamingSch
     return incumbent, False, results
 
 
-def _planned(time_limit: float, budget: WorkBudget | None) -> WorkBudget:
+def _planned(time_limit: float, budget: Budget | None) -> Budget:
     """``time_limit`` planned seconds: a share of ``budget``, or a budget of its own."""
-    return budget.share(time_limit) if budget is not None else planned_budget(time_limit)
+    return budget.share(time_limit) if budget is not None else Budget(time_limit)
 
 
 def _within(problem: StreamingProblem, ii: int, horizon: int, time_limit: float, seed: int,
-            workers: int, stall: float | None = None, budget: WorkBudget | None = None
+            workers: int, stall: float | None = None, budget: Budget | None = None
             ) -> tuple[SolveResult, StreamingSchedule | None]:
     """The full model with at most ``horizon`` cycles (tight issue windows)."""
     model, cp = build_cp_model(problem, ii, horizon)
@@ -193,7 +193,7 @@ def _within(problem: StreamingProblem, ii: int, horizon: int, time_limit: float,
 
 
 def timing_for_layout(problem: StreamingProblem, ii: int, tiles: list[int], time_limit: float,
-                       seed: int, budget: WorkBudget | None = None
+                       seed: int, budget: Budget | None = None
                        ) -> tuple[StreamingSchedule | None, float]:
     """Solution first: the full model with the layout relaxation's tiles fixed (slots and
     issue cycles only, fast); its schedule warm-starts the full model. Returns it (None if the
@@ -217,7 +217,7 @@ def timing_for_layout(problem: StreamingProblem, ii: int, tiles: list[int], time
 def solve_at_ii(problem: StreamingProblem, ii: int, time_limit: float = 10.0, seed: int = 0,
                 workers: int = 1, warm: StreamingSchedule | None = None,
                 export_dir: str | None = None, tiles: list[int] | None = None,
-                stall: float | None = None, budget: WorkBudget | None = None
+                stall: float | None = None, budget: Budget | None = None
                 ) -> tuple[SolveResult, StreamingSchedule | None]:
     """Solve the CP-SAT model at one II; the result and the decoded schedule (None if none).
 
@@ -245,10 +245,10 @@ def _better(a: StreamingSchedule | None, b: StreamingSchedule | None, ii: int
     return min(at_ii, key=lambda s: s.cycles) if at_ii else None
 
 
-def _solve_ii(problem: StreamingProblem, ii: int, budget: WorkBudget, seed: int, workers: int,
+def _solve_ii(problem: StreamingProblem, ii: int, budget: Budget, seed: int, workers: int,
               warm: StreamingSchedule | None, tiles: list[int] | None,
               results: list[SolveResult], export_dir: str | None, say: Callable[[str], None],
-              whole: WorkBudget | None = None
+              whole: Budget | None = None
               ) -> tuple[StreamingSchedule | None, bool, int, bool]:
     """At one II: the full model first (warm-started by the timing of the layout's tiles; it
     refutes a small II fastest) in :data:`FULL_SHARE` (:data:`COLD_SHARE` without a warm
@@ -309,7 +309,7 @@ def _solve_ii(problem: StreamingProblem, ii: int, budget: WorkBudget, seed: int,
     return sched, proven, bound, False
 
 
-def _timed(problem: StreamingProblem, ii: int, tiles: list[int], budget: WorkBudget, seed: int,
+def _timed(problem: StreamingProblem, ii: int, tiles: list[int], budget: Budget, seed: int,
            say: Callable[[str], None]) -> StreamingSchedule | None:
     """The timing model on fixed tiles (a warm start), in a share of the budget left."""
     timed, seconds = timing_for_layout(problem, ii, tiles, max(0.1, budget.left() * FIXED_SHARE),
@@ -334,8 +334,8 @@ def _export(problem: StreamingProblem, ii: int, export_dir: str | None,
 def sweep_ii(problem: StreamingProblem, settings: SolveSettings,
              warm: StreamingSchedule | None = None, workers: int = 1,
              progress: Callable[[str], None] | None = None,
-             explain_failure: bool = True, budget: WorkBudget | None = None,
-             floor: int = 0, proofs: WorkBudget | None = None) -> StreamingSchedule:
+             explain_failure: bool = True, budget: Budget | None = None,
+             floor: int = 0, proofs: Budget | None = None) -> StreamingSchedule:
     """Smallest II, then fewest cycles: sweep II from the lower bound with one CP-SAT model each.
 
     ``settings.time_limit`` planned seconds (or ``budget``, the caller's) are the whole
@@ -371,7 +371,7 @@ def sweep_ii(problem: StreamingProblem, settings: SolveSettings,
     all_proven = True
     open_ii: list[int] = []
     if budget is None:
-        budget = planned_budget(time_limit, settings.deadline)
+        budget = Budget(time_limit, settings.deadline)
     last = warm.ii if warm is not None else problem.max_ii
     for ii in range(max(bounds["ii"], floor), problem.max_ii + 1):
         if budget.left() < LAST_SECONDS or budget.wall_out():   # the whole sweep's budget
@@ -437,7 +437,7 @@ def explain(problem: StreamingProblem, time_limit: float = 5.0, seed: int = 0) -
         keep = [f for f in RULES if f != family]
         model, _ = build_cp_model(problem, ii, families=keep)
         result = solve_model(model, time_limit=time_limit, seed=seed,
-                             budget=planned_budget(time_limit))
+                             budget=Budget(time_limit))
         if result.has_solution:
             culprits.append(f"{family}: without it a mapping exists at II {ii} "
                             f"({RULES[family]})")

@@ -10,7 +10,7 @@ import pytest
 from formulations.cgra import (CgraInfeasible, build_milp, list_schedule, lower_bounds,
                                map_kernel, precheck, problem_from_graph, solve_full, solve_milp,
                                solve_relaxation, sweep_ii)
-from formulations.cgra.work import Work
+from formulations.solver import Budget
 from formulations.solver import SolveSettings, SolveStatus
 from hardware import CgraSpec, load_hardware
 from model.graph import Edge, Graph, Node
@@ -199,8 +199,8 @@ def test_descent_below_a_mapping_lowers_the_ii():
     problem = problem_from_graph(graph, spec)
     start = schedule_at_ii(problem, 20)
     assert start is not None and start.ii == 20
-    first = descend(problem, start, Work.planned(600), attempts=6)
-    again = descend(problem, schedule_at_ii(problem, 20), Work.planned(600), attempts=6)
+    first = descend(problem, start, Budget(600), attempts=6)
+    again = descend(problem, schedule_at_ii(problem, 20), Budget(600), attempts=6)
     assert first.ii < 20 and "descent" in first.method
     assert (again.ii, again.cycle, again.pe) == (first.ii, first.cycle, first.pe)
     assert checked(graph, spec, first)
@@ -280,7 +280,7 @@ def test_ejection_on_a_small_kernel_is_legal():
     from formulations.cgra.listsched import eject_from_top
     spec = load_hardware("cgra4x4")
     problem = problem_from_graph(kernel(), spec)
-    sched = eject_from_top(problem, Work.planned(600))
+    sched = eject_from_top(problem, Budget(600))
     assert sched.ii <= list_schedule(problem).ii
     assert checked(kernel(), spec, sched)
 

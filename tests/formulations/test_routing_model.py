@@ -8,7 +8,7 @@ from formulations.solver import SolveSettings, solve_model_file
 from hardware import build_fabric, load_hardware
 from model.graph import Edge, Graph, Node
 from pipeline.options import RunOptions
-from pipeline.budget import Budget
+from pipeline.budget import RunPlan
 from pipeline.section_pass import map_section
 from sim.check import check_section
 
@@ -146,5 +146,5 @@ def test_region_stays_small_when_the_box_suffices(tiny):
 
 def _plan(options: RunOptions):
     """Placement and routing settings of 5 s each, as the pipeline plans them."""
-    budget = Budget(60.0)
+    budget = RunPlan(60.0)
     return (budget.settings(options, "placement", 5.0), budget.settings(options, "routing", 5.0))

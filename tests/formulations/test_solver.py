@@ -573,16 +573,18 @@ def test_highs_stops_at_its_node_limit_and_is_not_cut_short():
 def test_solve_planned_charges_its_work_and_caps_the_wall_clock():
     import time
     from formulations.solver import LinearModel
-    from formulations.solver.backends import WorkBudget, solve_planned, wall_cap
+    from formulations.solver import Budget, deadline_for
+    from formulations.solver.backends import solve_planned
     m = LinearModel()
     x = m.add_var("x", ub=10, integer=True)
     m.add(2 * x <= 7, name="cap")
     m.maximize(x)
-    budget = WorkBudget(1.0, time.monotonic() + 60)
+    budget = Budget(1.0, time.monotonic() + 60)
     result = solve_planned(m, "cp-sat", 0.5, budget)
     assert result.objective == 3 and 0 < budget.spent <= 0.5 and not budget.cut_short
-    assert wall_cap(3.0) == 6.0 and wall_cap(0.01) == 2.0
-    assert wall_cap(3.0, deadline=time.monotonic() + 1) <= 1.0
+    now = time.monotonic()
+    assert 6.0 <= deadline_for(3.0) - now < 6.5 and 2.0 <= deadline_for(0.01) - now < 2.5
+    assert deadline_for(3.0, deadline=now + 1) == now + 1
 
 
 # ---------------------------------------------------------------------------------------------

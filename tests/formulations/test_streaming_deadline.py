@@ -11,14 +11,12 @@ from types import SimpleNamespace
 import pytest
 
 from benchmarks.se_generators import se_random_dag
-import formulations.solver.backends as backends
+import formulations.solver.budget as budget_clock
 import formulations.streaming.model as model
 import formulations.streaming.sweep as sweep
 import pipeline.streaming as streaming
-from formulations.solver import SolveSettings
-from formulations.solver.backends import WorkBudget
+from formulations.solver import Budget, SolveSettings
 from formulations.streaming.kernel import SdfUnmapped, part_key
-from formulations.streaming.model import planned_budget
 from formulations.streaming.problem import StreamingInfeasible, lower_bounds, problem_from_graph
 from hardware import load_hardware
 from model.graph import Edge, Graph, Node
@@ -48,7 +46,7 @@ def stubbed(monkeypatch):
     """Solves that each spend all the work their II was given and find nothing; the
     (II, planned seconds) each II was given, and the sweep's budget."""
     budgets: list[tuple[int, float]] = []
-    spent = WorkBudget(0.0, 0.0)
+    spent = Budget(0.0, 0.0)
 
     def layout_first(problem, ii, budget, seed, warm):
         budgets.append((ii, budget.left()))
@@ -101,11 +99,13 @@ def run_budget(monkeypatch):
     """The run's budget, kept when map_streaming makes it."""
     kept = []
 
-    def keep(seconds, deadline=None):
-        kept.append(planned_budget(seconds, deadline))
+    made = SolveSettings.budget
+
+    def keep(settings):
+        kept.append(made(settings))
         return kept[-1]
 
-    monkeypatch.setattr(streaming, "planned_budget", keep)
+    monkeypatch.setattr(SolveSettings, "budget", keep)
     return kept
 
 
@@ -158,7 +158,7 @@ def test_the_run_deadline_still_caps_the_split_path(monkeypatch):
     clock = FakeClock()
     clock.now = start
     fake = SimpleNamespace(monotonic=clock, perf_counter=time.perf_counter)
-    for module in (streaming, backends, model):
+    for module in (streaming, budget_clock, model):
         monkeypatch.setattr(module, "time", fake)
     given = failing_parts(monkeypatch, 0.01, advance=clock)
     with pytest.raises(MappingFailed) as failed:
@@ -179,7 +179,7 @@ def test_one_sdf_without_a_greedy_mapping_leaves_time_for_a_split(monkeypatch):
         given.append(settings.time_limit)
         raise SdfUnmapped(["T0 time limit: no mapping found"], [])
 
-    def no_greedy(graph, spec, steps=None):
+    def no_greedy(graph, spec, budget=None):
         raise StreamingInfeasible(["greedy: dead end"])
 
     monkeypatch.setattr(streaming, "schedule_sdf", schedule_sdf)

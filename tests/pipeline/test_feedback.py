@@ -16,7 +16,7 @@ from hardware import load_hardware
 from model.graph import Edge, Graph, Node
 from pipeline.feedback import ErrorCode, ErrorHandlingData, MappingError
 from pipeline.feedback import MappingFailed
-from pipeline.budget import Budget
+from pipeline.budget import RunPlan
 from pipeline.flow import map_graph
 from pipeline.options import RunOptions
 from formulations.sections import Capacity, Section
@@ -313,7 +313,7 @@ def test_an_overdue_run_stops_and_says_what_it_would_take(monkeypatch):
     the sections done, the time the rest would take and the --time-limit to ask for."""
     class OverdueAfterOne(PlaceRouteLevel):
         def run(self, state):
-            state.budget = Budget(1.0, clock=lambda: time.time())   # moved on below
+            state.budget = RunPlan(1.0, clock=lambda: time.time())   # moved on below
             super().run(state)
 
         def _compile_all(self, state, todo):
@@ -335,7 +335,7 @@ def test_an_overdue_run_still_finishes_sections_that_fit_its_slack(monkeypatch):
     section fits what is left: it is compiled after all, and the run maps."""
     class OverdueAfterOne(PlaceRouteLevel):
         def run(self, state):
-            state.budget = Budget(1.0, clock=lambda: time.time(), slack=1000.0)
+            state.budget = RunPlan(1.0, clock=lambda: time.time(), slack=1000.0)
             super().run(state)
 
         def _compile_all(self, state, todo):

@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks.generators import random_dag
 from model.graphjson import write_graph
-from pipeline.budget import MIN_SOLVE_SECONDS, Budget, placement_cap
+from pipeline.budget import MIN_SOLVE_SECONDS, RunPlan, placement_cap
 from hardware import load_hardware
 from model.importers import load_graph
 from pipeline.flow import map_graph
@@ -35,7 +35,7 @@ class Clock:
 
 
 def test_planned_shares_add_up_to_the_budget_at_most():
-    budget = Budget(10.0)
+    budget = RunPlan(10.0)
     assert budget.cut_seconds() == pytest.approx(2.5)
     planned = 2.5
     for nodes_left in (40, 20):                   # two sections of 20 nodes
@@ -50,7 +50,7 @@ def test_planned_shares_add_up_to_the_budget_at_most():
 def test_the_plan_does_not_depend_on_the_wall_clock():
     """Shares come from the budget and the work, never from time spent: same seed, same work."""
     clock = Clock()
-    fast, slow = Budget(30.0, clock=clock), Budget(30.0, clock=clock)
+    fast, slow = RunPlan(30.0, clock=clock), RunPlan(30.0, clock=clock)
     plans = []
     for budget, spent in ((fast, 0.0), (slow, 25.0)):
         clock.now = 0.0
@@ -63,7 +63,7 @@ def test_the_plan_does_not_depend_on_the_wall_clock():
 
 def test_settings_carry_the_deadline():
     clock = Clock()
-    budget = Budget(8.0, clock=clock)
+    budget = RunPlan(8.0, clock=clock)
     settings = budget.settings(RunOptions(seed=4), "routing", 2.0)
     assert (settings.backend, settings.time_limit, settings.seed) == ("highs", 2.0, 4)
     assert settings.deadline == budget.deadline == 8.0
@@ -170,7 +170,7 @@ def test_the_fast_path_is_chosen_from_the_plan():
 
 
 def test_past_the_deadline_a_section_gets_the_fastest_legal_answer(monkeypatch):
-    monkeypatch.setattr(Budget, "deadline", property(lambda self: self.started))
+    monkeypatch.setattr(RunPlan, "deadline", property(lambda self: self.started))
     graph = load_graph(str(ROOT / "examples" / "fig9.json"))
     mapping = map_graph(graph, load_hardware("plasticine"), RunOptions(time_limit=60))
     assert mapping.status == "mapped" and mapping.run["cut_short"] >= 1
