@@ -40,9 +40,7 @@ from typing import Any, Callable
 import highspy
 import numpy as np
 
-from formulations.solver import ModelArrays, get_backend, load_cp_model
-from formulations.solver.backends import solve_options
-from formulations.solver.cp import run_cp_sat
+from formulations.solver import ModelArrays, get_backend, load_cp_model, run_cp_sat, solve_options
 
 __all__ = ["MODEL_KINDS", "REPO_ROOT", "model_kind", "model_name", "decision_of", "read_arrays",
            "arrays_size", "proto_size", "unreadable_row", "solve_file", "wall_cap_of", "READ_CAP",

@@ -31,8 +31,7 @@ from typing import Callable
 
 from formulations.cgra.kernel import PLACERS, CgraResult, map_kernel
 from formulations.cgra.problem import CgraInfeasible, CgraSchedule, precheck, problem_from_graph
-from formulations.solver import SolveSettings
-from formulations.solver.cp import was_cut_short
+from formulations.solver import SolveSettings, was_cut_short
 from hardware import CgraSpec
 from model.graph import Graph
 from model.mapping import Mapping

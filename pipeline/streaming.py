@@ -45,8 +45,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from formulations.solver import Budget, SolveSettings
-from formulations.solver.backends import was_cut_short
+from formulations.solver import Budget, SolveSettings, was_cut_short
 from formulations.streaming.env import greedy_schedule
 from formulations.streaming.kernel import (KernelPlan, SdfAnswer, SdfUnmapped,
                                            finish_split, next_split, part_key, plan_kernel,

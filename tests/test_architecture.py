@@ -8,6 +8,8 @@
   ``hardware``; ``hardware`` imports no other project package;
 - project imports sit at the top of a module, and no private name (``_x``) is
   imported from another module;
+- the solver layer is entered only by its package, ``formulations.solver``: no module
+  outside it imports one of its modules (backends, CP-SAT, budget) directly;
 - public functions take no ``**kwargs`` catch-all, and no function is longer than
   :data:`MAX_LINES` lines.
 """
@@ -32,6 +34,8 @@ ALLOWED = {
     "benchmarks": set(PACKAGES),
 }
 MAX_LINES = 80
+#: The solver layer's package: the one door to the backends.
+SOLVER = "formulations.solver"
 
 
 def _modules() -> dict[str, Path]:
@@ -106,6 +110,14 @@ def test_project_imports_at_the_top_and_no_private_names():
             private = [n for n in names if n.startswith("_") and not n.startswith("__")]
             if private and module != name:
                 broken.append(f"{name}:{node.lineno} imports private {private} from {module}")
+    assert broken == []
+
+
+def test_the_solver_layer_is_entered_only_by_its_package():
+    broken = [f"{name}:{node.lineno} imports {module}"
+              for name, tree in TREES.items() if not name.startswith(SOLVER)
+              for module, _, node, _ in _imports(name, tree)
+              if module.startswith(SOLVER + ".")]
     assert broken == []
 
 

@@ -52,8 +52,7 @@ from formulations.placement import (PLACERS, SITE_MODEL_NODES, PlacementSearch,
                                     solve_site_model)
 from formulations.routing import route_model, route_negotiated
 from formulations.sections import Capacity, greedy_cut
-from formulations.solver import SolveSettings
-from formulations.solver.result import relative_gap
+from formulations.solver import SolveSettings, relative_gap
 from formulations.sorter.priority_sort import sort_nodes
 from hardware import build_fabric, load_hardware
 from model.importers import load_graph

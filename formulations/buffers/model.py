@@ -81,9 +81,9 @@ from formulations.buffers.heuristic import warm_start
 from formulations.buffers.problem import (BufferOptions, BufferProblem, balanced_as_is,
                                           buffer_problem, edge_depth, pmus_for,
                                           unbalanced_joins)
-from formulations.solver.backends import solve_planned, was_cut_short
 from formulations.solver import (LinearModel, SolveResult, SolveSettings, SolveStatus,
-                                 explain_infeasible, get_backend, quicksum, write_model_file)
+                                 explain_infeasible, get_backend, quicksum, solve_planned,
+                                 was_cut_short, write_model_file)
 from model.graph import Graph
 
 __all__ = ["BufferVars", "BufferSolution", "build_buffer_model", "buffer_hint", "solve_buffers"]

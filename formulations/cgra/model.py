@@ -50,8 +50,7 @@ from ortools.sat.python import cp_model
 
 from formulations.cgra.problem import CgraProblem, CgraSchedule, time_windows
 from formulations.cgra.relax import CP_PARAMS
-from formulations.solver import SolveResult
-from formulations.solver.cp import solve_cp_model
+from formulations.solver import SolveResult, solve_cp_model
 
 __all__ = ["FullVars", "model_size", "build_full_model", "full_hint", "decode_full",
            "solve_full", "net_windows"]

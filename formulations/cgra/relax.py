@@ -42,8 +42,7 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from formulations.cgra.problem import CgraProblem, time_windows
-from formulations.solver import SolveResult
-from formulations.solver.cp import solve_cp_model
+from formulations.solver import SolveResult, solve_cp_model
 
 __all__ = ["RelaxVars", "safe_horizon", "build_relaxation", "solve_relaxation", "CP_PARAMS"]
 

@@ -51,9 +51,7 @@ from formulations.cgra.listsched import route_fixed
 from formulations.cgra.relax import solve_relaxation
 from formulations.cgra.work import (BUILD_SECONDS, FULL_WORK_PER_SECOND, RELAX_BUILD_SECONDS,
                                    RELAX_WORK_PER_SECOND)
-from formulations.solver import Budget
-from formulations.solver import SolveResult, SolveSettings, SolveStatus
-from formulations.solver.cp import export_cp_model
+from formulations.solver import Budget, SolveResult, SolveSettings, SolveStatus, export_cp_model
 
 __all__ = ["sweep_ii", "length_ladder", "MAX_ROUTING_VARIABLES", "RELAX_SHARE", "LADDER_SLACK",
            "II_SHARE", "LAST_SHARE", "LAST_NODES", "COMPACT_SECONDS", "LEAST_QUESTION",

@@ -53,9 +53,7 @@ from formulations.placement.annealing import anneal_with_restarts, same_kind_ste
 from formulations.placement.model import build_placement_model, decode_placement, hint_placement
 from formulations.placement.problem import PlacementProblem, problem_cost
 from formulations.placement.tabu import tabu_search
-from formulations.solver import stop_requested
-from formulations.solver import deadline_for
-from formulations.solver.backends import was_cut_short, work_of, work_options
+from formulations.solver import deadline_for, stop_requested, was_cut_short, work_of, work_options
 
 __all__ = ["lns", "NEIGHBOURHOODS"]
 

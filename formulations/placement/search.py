@@ -49,9 +49,7 @@ from formulations.placement.problem import (PlacementOutcome, PlacementProblem, 
                                             cost_terms, placement_problem, problem_cost)
 from formulations.placement.settings import PlacementSearch
 from formulations.placement.site_model import site_model_fits, solve_site_model
-from formulations.solver import SolveSettings
-from formulations.solver import deadline_for
-from formulations.solver.backends import was_cut_short, work_options
+from formulations.solver import SolveSettings, deadline_for, was_cut_short, work_options
 from model.graph import Graph
 
 __all__ = ["place_model", "fill_idle", "anneal_share_for", "MAX_EXACT_VARS", "ONE_SCALE_SHARE",

@@ -39,8 +39,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from formulations.placement.problem import PlacementProblem
-from formulations.solver import solve_cp_model
-from formulations.solver.cp import CP_SAT_WORK_PER_SECOND, was_cut_short
+from formulations.solver import CP_SAT_WORK_PER_SECOND, solve_cp_model, was_cut_short
 
 __all__ = ["solve_site_model", "translation_floor", "site_model_applies", "site_model_fits",
            "SITE_MODEL_NODES"]

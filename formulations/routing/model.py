@@ -40,9 +40,8 @@ import numpy as np
 from formulations.routing.negotiated import route_negotiated
 from formulations.routing.problem import (FabricView, RouterConfig, RoutingResult,
                                           describe_overuse, edge_paths, net_network)
-from formulations.solver import LinearModel, SolveSettings, quicksum
-from formulations.solver import Budget
-from formulations.solver.backends import was_cut_short, work_of, work_options
+from formulations.solver import (Budget, LinearModel, SolveSettings, quicksum, was_cut_short,
+                                 work_of, work_options)
 from model.graph import Graph
 
 __all__ = ["RouteNet", "route_nets", "build_routing_model", "route_model", "MAX_ROUTE_VARS",

@@ -12,7 +12,6 @@ for big ones. The answer is never worse than greedy.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,7 +146,7 @@ class _Cutter:
         time, else bytes across cuts."""
         scales = {k - first: s for k, s in self.scales.items()}
         separate = tuple((a, b) for a, b in self.separate if a in graph and b in graph)
-        wall = min(self.budget.wall, self.settings.deadline or math.inf)
+        wall = self.budget.deadline
         buffers = {key: p for key, p in self.buffers.items()
                    if key[0] in graph and key[1] in graph}
         if costs is not None and graph is not self.graph:

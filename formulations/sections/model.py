@@ -19,9 +19,7 @@ from typing import Callable
 from formulations.sections.costs import CutCosts
 from formulations.sections.problem import (BufferDemand, Capacity, Scale, buffer_nets,
                                            edge_traffic, loosest_scale, unit_demand, scale_of)
-from formulations.solver import Budget
-from formulations.solver.backends import solve_planned
-from formulations.solver import LinearModel, SolveSettings
+from formulations.solver import Budget, LinearModel, SolveSettings, solve_planned
 from model.graph import Graph
 
 __all__ = ["build_section_model", "solve_section_model", "decode_assignment",

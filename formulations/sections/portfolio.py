@@ -35,9 +35,7 @@ from typing import Any, Callable, Sequence
 from formulations.sections.costs import CutCosts
 from formulations.sections.model import build_section_model, decode_assignment
 from formulations.sections.problem import BufferDemand, Capacity, Scale
-from formulations.solver import Budget, from_epoch
-from formulations.solver.backends import solve_planned
-from formulations.solver.result import SolveResult
+from formulations.solver import Budget, SolveResult, from_epoch, solve_planned
 from model.graph import Graph
 
 __all__ = ["PORTFOLIO", "CutSolve", "CutSolved", "RunAll", "solve_cut", "solve_portfolio",

@@ -25,8 +25,10 @@ Examples
 """
 
 from .backends import (DEFAULT_BACKEND, Backend, SolveOptions, available_backends, get_backend,
-                       register_backend, solve, unregister_backend)
-from .cp import check_cp_hint, export_cp_model, load_cp_model, solve_cp_model
+                       register_backend, solve, solve_cp_planned, solve_options, solve_planned,
+                       unregister_backend, work_options)
+from .cp import (CP_SAT_WORK_PER_SECOND, check_cp_hint, export_cp_model, load_cp_model,
+                 run_cp_sat, solve_cp_model, was_cut_short, work_of)
 from .diagnose import Diagnosis, diagnose_infeasible, explain_infeasible
 from .files import MODEL_SUFFIXES, solve_model_file, write_model_file
 from .linear import (INF, HintCheck, LinearConstraint, LinearModel, LinExpr, ModelArrays, Var,
@@ -43,13 +45,14 @@ __all__ = [
     "INF",
     # solving
     "solve", "SolveOptions", "SolveSettings", "SolveResult", "SolveStatus", "relative_gap",
-    # the budget every search spends
-    "Budget", "deadline_for", "to_epoch", "from_epoch",
+    # the budget every search spends, and solves planned in counted work
+    "Budget", "deadline_for", "to_epoch", "from_epoch", "solve_planned", "solve_cp_planned",
+    "work_options", "work_of", "was_cut_short", "CP_SAT_WORK_PER_SECOND", "solve_options",
     # backends
     "Backend", "DEFAULT_BACKEND", "available_backends", "get_backend", "register_backend",
     "unregister_backend",
     # CP-SAT models
-    "solve_cp_model", "export_cp_model", "load_cp_model", "check_cp_hint",
+    "solve_cp_model", "export_cp_model", "load_cp_model", "check_cp_hint", "run_cp_sat",
     # files
     "write_model_file", "solve_model_file", "MODEL_SUFFIXES",
     # interrupts

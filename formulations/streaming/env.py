@@ -40,7 +40,6 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-import networkx as nx
 import numpy as np
 
 from formulations.solver import Budget
@@ -386,7 +385,9 @@ def random_schedule(graph: Graph, spec: StreamingEngineSpec, seed: int = 0,
 def evolutionary_schedule(graph: Graph, spec: StreamingEngineSpec, seed: int = 0,
                           generations: int = 30, population: int = 8, children: int = 16,
                           time_limit: float = 10.0) -> StreamingSchedule:
-    """(mu + lambda) search over rank genomes; fitness = (II, cycles, delay entries).
+    """(mu + lambda) search over rank genomes; fitness = (II, cycles, delay entries), for
+    at most ``generations`` per II and ``time_limit`` planned seconds of placement steps
+    (:data:`STEP_SECONDS` each: the same genomes on any machine).
 
     Examples
     --------
@@ -397,7 +398,7 @@ def evolutionary_schedule(graph: Graph, spec: StreamingEngineSpec, seed: int = 0
     True
     """
     started = time.perf_counter()
-    rng = random.Random(seed)
+    rng, budget = random.Random(seed), Budget(time_limit)
     problem = problem_from_graph(graph, spec)
     reasons = precheck(problem)
     if reasons:
@@ -405,14 +406,14 @@ def evolutionary_schedule(graph: Graph, spec: StreamingEngineSpec, seed: int = 0
     n = problem.n
     for ii in range(lower_bounds(problem)["ii"], spec.max_ii + 1):
         def fitness(genome: list[int]) -> tuple:
-            sched, _ = _episode(graph, spec, ii, _ranked_policy(genome))
+            sched, _ = _episode(graph, spec, ii, _ranked_policy(genome), budget=budget)
             if sched is None:
                 return (1, 0, 0), None
             return (0, sched.cycles, sum(sched.delays.values())), sched
         pool = [[0] * n] + [[_gene(rng) for _ in range(n)] for _ in range(population - 1)]
         scored = sorted(((fitness(g), g) for g in pool), key=lambda x: x[0][0])
         for _ in range(generations):
-            if time.perf_counter() - started > time_limit:
+            if budget.over():
                 break
             kids = [_mutate(rng, rng.choice(scored[:population])[1]) for _ in range(children)]
             scored = sorted(scored + [(fitness(g), g) for g in kids],

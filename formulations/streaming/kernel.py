@@ -41,7 +41,7 @@ from typing import Callable
 
 from formulations.solver import SolveSettings
 from formulations.solver import Budget
-from formulations.streaming.env import STEP_SECONDS, greedy_schedule, random_schedule
+from formulations.streaming.env import greedy_schedule, random_schedule
 from formulations.streaming.milp import sweep_milp
 from formulations.streaming.problem import (SPLIT_PROOF_RULES, StreamingInfeasible,
                                             StreamingProblem, StreamingSchedule, lower_bounds,
@@ -204,7 +204,7 @@ def plan_kernel(graph: Graph, spec: StreamingEngineSpec, settings: SolveSettings
 def _warm_starts(graph: Graph, spec: StreamingEngineSpec, seed: int, say: Progress,
                  budget: Budget) -> list[WarmTry]:
     """The greedy and random warm starts, charged to ``budget`` by their placement steps
-    (:data:`STEP_SECONDS` each); the random one takes at most :data:`RANDOM_SHARE` of it."""
+    (:data:`~formulations.streaming.env.STEP_SECONDS` each); the random one takes at most :data:`RANDOM_SHARE` of it."""
     tries = []
     for method in ("greedy", "random"):
         started = time.perf_counter()

@@ -50,7 +50,6 @@ Examples
 
 from __future__ import annotations
 
-import time
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -58,10 +57,7 @@ from typing import Any, Iterable
 import networkx as nx
 from ortools.sat.python import cp_model
 
-from formulations.solver import SolveResult
-from formulations.solver import Budget
-from formulations.solver.backends import solve_cp_planned
-from formulations.solver.cp import solve_cp_model
+from formulations.solver import Budget, SolveResult, solve_cp_model, solve_cp_planned
 from formulations.streaming.bounds import cycle_bound, issue_windows
 from formulations.streaming.problem import (RULES, WINDOW_FAMILIES, StreamingProblem,
                                             StreamingSchedule, asap_and_tail, default_horizon,

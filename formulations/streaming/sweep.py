@@ -35,9 +35,7 @@ import math
 import time
 from typing import Callable
 
-from formulations.solver import SolveResult, SolveSettings, SolveStatus
-from formulations.solver import Budget
-from formulations.solver.cp import export_cp_model
+from formulations.solver import Budget, SolveResult, SolveSettings, SolveStatus, export_cp_model
 from formulations.streaming.bounds import cycle_bound
 from formulations.streaming.layout import solve_layout
 from formulations.streaming.model import (build_cp_model, decode_schedule,

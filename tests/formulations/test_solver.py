@@ -334,7 +334,7 @@ def test_unknown_solver_option_is_an_error_status_naming_it(backend, options, na
     ("cp-sat", ".pb.txt", {"no_such_parameter": 1}, "no_such_parameter"),
 ])
 def test_model_files_take_solver_options_too(tmp_path, backend, suffix, options, named):
-    from formulations.solver.cp import export_cp_model
+    from formulations.solver import export_cp_model
     from formulations.solver._cpsat_linear import to_cp_model
     m, _ = knapsack()
     path = tmp_path / f"knapsack{suffix}"
@@ -537,7 +537,7 @@ def _abs_diffs(m, xs, rng):
 
 
 def test_cp_sat_stops_at_its_deterministic_time_the_same_way_twice():
-    from formulations.solver.cp import solve_cp_model, was_cut_short, work_of
+    from formulations.solver import solve_cp_model, was_cut_short, work_of
     runs = [solve_cp_model(_hard_cp_model(), time_limit=60, seed=1, deterministic_time=0.3)
             for _ in range(2)]
     assert [r.status.name for r in runs] == ["FEASIBLE", "FEASIBLE"]
@@ -547,7 +547,7 @@ def test_cp_sat_stops_at_its_deterministic_time_the_same_way_twice():
 
 
 def test_a_cp_sat_solve_the_wall_clock_stops_first_says_so():
-    from formulations.solver.cp import solve_cp_model, was_cut_short
+    from formulations.solver import solve_cp_model, was_cut_short
     result = solve_cp_model(_hard_cp_model(), time_limit=0.05, seed=1, deterministic_time=100)
     assert result.status.name in ("FEASIBLE", "TIMEOUT_NO_SOLUTION")
     assert was_cut_short(result) and "cut short by the wall clock" in result.message
@@ -555,7 +555,7 @@ def test_a_cp_sat_solve_the_wall_clock_stops_first_says_so():
 
 def test_highs_stops_at_its_node_limit_and_is_not_cut_short():
     from formulations.solver import LinearModel
-    from formulations.solver.backends import was_cut_short, work_of, work_options
+    from formulations.solver import was_cut_short, work_of, work_options
     rng = __import__("random").Random(0)
     m = LinearModel()
     xs = [m.add_var(f"x{i}", ub=1, integer=True) for i in range(60)]
@@ -574,7 +574,7 @@ def test_solve_planned_charges_its_work_and_caps_the_wall_clock():
     import time
     from formulations.solver import LinearModel
     from formulations.solver import Budget, deadline_for
-    from formulations.solver.backends import solve_planned
+    from formulations.solver import solve_planned
     m = LinearModel()
     x = m.add_var("x", ub=10, integer=True)
     m.add(2 * x <= 7, name="cap")
