@@ -12,7 +12,6 @@ for big ones. The answer is never worse than greedy.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
