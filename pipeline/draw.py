@@ -1,8 +1,8 @@
 """Draw the pictures of a mapping written earlier.
 
-``python -m pipeline.draw out/mapping.json`` draws every section of an RDU
-mapping (routes, nets, congestion) or the tiles of a Streaming Engine mapping,
-next to the mapping unless ``--out`` names another folder. A run draws
+``python -m pipeline.draw out/mapping.json`` draws what the run would have drawn
+(:mod:`pipeline.targets`): every section of an RDU mapping (routes, nets, congestion), the
+tiles of a Streaming Engine mapping or the PEs of a CGRA mapping, next to the mapping unless ``--out`` names another folder. A run draws
 pictures only while its time limit lasts (``pipeline.run``); this command has
 no limit, so it draws what a short run left out.
 
@@ -16,10 +16,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from hardware import InputError, build_fabric, load_hardware, preset_names
+from hardware import InputError, load_hardware, preset_names
 from model.mapping import read_mapping
 from pipeline.outputs import prepare_out_dir
-from pipeline.pictures import draw_mapping, draw_streaming
+from pipeline.targets import target_of
 
 __all__ = ["main", "build_parser"]
 
@@ -55,14 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {args.mapping}: the mapping has status {mapping.status!r}: nothing to "
               "draw (fix: map the graph first)", file=sys.stderr)
         return 3
-    if spec.kind == "rdu":
-        names = draw_mapping(mapping, build_fabric(spec), out, args.picture_format)
-    elif spec.kind == "streaming-engine":
-        names = [f"tiles.{args.picture_format}"]
-        draw_streaming(mapping, spec, out / names[0])
-    else:
-        print(f"error: {args.mapping}: no pictures for {spec.kind} targets yet", file=sys.stderr)
-        return 2
+    target = target_of(spec)
+    names = target.draw(mapping, spec, target.fabric(spec), out, args.picture_format)
     print(f"drew {len(names)} pictures in {out.resolve()}/")
     return 0
 

@@ -1,203 +1,31 @@
-"""An RDU run: the compiler levels in order, inside the feedback loop.
+"""Map a graph on any hardware: the entry point of every run.
 
-The levels (pipeline.levels) are section cuts (the section model), stage-buffer
-balancing, and per section ordering, placement, routing and the independent
-check (`sim`). A level that fails sends error-handling data back to the level
-that can fix it (pipeline.feedback); sections compiled before a failure are
-reused. mapping.json is written either way: on success with every decision,
-on failure with the diagnosis and the trace of every feedback round.
+:func:`map_graph` looks the hardware's kind up in the target table (:mod:`pipeline.targets`)
+and runs that target's flow: the RDU's compiler levels (:mod:`pipeline.rdu`), the Streaming
+Engine's (:mod:`pipeline.streaming`) or a CGRA's (:mod:`pipeline.cgra`), each inside its
+feedback loop. mapping.json is written either way: on success with every decision, on failure
+with the diagnosis and the trace of every feedback round.
 """
 
 from __future__ import annotations
 
-import math
-import time
 from typing import Callable
 
-from formulations.placement import PLACERS
-from formulations.sections import Capacity, estimate_units
-from hardware import build_fabric
 from model.graph import Graph
 from model.mapping import Mapping
-from pipeline.budget import BUFFER_SHARE, CUT_SHARE, MAPPING_SHARE, RunPlan
-from pipeline.cluster import Workers
-from pipeline.buffers_pass import balance_section
-from pipeline.cgra import map_cgra
-from pipeline.feedback import MappingFailed, Unresolvable, run_levels
-from pipeline.levels import PARALLEL_MIN_SECONDS, CompileState, SectionWork, default_levels
 from pipeline.options import RunOptions
-from pipeline.streaming import map_streaming
-from sim.check import CheckReport
-from sim.perf import simulate_mapping
+from pipeline.targets import target_of
 
-__all__ = ["map_graph", "may_use_workers"]
-
-
-Progress = Callable[[str], None]
+__all__ = ["map_graph"]
 
 
 def map_graph(graph: Graph, spec, options: RunOptions | None = None,
-              progress: Progress | None = None, advance: Callable[[], None] | None = None,
-              levels: list | None = None) -> Mapping:
+              progress: Callable[[str], None] | None = None,
+              advance: Callable[[], None] | None = None, levels: list | None = None) -> Mapping:
     """Map ``graph`` on the hardware ``spec``; raises MappingFailed with a diagnosis.
 
-    ``progress`` receives log lines; ``advance`` is called once per section
-    compiled; ``levels`` replaces the default compiler levels (for tests and
-    for plugging in other passes).
+    ``progress`` receives log lines; ``advance`` is called once per section compiled (RDU);
+    ``levels`` replaces the RDU's default compiler levels (for tests and for plugging in
+    other passes).
     """
-    options = options or RunOptions()
-    say = progress or (lambda line: None)
-    mapping = Mapping(graph=graph.name, hardware=spec.name)
-    if spec.kind == "streaming-engine":
-        return map_streaming(graph, spec, options, progress)
-    if spec.kind == "cgra":
-        return map_cgra(graph, spec, options, progress)
-    if spec.kind != "rdu":
-        return _fail(mapping, f"{spec.kind} targets are not supported by this version: "
-                              "RDU grids, the Streaming Engine and CGRAs map end to end; "
-                              "choose a preset such as --hardware plasticine or --hardware se16")
-    if options.placer not in PLACERS:
-        kind = "the Streaming Engine's" if options.placer == "rl" else "a CGRA"
-        return _fail(mapping, f"--placer {options.placer} is {kind} placer; an RDU run takes "
-                              f"one of {', '.join(PLACERS)}")
-    fabric = build_fabric(spec)
-    started = time.perf_counter()
-    state = CompileState(estimate_units(graph, spec, options.tile_pmus), spec, fabric, options,
-                         say, cap=Capacity.of_fabric(fabric),
-                         budget=RunPlan.of_options(options, len(graph.nodes)),
-                         advance=advance or (lambda: None),
-                         workers=Workers(options.workers, options.scheduler))
-    levels = levels if levels is not None else default_levels(balance_section)
-    try:
-        with state.workers:
-            if options.scheduler is not None:   # an unreachable cluster is said before any work
-                state.workers.client()
-            elif may_use_workers(options, spec) and _sections_at_least(state.graph, state.cap) > 1:
-                state.workers.start_soon()      # they boot while the sections are cut
-            run_levels(state, levels, max_iterations=options.max_iterations)
-    except Unresolvable as exc:
-        _record_state(mapping, state)
-        _fail(mapping, f"{exc.data.message} ({exc.reason})")
-    _record_state(mapping, state)
-    total = CheckReport()
-    for w in state.work:
-        total.merge(w.check)
-        _record_section(mapping, graph, fabric, w)
-    _record_cross_section_edges(mapping, graph)
-    mapping.status = "mapped"
-    final = [stage for w in state.work for stage in w.outcome.stages]
-    mapping.metrics = _metrics(graph, fabric, mapping, final, total,
-                               time.perf_counter() - started)
-    twins = sum(1 for w in state.work if any("twin_of" in s for s in w.outcome.stages))
-    mapping.metrics |= {"feedback_rounds": len(state.trace), "sections_reused": state.reused,
-                        "twin_sections": twins}
-    _record_performance(mapping, graph, spec)
-    return mapping
-
-
-def _record_performance(mapping: Mapping, graph: Graph, spec) -> None:
-    """The simulated throughput, latency and bottleneck (:mod:`sim.perf`) in ``metrics``,
-    each section's in its ``perf``. Always estimated: it takes about a second at most
-    (bert_L-12 training on plasticine, 2,565 units: 1.1 s), within the part of the time limit
-    the plan keeps past the mapping's deadline, and it is the run's headline number."""
-    try:
-        report = simulate_mapping(graph, spec, mapping)
-    except ValueError as exc:          # e.g. a cycle of same-iteration edges in a section
-        mapping.metrics["performance"] = f"not estimated: {exc}"
-        return
-    mapping.metrics |= report.metrics()
-    for section, row in zip(mapping.sections, report.section_rows()):
-        section["perf"] = row
-
-
-def may_use_workers(options: RunOptions, spec) -> bool:
-    """Whether a run with ``options`` on ``spec`` may start local workers (for a graph of
-    several sections): an RDU, more than one worker asked for, and a budget whose
-    sections are worth them."""
-    return spec.kind == "rdu" and options.scheduler is None and options.workers > 1 and \
-        _place_route_seconds(options.time_limit) >= PARALLEL_MIN_SECONDS
-
-
-def _place_route_seconds(time_limit: float) -> float:
-    """About what a run of ``time_limit`` seconds plans for placement and routing."""
-    return time_limit * MAPPING_SHARE * (1 - CUT_SHARE) * (1 - BUFFER_SHARE)
-
-
-def _sections_at_least(graph: Graph, cap: Capacity) -> int:
-    """A lower bound on the sections: the units every node needs over one section's
-    sites, and one section per category (sections never mix them)."""
-    units = sum((n.pcu or 0) + (n.pmu or 0) for n in graph.nodes)
-    categories = len({n.category for n in graph.nodes})
-    return max(math.ceil(units / max(cap.total, 1)), categories)
-
-
-def _fail(mapping: Mapping, diagnosis: str) -> Mapping:
-    mapping.status = "failed"
-    mapping.diagnosis = diagnosis
-    raise MappingFailed(mapping)
-
-
-def _record_state(mapping: Mapping, state: CompileState) -> None:
-    mapping.sections = [{"id": w.section.id, "nodes": w.section.nodes,
-                         "category": w.section.category, "pcu": w.section.pcu,
-                         "pmu": w.section.pmu, "scale": state.scales.get(w.section.id, {}),
-                         "buffer_units": _added_units(w, "buffer_of"),
-                         "bank_units": _added_units(w, "unit_of"), "reused": w.reused}
-                        for w in state.work]
-    mapping.stages = state.stages
-    mapping.trace = state.trace
-    mapping.run = state.options.record(state.stages)
-
-
-def _added_units(w: SectionWork, marker: str) -> int:
-    """Units a later level added to the section (stage buffers or banks/lanes)."""
-    return sum(marker in n.attrs for n in w.graph.nodes) if w.graph else 0
-
-
-def _record_section(mapping: Mapping, graph: Graph, fabric, w: SectionWork) -> None:
-    outcome, section_id = w.outcome, w.section.id
-    mapping.order.extend(outcome.order)
-    for node_id, site_id in outcome.placement.items():
-        site = fabric.site(site_id)
-        mapping.placement[node_id] = {"section": section_id, "site": site_id, "x": site.x,
-                                      "y": site.y, "unit": site.unit}
-    for i, chain in sorted(w.edge_map.items()):
-        edge = graph.edges[i]
-        links = [link for local in chain for link in outcome.paths.get(local, [])]
-        buffers = [w.graph.edges[local].dst for local in chain[:-1]]
-        mapping.routes.append({"edge": i, "src": edge.src, "dst": edge.dst,
-                               "net": graph.nets[graph.net_of_edge[i]].id,
-                               "section": section_id, "links": links}
-                              | ({"via_buffers": buffers} if buffers else {}))
-        row = w.buffer_rows.get(i, {"original_depth": edge.depth, "final_depth": edge.depth,
-                                    "depth_added": 0, "buffer_inserted": False, "pmus": 0})
-        mapping.buffers.append({"edge": i, "src": edge.src, "dst": edge.dst} | row
-                               | ({"buffer_units": buffers} if buffers else {}))
-
-
-def _record_cross_section_edges(mapping: Mapping, graph: Graph) -> None:
-    routed = {r["edge"] for r in mapping.routes}
-    for i, edge in enumerate(graph.edges):
-        if i not in routed:
-            mapping.routes.append({"edge": i, "src": edge.src, "dst": edge.dst,
-                                   "net": graph.nets[graph.net_of_edge[i]].id,
-                                   "section": None, "via": "dram", "links": [],
-                                   "bytes": edge.bytes})
-    mapping.routes.sort(key=lambda r: r["edge"])
-    mapping.buffers.sort(key=lambda b: b["edge"])
-
-
-def _metrics(graph: Graph, fabric, mapping: Mapping, final: list[dict], check: CheckReport,
-             seconds: float) -> dict:
-    """Totals over the final sections (``final``: their stage records), as checked."""
-    cross = [r for r in mapping.routes if r.get("via") == "dram"]
-    return {
-        "nodes": len(graph.nodes), "edges": len(graph.edges), "sections": len(mapping.sections),
-        "wirelength": check.wirelength, "max_link_load": round(check.max_link_load, 4),
-        "weighted_distance": round(sum(s["objective"] for s in final
-                                       if s["stage"] == "placement"), 4),
-        "routing_iterations": max((s.get("iterations", 0) for s in final), default=0),
-        "dram_edges": len(cross), "dram_bytes": sum(r.get("bytes") or 0 for r in cross),
-        "units_used": len(mapping.placement), "sites": len(fabric.sites),
-        "seconds": round(seconds, 3),
-    }
+    return target_of(spec).map(graph, spec, options or RunOptions(), progress, advance, levels)

@@ -19,14 +19,14 @@ from pathlib import Path
 from formulations.placement import PLACERS
 from formulations.routing import ROUTERS
 from formulations.solver import deferred_signals, watch_signals
-from hardware import DEFAULT_PRESET, InputError, build_fabric, load_hardware, preset_names
+from hardware import DEFAULT_PRESET, InputError, load_hardware, preset_names
 from model.importers import FORMATS, load_graph
 from model.mapping import Mapping, write_mapping
 from pipeline.budget import process_started
 from pipeline.cost_model import COST_MODELS
 from pipeline.cluster import default_workers, kill_local_workers, quiet_dask_logs, warm_up
 from pipeline.feedback import CheckerRejected, MappingFailed
-from pipeline.flow import map_graph, may_use_workers
+from pipeline.flow import map_graph
 from pipeline.options import (BACKEND_REASONS, DEFAULT_BACKENDS, RunOptions, parse_backends,
                               parse_dims)
 from pipeline.headline import files_lines, headline_lines
@@ -34,8 +34,8 @@ from pipeline.help_text import DESCRIPTION, epilog
 from pipeline.html_report import write_html
 from pipeline.progress import Console
 from pipeline.outputs import earlier_run, prepare_export_dir, prepare_out_dir, remove_stale_outputs
-from pipeline.pictures import draw_cgra, draw_mapping, draw_streaming
-from pipeline.report import cgra_lines, render_report, streaming_lines, write_report
+from pipeline.report import render_report, write_report
+from pipeline.targets import target_of
 
 __all__ = ["main", "build_parser", "EXIT_MAPPED", "EXIT_BAD_INPUT", "EXIT_UNMAPPABLE",
            "EXIT_INTERNAL"]
@@ -219,7 +219,7 @@ def _run_watched(args, started: float, console: Console) -> int:
     try:
         options = _options(args, started)
         spec = load_hardware(args.hardware)
-        if may_use_workers(options, spec):
+        if target_of(spec).may_use_workers(options):
             warm_up()          # the workers' imports run while the graph loads
         out = prepare_out_dir(args.out)
         earlier = earlier_run(out)
@@ -302,33 +302,15 @@ def _write_outputs(mapping: Mapping, spec, out: Path, args, started: float,
     report.md, whose wall time is the process's (from ``started``), and report.html;
     returns the names written."""
     write_mapping(mapping, out / "mapping.json")
-    graph_attrs = graph.attrs if graph is not None else None
-    extra: list[str] = []
-    fabric = None
-    draw = mapping.status == "mapped" and not args.no_pictures
-    pictures: list[str] | None = [] if draw else None
-    if spec.kind == "rdu":
-        fabric = build_fabric(spec)
-        summary = fabric.describe()
-        if draw:
-            pictures = draw_mapping(mapping, fabric, out, args.picture_format, deadline=deadline)
-    else:
-        summary = f"{spec.name} ({spec.kind})"
-        if spec.kind == "streaming-engine":
-            extra = streaming_lines(mapping)
-            if draw:
-                name = f"tiles.{args.picture_format}"
-                draw_streaming(mapping, spec, out / name)
-                pictures = [name]
-        elif spec.kind == "cgra":
-            extra = cgra_lines(mapping)
-            if draw:
-                name = f"pes.{args.picture_format}"
-                draw_cgra(mapping, spec, out / name)
-                pictures = [name]
+    target = target_of(spec)
+    fabric = target.fabric(spec)
+    pictures = None
+    if mapping.status == "mapped" and not args.no_pictures:
+        pictures = target.draw(mapping, spec, fabric, out, args.picture_format, deadline)
     seconds = time.monotonic() - started
-    write_report(render_report(mapping, pictures, summary, extra, seconds=seconds,
-                               graph_attrs=graph_attrs),
+    write_report(render_report(mapping, pictures, target.describe(spec, fabric),
+                               target.report_lines(mapping), seconds=seconds,
+                               graph_attrs=graph.attrs if graph is not None else None),
                  out / "report.md")
     files = ["mapping.json", "report.md", *(pictures or [])]
     write_html(mapping, spec, out / "report.html", fabric, graph, files)

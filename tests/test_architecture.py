@@ -8,6 +8,8 @@
   ``hardware``; ``hardware`` imports no other project package;
 - project imports sit at the top of a module, and no private name (``_x``) is
   imported from another module;
+- the pipeline asks which kind of hardware it has in one module only, the target table
+  (``pipeline.targets``): nowhere else is a ``kind`` compared with a kind's name;
 - the solver layer is entered only by its package, ``formulations.solver``: no module
   outside it imports one of its modules (backends, CP-SAT, budget) directly;
 - public functions take no ``**kwargs`` catch-all, and no function is longer than
@@ -34,6 +36,8 @@ ALLOWED = {
     "benchmarks": set(PACKAGES),
 }
 MAX_LINES = 80
+#: The module that tells the kinds of hardware apart (the target table).
+TARGET_TABLE = "pipeline.targets"
 #: The solver layer's package: the one door to the backends.
 SOLVER = "formulations.solver"
 
@@ -119,6 +123,23 @@ def test_the_solver_layer_is_entered_only_by_its_package():
               for module, _, node, _ in _imports(name, tree)
               if module.startswith(SOLVER + ".")]
     assert broken == []
+
+
+def test_the_target_table_is_the_one_place_that_tells_kinds_apart():
+    broken = [f"{name}:{node.lineno}: {ast.unparse(node)}"
+              for name, tree in TREES.items()
+              if name.startswith("pipeline") and name != TARGET_TABLE
+              for node in ast.walk(tree) if _compares_kind(node)]
+    assert broken == []
+
+
+def _compares_kind(node: ast.AST) -> bool:
+    """Whether ``node`` compares a ``.kind`` attribute with a string (``spec.kind == "rdu"``)."""
+    if not isinstance(node, ast.Compare):
+        return False
+    sides = [node.left, *node.comparators]
+    return (any(isinstance(s, ast.Attribute) and s.attr == "kind" for s in sides)
+            and any(isinstance(s, ast.Constant) and isinstance(s.value, str) for s in sides))
 
 
 def _in_type_checking(tree: ast.Module, node: ast.AST) -> bool:

@@ -29,3 +29,16 @@ def test_bad_inputs_exit_2_and_a_failed_mapping_exits_3(tmp_path, capsys):
                                                            "status": "failed"}))
     assert draw_main([str(tmp_path / "f.json")]) == 3
     assert "nothing to draw" in capsys.readouterr().err
+
+
+def test_draws_a_cgra_mapping_as_the_run_would(tmp_path):
+    """Every target the run draws, pipeline.draw draws too (both read the target table)."""
+    from hardware import load_hardware
+    from model.mapping import write_mapping
+    from pipeline.cgra import map_cgra
+    from pipeline.options import RunOptions
+    from tests.pipeline.test_cgra_pass import loop
+    mapping = map_cgra(loop(), load_hardware("cgra4x4"), RunOptions(time_limit=5))
+    write_mapping(mapping, tmp_path / "mapping.json")
+    assert draw_main([str(tmp_path / "mapping.json")]) == 0
+    assert (tmp_path / "pes.svg").stat().st_size > 1000

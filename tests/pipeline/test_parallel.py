@@ -16,7 +16,7 @@ import pytest
 from distributed import Client, LocalCluster
 
 import pipeline.cluster as cluster
-import pipeline.flow as flow
+import pipeline.rdu as rdu
 import pipeline.levels as levels
 from benchmarks.generators import random_dag
 from formulations.sections.portfolio import in_order
@@ -45,7 +45,7 @@ def always_parallel(monkeypatch):
     """Hand even a small plan to the workers (the tests' graphs are small)."""
     monkeypatch.setattr(levels, "PARALLEL_MIN_SECONDS", 0.0)
     monkeypatch.setattr(levels, "BATCH_PARALLEL_SECONDS", 0.0)  # cut seeds, balancing too
-    monkeypatch.setattr(flow, "PARALLEL_MIN_SECONDS", 0.0)
+    monkeypatch.setattr(rdu, "PARALLEL_MIN_SECONDS", 0.0)
 
 
 def _mapping(workers: int = 1, scheduler: str | None = None) -> dict:
@@ -114,7 +114,7 @@ def test_workers_the_run_started_take_sections_under_the_level_threshold(monkeyp
     """A plan under PARALLEL_MIN_SECONDS (bert_l-3 inference on plasticine at 20 s plans
     7.9 s) was compiled here beside idle workers the run had booted for its cut: 2 workers
     took 9.1-9.4 s, 1 worker 8.5 s. Started workers now take it, with the same mapping."""
-    monkeypatch.setattr(flow, "PARALLEL_MIN_SECONDS", 0.0)       # the run starts them
+    monkeypatch.setattr(rdu, "PARALLEL_MIN_SECONDS", 0.0)       # the run starts them
     monkeypatch.setattr(levels, "PARALLEL_MIN_SECONDS", 1e9)     # the level would not
     there, send = [], levels.run_tasks
     monkeypatch.setattr(levels, "run_tasks", lambda client, function, tasks, *args, **kw: (

@@ -84,7 +84,8 @@ def test_a_real_run_agrees_with_its_mapping(tmp_path):
     matplotlib = pytest.importorskip("matplotlib")
     from hardware import build_fabric, load_hardware
     from model.importers import load_graph
-    from pipeline.flow import RunOptions, map_graph
+    from pipeline.flow import map_graph
+    from pipeline.options import RunOptions
     from pipeline.pictures import draw_mapping, link_loads
 
     spec = load_hardware("plasticine")
