@@ -68,25 +68,19 @@ class RouteNet:
 
 def _region_links(fab: FabricView, root: int, sinks: list[int], tree: list[int],
                   margin: int) -> list[int]:
-    """Links a net may use: inside the box of its terminals and warm tree, plus ``margin``."""
+    """Links a net may use: inside the box of its terminals and warm tree, plus ``margin``;
+    out of the root or a switch, into a sink or a switch."""
     points = [fab.pos[root]] + [fab.pos[t] for t in sinks] + [fab.pos[fab.link_head[l]]
                                                               for l in tree]
     xs, ys = [p[0] for p in points], [p[1] for p in points]
-    box = (min(xs) - margin - 1, max(xs) + margin + 1, min(ys) - margin - 1, max(ys) + margin + 1)
-    ends = set(sinks)
-
-    def inside(v: int) -> bool:
-        x, y = fab.pos[v]
-        return box[0] <= x <= box[1] and box[2] <= y <= box[3]
-
-    links = []
-    for link in range(len(fab.link_ids)):
-        u, v = fab.link_tail[link], fab.link_head[link]
-        if not (fab.relay[u] or u == root) or not (fab.relay[v] or v in ends):
-            continue
-        if inside(u) and inside(v):
-            links.append(link)
-    return sorted(set(links) | set(tree))
+    x0, x1 = min(xs) - margin - 1, max(xs) + margin + 1
+    y0, y1 = min(ys) - margin - 1, max(ys) + margin + 1
+    (tail_x, tail_y, head_x, head_y), (tail_relay, head_relay) = fab.ends_xy, fab.relay_ends
+    usable = ((tail_relay | (fab.tail_array == root))
+              & (head_relay | np.isin(fab.head_array, sinks))
+              & (x0 <= tail_x) & (tail_x <= x1) & (y0 <= tail_y) & (tail_y <= y1)
+              & (x0 <= head_x) & (head_x <= x1) & (y0 <= head_y) & (head_y <= y1))
+    return np.union1d(np.flatnonzero(usable), np.array(tree, dtype=np.int64)).tolist()
 
 
 def route_nets(graph: Graph, fab: FabricView, placement, trees: dict[str, list[int]],

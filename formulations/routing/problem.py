@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from model.graph import Graph
 
 __all__ = ["RouterConfig", "RoutingResult", "Overuse", "FabricView", "net_network",
@@ -93,6 +95,14 @@ class FabricView:
             self.link_tail.append(self.index[u])
             self.capacity.append(dict(data["capacity"]))
             self.out[self.index[u]].append((self.index[v], link))
+        # the same as arrays, for the routing model's per-net regions (numpy, not a loop)
+        xy = np.array(self.pos, dtype=float).reshape(-1, 2)
+        self.tail_array = np.array(self.link_tail, dtype=np.int64)
+        self.head_array = np.array(self.link_head, dtype=np.int64)
+        self.ends_xy = (xy[self.tail_array, 0], xy[self.tail_array, 1],
+                        xy[self.head_array, 0], xy[self.head_array, 1])
+        relay = np.array(self.relay, dtype=bool)
+        self.relay_ends = (relay[self.tail_array], relay[self.head_array])
 
     def heuristic(self, a: int, b: int) -> float:
         """A lower bound on the links between vertices ``a`` and ``b`` (A* heuristic)."""
