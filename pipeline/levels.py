@@ -808,17 +808,25 @@ def _renamed(state: CompileState, first: SectionWork, result: SectionResult,
 
 def _out_of_time(state: CompileState, w: SectionWork, compiled: int,
                  seconds: float) -> MappingError:
-    """The run is overdue with sections to go: what it would take, in the user's terms."""
+    """The run is overdue with sections to go: what it would take, in the user's terms (from
+    the sections compiled this round, else from the time used so far)."""
     to_go = sum(1 for x in state.work if x.outcome is None)
-    per_section = seconds / max(compiled, 1)
-    needed = state.budget.used() + to_go * per_section
-    limit = math.ceil(1.2 * needed / MAPPING_SHARE)
+    used = state.budget.used()
+    done = f"{len(state.work) - to_go} of {len(state.work)} sections compiled"
+    if compiled and seconds > 0:
+        per_section = seconds / compiled
+        limit = math.ceil(1.2 * (used + to_go * per_section) / MAPPING_SHARE)
+        why = (f"the time limit ran out with {done}; at {per_section:.2f} s per section the "
+               f"other {to_go} need about {to_go * per_section:.0f} s more")
+    else:
+        limit = math.ceil(2 * used / MAPPING_SHARE)
+        rounds = f" and {len(state.trace)} feedback round(s)" if state.trace else ""
+        why = (f"the time limit ran out after {used:.0f} s (loading, the cut{rounds}) with "
+               f"{done}")
     return MappingError(ErrorHandlingData(
         ErrorCode.TIME_LIMIT, PlaceRouteLevel.name,
-        f"the time limit ran out with {len(state.work) - to_go} of {len(state.work)} sections "
-        f"compiled; at {per_section:.2f} s per section the other {to_go} need about "
-        f"{to_go * per_section:.0f} s more: rerun with --time-limit {limit} or more",
-        [], w.section.id, [x.section.id for x in state.work if x.outcome is not None]))
+        f"{why}: rerun with --time-limit {limit} or more", [], w.section.id,
+        [x.section.id for x in state.work if x.outcome is not None]))
 
 
 def fast_path_reason(options, planned: float) -> str | None:

@@ -330,6 +330,24 @@ def test_an_overdue_run_stops_and_says_what_it_would_take(monkeypatch):
     assert "rerun with --time-limit" in mapping.diagnosis
 
 
+def test_an_overdue_run_with_no_section_compiled_says_the_time_used(monkeypatch):
+    """Overdue before its first section (a long cut on a busy machine): the diagnosis gives
+    the time used and the limit to ask for, not a per-section time it never measured."""
+    class OverdueAtOnce(PlaceRouteLevel):
+        def run(self, state):
+            state.budget = RunPlan(1.0, clock=lambda: time.time())
+            later = time.time() + 100.0
+            monkeypatch.setattr(time, "time", lambda: later)
+            super().run(state)
+
+    with pytest.raises(MappingFailed) as info:
+        run(fig7c_graph(), [CutLevel(), BufferLevel(fig7c_templates), OverdueAtOnce()])
+    diagnosis = info.value.mapping.diagnosis
+    assert "with 0 of 2 sections compiled" in diagnosis and "per section" not in diagnosis
+    assert "the time limit ran out after 100 s" in diagnosis
+    assert "rerun with --time-limit 223 or more" in diagnosis
+
+
 def test_an_overdue_run_still_finishes_sections_that_fit_its_slack(monkeypatch):
     """Not begun because the run was overdue, but the others' measured time says the last
     section fits what is left: it is compiled after all, and the run maps."""
