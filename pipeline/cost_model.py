@@ -46,6 +46,7 @@ from formulations.placement.cost_models.learned import (LEARN_HINT, CostModelEns
                                                         LearnedCostModel)
 from formulations.placement.placers import POOLED
 from formulations.routing import ROUTERS
+from hardware import RduFabric
 from model.graph import Graph
 from sim.perf import simulate_section
 
@@ -111,7 +112,7 @@ def candidate_pool(placer: str, count: int = CANDIDATES) -> CandidatePool | None
     return CandidatePool(POOL_FACTOR * count) if placer in POOLED else None
 
 
-def rank_placement(graph: Graph, fabric, placement: dict[str, str], scorer: Scorer, *,
+def rank_placement(graph: Graph, fabric: RduFabric, placement: dict[str, str], scorer: Scorer, *,
                    name: str, seconds: float, seed: int, count: int = CANDIDATES,
                    site_penalty: dict[str, float] | None = None,
                    pool: Sequence[dict[str, str]] = ()) -> tuple[dict[str, str], dict]:

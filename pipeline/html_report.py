@@ -25,6 +25,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
+from hardware import RduFabric
 from model.files import write_text_atomic
 from model.mapping import Mapping
 from pipeline.headline import result_lines
@@ -38,13 +39,13 @@ __all__ = ["render_html", "write_html", "page_data", "json_for_script"]
 TIME_PARTS = ("reconfig_s", "dram_s", "compute_s", "transfer_s")
 
 
-def write_html(mapping: Mapping, spec, path: str | os.PathLike, fabric=None, graph=None,
-               files: list[str] | None = None) -> None:
+def write_html(mapping: Mapping, spec, path: str | os.PathLike, fabric: RduFabric | None = None,
+               graph=None, files: list[str] | None = None) -> None:
     """Write report.html atomically (see :func:`render_html`)."""
     write_text_atomic(Path(path), render_html(mapping, spec, fabric, graph, files))
 
 
-def render_html(mapping: Mapping, spec, fabric=None, graph=None,
+def render_html(mapping: Mapping, spec, fabric: RduFabric | None = None, graph=None,
                 files: list[str] | None = None) -> str:
     """The whole page: ``fabric`` for an RDU's grids, ``graph`` for the nodes' ops and what a
     sample is, ``files`` the other outputs to link to."""
@@ -69,7 +70,7 @@ def json_for_script(data) -> str:
     return text
 
 
-def page_data(mapping: Mapping, spec, fabric=None, graph=None) -> dict:
+def page_data(mapping: Mapping, spec, fabric: RduFabric | None = None, graph=None) -> dict:
     """Everything the page's script draws, as plain JSON values."""
     attrs = graph.attrs if graph is not None else None
     data = {"graph": mapping.graph, "hardware": mapping.hardware, "kind": spec.kind,

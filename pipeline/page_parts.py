@@ -7,12 +7,13 @@ operations per PE or tile and slot).
 
 from __future__ import annotations
 
+from hardware import RduFabric
 from model.mapping import Mapping
 
 __all__ = ["rdu_page", "cgra_page", "streaming_page"]
 
 
-def rdu_page(mapping: Mapping, spec, fabric=None, graph=None) -> dict:
+def rdu_page(mapping: Mapping, spec, fabric: RduFabric | None = None, graph=None) -> dict:
     """An RDU mapping: the fabric and every section (nothing without a fabric)."""
     if fabric is None:
         return {}
@@ -20,7 +21,7 @@ def rdu_page(mapping: Mapping, spec, fabric=None, graph=None) -> dict:
             "sections": [_section(mapping, fabric, s, graph) for s in mapping.sections]}
 
 
-def _fabric(fabric) -> dict:
+def _fabric(fabric: RduFabric) -> dict:
     """Sites, switches and the links as undirected segments (both directions share one)."""
     pos = {n: d["pos"] for n, d in fabric.graph.nodes(data=True)}
     segments, index = [], {}
@@ -37,7 +38,7 @@ def _fabric(fabric) -> dict:
                            for link in fabric.links}}
 
 
-def _section(mapping: Mapping, fabric, section: dict, graph) -> dict:
+def _section(mapping: Mapping, fabric: RduFabric, section: dict, graph) -> dict:
     """One section: placed units, segment loads (nets / channels), nets per node, perf."""
     k = section["id"]
     ops = {n.id: n.op for n in graph.nodes} if graph is not None else {}
@@ -54,7 +55,7 @@ def _section(mapping: Mapping, fabric, section: dict, graph) -> dict:
                        if r.get("section") == k]}
 
 
-def _link_loads(mapping: Mapping, fabric, section: int, graph) -> dict[str, float]:
+def _link_loads(mapping: Mapping, fabric: RduFabric, section: int, graph) -> dict[str, float]:
     """Link -> its fullest network's nets over that network's channels, as the checker counts
     (a net once per link; without the graph every route counts on the vector network)."""
     nets: dict[tuple[str, str], set] = {}
@@ -75,7 +76,7 @@ def _link_loads(mapping: Mapping, fabric, section: int, graph) -> dict[str, floa
     return loads
 
 
-def cgra_page(mapping: Mapping, spec, fabric=None, graph=None) -> dict:
+def cgra_page(mapping: Mapping, spec, fabric: RduFabric | None = None, graph=None) -> dict:
     """A CGRA mapping's schedule: PEs x slots modulo II, the operations in each cell."""
     ops = {n.id: n.op for n in graph.nodes} if graph is not None else {}
     columns = [f"PE {r},{c}" for r in range(spec.rows) for c in range(spec.cols)]
@@ -89,7 +90,7 @@ def cgra_page(mapping: Mapping, spec, fabric=None, graph=None) -> dict:
          "slots": mapping.ii, "cells": cells}]}}
 
 
-def streaming_page(mapping: Mapping, spec, fabric=None, graph=None) -> dict:
+def streaming_page(mapping: Mapping, spec, fabric: RduFabric | None = None, graph=None) -> dict:
     """A Streaming Engine mapping's schedule: tiles x slots per synchronous data-flow (one
     part each)."""
     parts = []

@@ -45,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hardware import RduFabric
 from model.mapping import Mapping
 from pipeline.outputs import save_figure
 from pipeline.report import section_wirelength
@@ -113,7 +114,7 @@ def _placed(mapping: Mapping, section: int) -> dict[str, str]:
     return {v["site"]: n for n, v in mapping.placement.items() if v.get("section") == section}
 
 
-def _grid_axes(fabric, title: str):
+def _grid_axes(fabric: RduFabric, title: str):
     plt = _pyplot()
     spec = fabric.spec
     width = min(14, 3 + spec.cols * 0.45)
@@ -172,7 +173,7 @@ def _tooltip_id(fig, text: str) -> str:
     return gid
 
 
-def _draw_sites(ax, fabric, placed: dict[str, str]) -> None:
+def _draw_sites(ax, fabric: RduFabric, placed: dict[str, str]) -> None:
     """Every unit site as a square, filled when used (one collection: fast on big chips)."""
     from matplotlib.collections import PatchCollection
     plt = _pyplot()
@@ -183,7 +184,7 @@ def _draw_sites(ax, fabric, placed: dict[str, str]) -> None:
                                       linewidths=0.8, match_original=False))
 
 
-def _link_segments(fabric, links) -> list:
+def _link_segments(fabric: RduFabric, links) -> list:
     pos = {n: d["pos"] for n, d in fabric.graph.nodes(data=True)}
     return [(pos[fabric.link_ends(l)[0]], pos[fabric.link_ends(l)[1]]) for l in links]
 
@@ -195,7 +196,8 @@ def _finish(fig, path: str | os.PathLike) -> None:
     plt.close(fig)
 
 
-def draw_section(mapping: Mapping, fabric, section: int, path: str | os.PathLike) -> None:
+def draw_section(mapping: Mapping, fabric: RduFabric, section: int,
+                 path: str | os.PathLike) -> None:
     """Draw one section's placement and routes on the grid to ``path`` (SVG or PNG)."""
     from matplotlib.collections import LineCollection
     plt = _pyplot()
@@ -224,7 +226,7 @@ def draw_section(mapping: Mapping, fabric, section: int, path: str | os.PathLike
     _finish(fig, path)
 
 
-def _grid_legend(ax, fabric, placed: dict[str, str], with_nets: bool) -> None:
+def _grid_legend(ax, fabric: RduFabric, placed: dict[str, str], with_nets: bool) -> None:
     """Below the grid: the unit kinds (filled: used), and the link colours by nets carried."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -245,7 +247,7 @@ _UNIT_NAMES = {"pcu": "PCU (compute)", "pmu": "PMU (memory)", "fcmu": "FCMU",
                "agcu": "AGCU (DRAM port)"}
 
 
-def draw_nets(mapping: Mapping, fabric, section: int, path: str | os.PathLike) -> None:
+def draw_nets(mapping: Mapping, fabric: RduFabric, section: int, path: str | os.PathLike) -> None:
     """Draw one section's placement with every edge as a straight driver-to-sink line."""
     from matplotlib.collections import LineCollection
     placed = _placed(mapping, section)
@@ -265,7 +267,8 @@ def draw_nets(mapping: Mapping, fabric, section: int, path: str | os.PathLike) -
     _finish(fig, path)
 
 
-def draw_congestion(mapping: Mapping, fabric, section: int, path: str | os.PathLike) -> None:
+def draw_congestion(mapping: Mapping, fabric: RduFabric, section: int,
+                    path: str | os.PathLike) -> None:
     """Heat map of one section's link loads over capacities (all links drawn)."""
     from matplotlib.collections import LineCollection
     from matplotlib.colors import Normalize
@@ -339,8 +342,9 @@ def picture_names(section: int, fmt: str = "svg") -> list[str]:
     return [f"section{section}{kind}.{fmt}" for kind in _KINDS]
 
 
-def draw_mapping(mapping: Mapping, fabric, out_dir: str | os.PathLike, fmt: str = "svg",
-                 max_sections: int | None = None, deadline: float | None = None) -> list[str]:
+def draw_mapping(mapping: Mapping, fabric: RduFabric, out_dir: str | os.PathLike,
+                 fmt: str = "svg", max_sections: int | None = None,
+                 deadline: float | None = None) -> list[str]:
     """Draw routes, nets and congestion of every section (or the first ``max_sections``,
     or those begun before ``deadline``, a :func:`time.monotonic` time).
 

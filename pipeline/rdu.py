@@ -16,7 +16,7 @@ from typing import Callable
 
 from formulations.placement import PLACERS
 from formulations.sections import Capacity, estimate_units
-from hardware import build_fabric
+from hardware import RduFabric, build_fabric
 from model.graph import Graph
 from model.mapping import Mapping
 from pipeline.budget import BUFFER_SHARE, CUT_SHARE, MAPPING_SHARE, RunPlan
@@ -141,7 +141,7 @@ def _added_units(w: SectionWork, marker: str) -> int:
     return sum(marker in n.attrs for n in w.graph.nodes) if w.graph else 0
 
 
-def _record_section(mapping: Mapping, graph: Graph, fabric, w: SectionWork) -> None:
+def _record_section(mapping: Mapping, graph: Graph, fabric: RduFabric, w: SectionWork) -> None:
     outcome, section_id = w.outcome, w.section.id
     mapping.order.extend(outcome.order)
     for node_id, site_id in outcome.placement.items():
@@ -174,8 +174,8 @@ def _record_cross_section_edges(mapping: Mapping, graph: Graph) -> None:
     mapping.buffers.sort(key=lambda b: b["edge"])
 
 
-def _metrics(graph: Graph, fabric, mapping: Mapping, final: list[dict], check: CheckReport,
-             seconds: float) -> dict:
+def _metrics(graph: Graph, fabric: RduFabric, mapping: Mapping, final: list[dict],
+             check: CheckReport, seconds: float) -> dict:
     """Totals over the final sections (``final``: their stage records), as checked."""
     cross = [r for r in mapping.routes if r.get("via") == "dram"]
     return {

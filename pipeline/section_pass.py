@@ -17,6 +17,7 @@ from formulations.placement import PLACERS, PlacementError
 from formulations.routing import ROUTERS, Overuse
 from formulations.solver import SolveSettings
 from formulations.sorter.priority_sort import sort_nodes
+from hardware import RduFabric
 from model.graph import Graph
 from pipeline.cost_model import PLACER_SHARE, candidate_pool, rank_placement, scorer_for
 
@@ -64,8 +65,8 @@ def stage_record(stage: str, section: int | None, method: str, started: float, *
 PENALTY_PER_EXCESS = 1.0
 
 
-def congestion_penalty(fabric, overused: list[Overuse], previous: dict[str, float] | None = None
-                       ) -> dict[str, float]:
+def congestion_penalty(fabric: RduFabric, overused: list[Overuse], previous: dict[str,
+                       float] | None = None ) -> dict[str, float]:
     """Site penalties from a failed routing: every site touching an over-used link's
     switches pays ``PENALTY_PER_EXCESS`` per net of excess (added to ``previous``)."""
     penalty = dict(previous or {})
@@ -78,8 +79,8 @@ def congestion_penalty(fabric, overused: list[Overuse], previous: dict[str, floa
     return penalty
 
 
-def map_section(sub: Graph, fabric, section_id: int, options, say: Callable[[str], None],
-                settings: tuple[SolveSettings, SolveSettings],
+def map_section(sub: Graph, fabric: RduFabric, section_id: int, options, say: Callable[[str],
+                None], settings: tuple[SolveSettings, SolveSettings],
                 penalty: dict[str, float] | None = None) -> SectionOutcome:
     """Order, place and route one section once (``options``: a pipeline.options.RunOptions).
 
@@ -100,7 +101,7 @@ def map_section(sub: Graph, fabric, section_id: int, options, say: Callable[[str
     return outcome
 
 
-def _place(sub, fabric, section_id, options, outcome, settings, penalty) -> bool:
+def _place(sub, fabric: RduFabric, section_id, options, outcome, settings, penalty) -> bool:
     started = time.perf_counter()
     scorer = scorer_for(options.cost_model, options.cost_model_file)
     pool = None if scorer is None else candidate_pool(options.placer, options.candidates)
@@ -123,7 +124,8 @@ def _place(sub, fabric, section_id, options, outcome, settings, penalty) -> bool
     return True
 
 
-def _rank(sub, fabric, section_id, options, outcome, settings, penalty, scorer, pool) -> None:
+def _rank(sub, fabric: RduFabric, section_id, options, outcome, settings, penalty, scorer,
+          pool) -> None:
     """``--cost-model``: keep the best of the placement and its candidates
     (:func:`pipeline.cost_model.rank_placement`), with a ``ranking`` stage record. A placer
     with a pool searched its whole plan (the candidates cost it nothing; walks fill up
@@ -140,7 +142,7 @@ def _rank(sub, fabric, section_id, options, outcome, settings, penalty, scorer, 
         extra=extra))
 
 
-def _route(sub, fabric, section_id, options, outcome, settings, say):
+def _route(sub, fabric: RduFabric, section_id, options, outcome, settings, say):
     started = time.perf_counter()
     routing = ROUTERS[options.router](
         sub, fabric, outcome.placement, settings, config=options.router_config,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from hardware import InputError, build_fabric
+from hardware import InputError, RduFabric, build_fabric
 from model.mapping import Mapping
 from pipeline.cgra import map_cgra
 from pipeline.options import RunOptions
@@ -50,14 +50,15 @@ class Target:
     report_lines: Callable[[Mapping], list[str]] = lambda mapping: []
     may_use_workers: Callable[[RunOptions], bool] = lambda options: False
 
-    def describe(self, spec, fabric=None) -> str:
+    def describe(self, spec, fabric: RduFabric | None = None) -> str:
         """The hardware in one line: the fabric's own description, else name and kind."""
         return fabric.describe() if fabric is not None else f"{spec.name} ({spec.kind})"
 
 
 def _one_picture(draw, stem: str) -> Callable[..., list[str]]:
     """A target drawn in one picture, ``stem.fmt``, by ``draw(mapping, spec, path)``."""
-    def drawn(mapping: Mapping, spec, fabric, out: Path, fmt: str, deadline=None) -> list[str]:
+    def drawn(mapping: Mapping, spec, fabric: RduFabric | None, out: Path, fmt: str,
+              deadline=None) -> list[str]:
         name = f"{stem}.{fmt}"
         draw(mapping, spec, Path(out) / name)
         return [name]
@@ -72,7 +73,8 @@ def _map_cgra(graph, spec, options, progress=None, advance=None, levels=None) ->
     return map_cgra(graph, spec, options, progress)
 
 
-def _draw_rdu(mapping: Mapping, spec, fabric, out: Path, fmt: str, deadline=None) -> list[str]:
+def _draw_rdu(mapping: Mapping, spec, fabric: RduFabric, out: Path, fmt: str,
+              deadline=None) -> list[str]:
     return draw_mapping(mapping, fabric, out, fmt, deadline=deadline)
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from hardware import RduFabric
 from model.graph import Graph
 
 __all__ = ["CheckReport", "check_placement", "check_routes", "check_section"]
@@ -50,7 +51,7 @@ class CheckReport:
         return self
 
 
-def _site_kinds(fabric) -> dict[str, str]:
+def _site_kinds(fabric: RduFabric) -> dict[str, str]:
     return {n: d.get("kind") for n, d in fabric.graph.nodes(data=True) if d.get("kind") != "switch"}
 
 
@@ -63,7 +64,7 @@ def _hosts(site_kind: str, unit: str) -> bool:
     return site_kind in (unit, "fcmu")
 
 
-def check_placement(graph: Graph, fabric, placement: dict[str, str]) -> CheckReport:
+def check_placement(graph: Graph, fabric: RduFabric, placement: dict[str, str]) -> CheckReport:
     """Check that ``placement`` (node -> site id) is legal for ``graph``."""
     report = CheckReport()
     kinds = _site_kinds(fabric)
@@ -86,7 +87,7 @@ def check_placement(graph: Graph, fabric, placement: dict[str, str]) -> CheckRep
     return report
 
 
-def check_routes(graph: Graph, fabric, placement: dict[str, str],
+def check_routes(graph: Graph, fabric: RduFabric, placement: dict[str, str],
                  routes: dict[int, list[str]]) -> CheckReport:
     """Check the route of every edge of ``graph`` (edge index -> link ids).
 
@@ -151,7 +152,7 @@ def _path_problem(path: list[str], start: str, end: str, links: dict, kinds: dic
     return None if at == end else f'the route ends at "{at}", not at "{end}"'
 
 
-def check_section(graph: Graph, fabric, placement: dict[str, str],
+def check_section(graph: Graph, fabric: RduFabric, placement: dict[str, str],
                   routes: dict[int, list[str]]) -> CheckReport:
     """Placement and routes of one section, checked together."""
     report = check_placement(graph, fabric, placement)

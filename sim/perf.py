@@ -90,7 +90,7 @@ from typing import Any, Mapping as MappingType
 
 import networkx as nx
 
-from hardware import build_fabric
+from hardware import RduFabric, build_fabric
 from model.graph import Edge, Graph, Node
 from model.mapping import Mapping
 
@@ -338,7 +338,7 @@ def edge_bytes(edge: Edge, spec) -> float:
     return edge.bandwidth * spec.link_rate(edge.network)
 
 
-def _flows(graph: Graph, spec, fabric, placement, routes) -> _Flows:
+def _flows(graph: Graph, spec, fabric: RduFabric, placement, routes) -> _Flows:
     nets = graph.nets
     net_bytes = [max(edge_bytes(graph.edges[i], spec) for i in net.edges) for net in nets]
     links_of: list[set[str]] = []
@@ -396,7 +396,7 @@ def _owners(graph: Graph) -> dict[str, str]:
     return out
 
 
-def _site_counts(graph: Graph, fabric, placement, owners) -> dict[str, dict[str, int]]:
+def _site_counts(graph: Graph, fabric: RduFabric, placement, owners) -> dict[str, dict[str, int]]:
     counts: dict[str, dict[str, int]] = defaultdict(lambda: {"pcu": 0, "pmu": 0, "agcu": 0})
     for node in graph.nodes:
         kind = fabric.site(placement[node.id]).unit
@@ -406,7 +406,7 @@ def _site_counts(graph: Graph, fabric, placement, owners) -> dict[str, dict[str,
     return counts
 
 
-def _stage_times(graph: Graph, spec, fabric, placement, owners, flows: _Flows
+def _stage_times(graph: Graph, spec, fabric: RduFabric, placement, owners, flows: _Flows
                  ) -> tuple[dict[str, StageTime], int]:
     """Every stage's time per sample; also how many compute stages used the streaming rule."""
     counts = _site_counts(graph, fabric, placement, owners)
@@ -602,7 +602,8 @@ def _bottleneck(ev: _Events, rows, period: float, times: dict[str, StageTime],
 # ---------------------------------------------------------------------------------------------
 def simulate_section(graph: Graph, spec, placement: dict[str, str],
                      routes: MappingType[int, list[str]],
-                     depths: MappingType[int, int] | None = None, *, fabric=None,
+                     depths: MappingType[int, int] | None = None, *,
+                     fabric: RduFabric | None = None,
                      section: int | None = None, dram_bytes: float = 0.0,
                      state_bytes: float = 0.0) -> SectionPerf:
     """Simulate one placed-and-routed section.

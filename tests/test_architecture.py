@@ -12,6 +12,7 @@
   (``pipeline.targets``): nowhere else is a ``kind`` compared with a kind's name;
 - the solver layer is entered only by its package, ``formulations.solver``: no module
   outside it imports one of its modules (backends, CP-SAT, budget) directly;
+- every ``fabric`` parameter says its type (``RduFabric``);
 - public functions take no ``**kwargs`` catch-all, and no function is longer than
   :data:`MAX_LINES` lines.
 """
@@ -156,6 +157,14 @@ def test_public_functions_have_no_kwargs_catch_all():
               if isinstance(fn, ast.FunctionDef) and fn.args.kwarg
               and not fn.name.startswith("_")]
     assert broken == []
+
+
+def test_fabric_parameters_are_typed():
+    untyped = [f"{name}.{fn.name}" for name, tree in TREES.items() for fn in ast.walk(tree)
+               if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+               for arg in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
+               if arg.arg == "fabric" and arg.annotation is None]
+    assert untyped == []
 
 
 def test_functions_are_short():

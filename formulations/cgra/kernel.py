@@ -46,8 +46,7 @@ from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule
                                        precheck, problem_from_graph)
 from formulations.cgra.sweep import LAST_NODES, sweep_ii
 from formulations.cgra.work import WORK_SHARE
-from formulations.solver import Budget
-from formulations.solver import SolveSettings
+from formulations.solver import Budget, SolveSettings
 from hardware import CgraSpec
 from model.graph import Graph
 

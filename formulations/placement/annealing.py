@@ -56,8 +56,8 @@ from formulations.placement.greedy import greedy_place
 from formulations.placement.problem import (PlacementOutcome, PlacementProblem, check_capacity,
                                             cost_terms, placement_problem, problem_cost)
 from formulations.placement.settings import PlacementSearch
-from formulations.solver import SolveSettings, stop_requested
-from formulations.solver import deadline_for
+from formulations.solver import SolveSettings, deadline_for, stop_requested
+from hardware import RduFabric
 from model.graph import Graph
 
 __all__ = ["anneal", "anneal_with_restarts", "anneal_to_budget", "place_annealing",
@@ -89,7 +89,7 @@ class AnnealState:
     placement back as node -> site id.
     """
 
-    def __init__(self, problem: PlacementProblem, fabric, start: dict[str, str]):
+    def __init__(self, problem: PlacementProblem, fabric: RduFabric, start: dict[str, str]):
         self.problem = problem
         self.nodes = problem.nodes
         self.node_index = {n: k for k, n in enumerate(self.nodes)}
@@ -319,17 +319,17 @@ def fitted_moves(moves_per_t: int, nodes: int, temperature: float, cost_per_pair
                                                            affordable)))))
 
 
-def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_limit: float = 10.0,
-           seed: int = 0, inner_num: float = 1.0, temperature_factor: float = 20.0,
-           range_floor: int = 1, moves: int | None = None, wall: float | None = None,
-           keep: Callable[[dict[str, str], float], None] | None = None
+def anneal(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str], *,
+           time_limit: float = 10.0, seed: int = 0, inner_num: float = 1.0,
+           temperature_factor: float = 20.0, range_floor: int = 1, moves: int | None = None,
+           wall: float | None = None, keep: Callable[[dict[str, str], float], None] | None = None
            ) -> tuple[dict[str, str], float, AnnealStats]:
     """Anneal from ``start``; returns (best placement, its cost, counters).
 
     The budget is ``moves`` proposals (default: ``time_limit`` planned seconds,
     :func:`planned_moves`); ``wall`` is the ``time.monotonic()`` outer cap (default
-    :func:`~formulations.solver.budget.deadline_for` of ``time_limit``), checked once per temperature
-    (``stats["cut_short"]`` when it stopped the run). ``temperature_factor`` sets the
+    :func:`~formulations.solver.budget.deadline_for` of ``time_limit``), checked once per
+    temperature (``stats["cut_short"]`` when it stopped the run). ``temperature_factor`` sets the
     initial temperature in standard deviations of random moves' cost change (VPR: 20, a
     melt; lower values refine ``start``). ``range_floor``: the smallest range limit (VPR: 1).
     ``keep(placement, cost)``, when given, is offered the state at the end of every
@@ -401,7 +401,7 @@ def anneal(problem: PlacementProblem, fabric, start: dict[str, str], *, time_lim
     return best, problem_cost(problem, best), stats
 
 
-def same_kind_step(problem: PlacementProblem, fabric) -> int:
+def same_kind_step(problem: PlacementProblem, fabric: RduFabric) -> int:
     """The shortest step along a row or column between two sites of one unit kind, for the
     kind of the problem's nodes that needs the longest one (AGCU nodes aside: they jump).
 
@@ -423,7 +423,7 @@ def same_kind_step(problem: PlacementProblem, fabric) -> int:
     return step
 
 
-def _grid_xy(fabric) -> dict[str, tuple[int, int]]:
+def _grid_xy(fabric: RduFabric) -> dict[str, tuple[int, int]]:
     """Site id -> the integer grid position the range window is measured in."""
     return {s.id: (int(math.floor(s.x)), int(math.floor(s.y))) for s in fabric.sites}
 
@@ -440,7 +440,7 @@ def _axis_step(points: set[tuple[int, int]]) -> int:
     return min(gaps, default=1)
 
 
-def anneal_with_restarts(problem: PlacementProblem, fabric, start: dict[str, str], *,
+def anneal_with_restarts(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str], *,
                          time_limit: float = 10.0, seed: int = 0,
                          temperature_factor: float = 20.0, range_floor: int = 1,
                          moves: int | None = None, wall: float | None = None,
@@ -478,7 +478,7 @@ def anneal_with_restarts(problem: PlacementProblem, fabric, start: dict[str, str
 SLOW_COOLING = 0.5
 
 
-def anneal_to_budget(problem: PlacementProblem, fabric, start: dict[str, str], *,
+def anneal_to_budget(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str], *,
                      time_limit: float, seed: int = 0, fill: bool = True,
                      range_floor: int = 1, wall: float | None = None,
                      keep: Callable[[dict[str, str], float], None] | None = None
@@ -520,7 +520,7 @@ def anneal_to_budget(problem: PlacementProblem, fabric, start: dict[str, str], *
     return best, cost, stats
 
 
-def place_annealing(graph: Graph, fabric, order: list[str], settings: SolveSettings, *,
+def place_annealing(graph: Graph, fabric: RduFabric, order: list[str], settings: SolveSettings, *,
                     site_penalty: dict[str, float] | None = None,
                     search: PlacementSearch | None = None,
                     keep: Callable[[dict[str, str], float], None] | None = None

@@ -53,6 +53,7 @@ import numpy as np
 
 from formulations.placement.annealing import AnnealState, BlockDraws, planned_moves, propose_move
 from formulations.placement.problem import placement_problem, problem_cost
+from hardware import RduFabric
 from model.graph import Graph
 
 __all__ = ["placement_candidates", "CandidatePool", "WALK_TEMPERATURE", "MAX_WORSE",
@@ -127,7 +128,7 @@ def _moved(a: dict[str, str], b: dict[str, str]) -> int:
     return sum(1 for n, s in a.items() if b.get(n) != s) + sum(1 for n in b if n not in a)
 
 
-def placement_candidates(graph: Graph, fabric, start: dict[str, str], *, count: int,
+def placement_candidates(graph: Graph, fabric: RduFabric, start: dict[str, str], *, count: int,
                          seconds: float, seed: int = 0,
                          site_penalty: dict[str, float] | None = None,
                          pool: Sequence[dict[str, str]] = ()) -> list[dict[str, str]]:
@@ -168,7 +169,7 @@ def placement_candidates(graph: Graph, fabric, start: dict[str, str], *, count: 
     return found
 
 
-def _walk(problem, fabric, start: dict[str, str], moves: int, seed: int
+def _walk(problem, fabric: RduFabric, start: dict[str, str], moves: int, seed: int
           ) -> dict[str, str] | None:
     """The cheapest state other than ``start`` that a fixed-temperature walk visits."""
     state = AnnealState(problem, fabric, start)

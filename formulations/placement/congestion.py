@@ -32,13 +32,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from hardware import RduFabric
+
 __all__ = ["CONGESTION_WEIGHT", "mesh_cuts", "crossed_cuts", "cut_demand", "congestion_cost"]
 
 #: One channel of excess demand on a cut costs this many mean pair bandwidths.
 CONGESTION_WEIGHT = 1.0
 
 
-def mesh_cuts(fabric, network: str = "vector", cut_share: float = 1.0) -> np.ndarray:
+def mesh_cuts(fabric: RduFabric, network: str = "vector", cut_share: float = 1.0) -> np.ndarray:
     """Rows ``(axis, line, capacity)``: every cut line of the switch mesh and its channels.
 
     Examples

@@ -23,12 +23,13 @@ import numpy as np
 from formulations.placement.problem import (UNIT_KINDS, PlacementError, PlacementOutcome,
                                             cost_terms, placement_problem, site_table)
 from formulations.solver import SolveSettings
+from hardware import RduFabric
 from model.graph import Graph
 
 __all__ = ["greedy_place", "place_greedy"]
 
 
-def greedy_place(graph: Graph, fabric, order: list[str]) -> dict[str, str]:
+def greedy_place(graph: Graph, fabric: RduFabric, order: list[str]) -> dict[str, str]:
     """Place ``graph``'s nodes in ``order`` on ``fabric``; returns node -> site id.
 
     Raises
@@ -81,7 +82,7 @@ def _neighbour_weights(graph: Graph) -> dict[str, dict[str, float]]:
     return weights
 
 
-def place_greedy(graph: Graph, fabric, order: list[str], settings: SolveSettings, *,
+def place_greedy(graph: Graph, fabric: RduFabric, order: list[str], settings: SolveSettings, *,
                  site_penalty: dict[str, float] | None = None) -> PlacementOutcome:
     """The registry form of :func:`greedy_place` (``settings`` are not needed: no solve).
 

@@ -54,6 +54,7 @@ from formulations.placement.model import build_placement_model, decode_placement
 from formulations.placement.problem import PlacementProblem, problem_cost
 from formulations.placement.tabu import tabu_search
 from formulations.solver import deadline_for, stop_requested, was_cut_short, work_of, work_options
+from hardware import RduFabric
 
 __all__ = ["lns", "NEIGHBOURHOODS"]
 
@@ -91,8 +92,8 @@ WINDOW_OPTIONS = {"cp-sat": {"cp_model_presolve": False, "linearization_level": 
 MIN_IMPROVEMENT = 1e-3
 
 
-def lns(problem: PlacementProblem, fabric, index: dict[str, int], cost: float, *, backend: str,
-        seconds: float, seed: int, window: int, patience: int | None,
+def lns(problem: PlacementProblem, fabric: RduFabric, index: dict[str, int], cost: float, *,
+        backend: str, seconds: float, seed: int, window: int, patience: int | None,
         anneal_seconds: float = 0.0, wall: float | None = None,
         keep: Callable[[dict[str, str], float], None] | None = None) -> tuple[dict, float, dict]:
     """Improve ``index`` (node -> site index, cost ``cost``) for ``seconds`` planned seconds.
@@ -227,7 +228,7 @@ class _Search:
         else:
             self.stale += 1
 
-    def anneal(self, fabric, seconds: float) -> None:
+    def anneal(self, fabric: RduFabric, seconds: float) -> None:
         """A VPR anneal from the incumbent for ``seconds`` planned seconds, polished by a
         short tabu search (annealing ends near, not at, a local optimum); kept only when
         better."""
@@ -259,7 +260,7 @@ def _adapt(size: int, solved_fast: bool | None, nodes: int) -> int:
     return max(MIN_WINDOW, size - 2)
 
 
-def _kick(problem, fabric, index, seconds, seed, range_floor, wall, keep=None
+def _kick(problem, fabric: RduFabric, index, seconds, seed, range_floor, wall, keep=None
           ) -> tuple[dict[str, int], bool]:
     """Leave a local optimum: a hot anneal from it (its result may be worse); also whether
     the wall clock cut it short. ``keep`` is offered the anneal's states."""

@@ -29,12 +29,13 @@ from formulations.placement.problem import PlacementOutcome
 from formulations.placement.search import place_model
 from formulations.placement.settings import PlacementSearch
 from formulations.solver import SolveSettings
+from hardware import RduFabric
 from model.graph import Graph
 
 __all__ = ["PLACERS", "POOLED", "place_milp", "place_cpsat"]
 
 
-def place_milp(graph: Graph, fabric, order: list[str], settings: SolveSettings, *,
+def place_milp(graph: Graph, fabric: RduFabric, order: list[str], settings: SolveSettings, *,
                site_penalty: dict[str, float] | None = None,
                search: PlacementSearch | None = None,
                keep: CandidatePool | None = None) -> PlacementOutcome:
@@ -44,7 +45,7 @@ def place_milp(graph: Graph, fabric, order: list[str], settings: SolveSettings, 
                        site_penalty=site_penalty, search=search, keep=keep)
 
 
-def place_cpsat(graph: Graph, fabric, order: list[str], settings: SolveSettings, *,
+def place_cpsat(graph: Graph, fabric: RduFabric, order: list[str], settings: SolveSettings, *,
                 site_penalty: dict[str, float] | None = None,
                 search: PlacementSearch | None = None,
                 keep: CandidatePool | None = None) -> PlacementOutcome:

@@ -30,6 +30,7 @@ from functools import cached_property
 import numpy as np
 
 from formulations.placement.congestion import CONGESTION_WEIGHT, congestion_cost, mesh_cuts
+from hardware import RduFabric
 from model.graph import Graph
 
 __all__ = ["PlacementError", "PlacementOutcome", "SiteTable", "site_table", "PlacementProblem",
@@ -81,7 +82,7 @@ class SiteTable:
     centre: np.ndarray        # hops from the chip's centre, for seeding
 
 
-def site_table(fabric) -> SiteTable:
+def site_table(fabric: RduFabric) -> SiteTable:
     """The :class:`SiteTable` of ``fabric``."""
     ids = [s.id for s in fabric.sites]
     dist = fabric.distance_matrix(ids).astype(float)
@@ -155,7 +156,8 @@ class PlacementProblem:
         return {n: self.sites.index[s] for n, s in placement.items()}
 
 
-def placement_problem(graph: Graph, fabric, site_penalty: dict[str, float] | None = None,
+def placement_problem(graph: Graph, fabric: RduFabric, site_penalty: dict[str,
+                      float] | None = None,
                       cut_share: float = 1.0, congestion_weight: float | None = None
                       ) -> PlacementProblem:
     """Collect the data of the placement model (sites, distances, weighted pairs, cuts).
@@ -200,7 +202,7 @@ def placement_problem(graph: Graph, fabric, site_penalty: dict[str, float] | Non
                             float(congestion_weight))
 
 
-def _switch_rect(fabric, site_id: str) -> tuple[int, int, int, int]:
+def _switch_rect(fabric: RduFabric, site_id: str) -> tuple[int, int, int, int]:
     pos = [fabric.graph.nodes[s]["pos"] for s in fabric.attached_switches(site_id)]
     cols, rows = [int(p[0]) for p in pos], [int(p[1]) for p in pos]
     return min(rows), max(rows), min(cols), max(cols)
@@ -221,7 +223,7 @@ def cost_terms(problem: PlacementProblem, placement: dict[str, str]) -> dict[str
             "congestion": congestion_cost(problem, index)}
 
 
-def placement_cost(graph: Graph, fabric, placement: dict[str, str]) -> float:
+def placement_cost(graph: Graph, fabric: RduFabric, placement: dict[str, str]) -> float:
     """Bandwidth-weighted switch-hop distance summed over all edges."""
     sites = site_table(fabric)
     return float(sum(e.bandwidth * sites.dist[sites.index[placement[e.src]],

@@ -50,6 +50,7 @@ from formulations.placement.problem import (PlacementOutcome, PlacementProblem, 
 from formulations.placement.settings import PlacementSearch
 from formulations.placement.site_model import site_model_fits, solve_site_model
 from formulations.solver import SolveSettings, deadline_for, was_cut_short, work_options
+from hardware import RduFabric
 from model.graph import Graph
 
 __all__ = ["place_model", "fill_idle", "anneal_share_for", "MAX_EXACT_VARS", "ONE_SCALE_SHARE",
@@ -64,7 +65,7 @@ MAX_EXACT_VARS = 800
 ONE_SCALE_SHARE, SPREAD_SHARE, ONE_SCALE_CV = 0.75, 0.5, 1.0
 
 
-def place_model(graph: Graph, fabric, order: list[str], settings: SolveSettings, *,
+def place_model(graph: Graph, fabric: RduFabric, order: list[str], settings: SolveSettings, *,
                 site_penalty: dict[str, float] | None = None,
                 search: PlacementSearch | None = None,
                 keep: CandidatePool | None = None) -> PlacementOutcome:
@@ -136,7 +137,7 @@ def place_model(graph: Graph, fabric, order: list[str], settings: SolveSettings,
                       deadline_for(again.time_limit, settings.deadline), keep)
 
 
-def _place_all(problem: PlacementProblem, graph: Graph, fabric, order: list[str],
+def _place_all(problem: PlacementProblem, graph: Graph, fabric: RduFabric, order: list[str],
                settings: SolveSettings, search: PlacementSearch, started: float, wall: float,
                keep: CandidatePool | None = None) -> PlacementOutcome:
     """Every node of ``problem``: the annealed greedy, then the site model, the exact
@@ -270,8 +271,8 @@ def _match(nodes: list[str], options: dict[str, list[int]]) -> dict[str, int] | 
     return site_of
 
 
-def _warm_anneal(problem: PlacementProblem, fabric, start: dict[str, str], seconds: float,
-                 seed: int, fill: bool = True, wall: float | None = None,
+def _warm_anneal(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str],
+                 seconds: float, seed: int, fill: bool = True, wall: float | None = None,
                  keep: CandidatePool | None = None) -> tuple[dict[str, str], float, bool]:
     """A second warm start: :func:`~formulations.placement.annealing.anneal_to_budget` from
     ``start`` for ``seconds`` planned seconds of moves (its first anneal cools within them:
@@ -321,8 +322,8 @@ def _exact_outcome(problem, index, start_cost, found, solver_status, bound, back
                             status, backend, extra)
 
 
-def _lns(problem, fabric, index, cost, settings: SolveSettings, search: PlacementSearch,
-         started, extra, wall, keep=None) -> PlacementOutcome:
+def _lns(problem, fabric: RduFabric, index, cost, settings: SolveSettings,
+         search: PlacementSearch, started, extra, wall, keep=None) -> PlacementOutcome:
     """Large-neighbourhood search (:mod:`formulations.placement.lns`) with the star bound,
     for ``settings.time_limit`` planned seconds of work."""
     index, cost, stats = lns(problem, fabric, index, cost, backend=settings.backend,

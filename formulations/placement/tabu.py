@@ -33,8 +33,7 @@ import time
 
 import numpy as np
 
-from formulations.solver import stop_requested
-from formulations.solver import deadline_for
+from formulations.solver import deadline_for, stop_requested
 
 __all__ = ["tabu_search", "TabuSearch", "planned_steps", "ENTRIES_PER_SECOND"]
 

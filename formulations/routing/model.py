@@ -42,6 +42,7 @@ from formulations.routing.problem import (FabricView, RouterConfig, RoutingResul
                                           describe_overuse, edge_paths, net_network)
 from formulations.solver import (Budget, LinearModel, SolveSettings, quicksum, was_cut_short,
                                  work_of, work_options)
+from hardware import RduFabric
 from model.graph import Graph
 
 __all__ = ["RouteNet", "route_nets", "build_routing_model", "route_model", "MAX_ROUTE_VARS",
@@ -233,8 +234,8 @@ def _score(fab: FabricView, nets, trees) -> tuple[int, int, int]:
     return overflow, sum(len(trees.get(n.id, [])) for n in nets), max(load.values(), default=0)
 
 
-def route_model(graph: Graph, fabric, placement: dict[str, str], settings: SolveSettings, *,
-                config: RouterConfig | None = None,
+def route_model(graph: Graph, fabric: RduFabric, placement: dict[str, str],
+                settings: SolveSettings, *, config: RouterConfig | None = None,
                 progress: Callable[[str], None] | None = None,
                 margin: int = REGION_MARGIN, warm_start: bool = True) -> RoutingResult:
     """Exact routing (multi-commodity flow + Steiner-tree rows), warm-started by PathFinder.

@@ -32,6 +32,7 @@ from formulations.routing.problem import (FabricView, RouterConfig, RoutingResul
                                           describe_overuse, edge_paths, net_network,
                                           overused_links)
 from formulations.solver import SolveSettings, stop_requested
+from hardware import RduFabric
 from model.graph import Graph
 
 __all__ = ["route_negotiated"]
@@ -39,7 +40,7 @@ __all__ = ["route_negotiated"]
 log = logging.getLogger(__name__)
 
 
-def route_negotiated(graph: Graph, fabric, placement: dict[str, str],
+def route_negotiated(graph: Graph, fabric: RduFabric, placement: dict[str, str],
                      settings: SolveSettings | None = None, *,
                      config: RouterConfig | None = None,
                      progress: Callable[[str], None] | None = None) -> RoutingResult:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hardware import RduFabric
 from model.graph import Graph
 
 __all__ = ["RouterConfig", "RoutingResult", "Overuse", "FabricView", "net_network",
@@ -76,7 +77,7 @@ class FabricView:
     graph's order; ``capacity[link]`` maps a network to its channels.
     """
 
-    def __init__(self, fabric):
+    def __init__(self, fabric: RduFabric):
         self.names = list(fabric.graph.nodes)
         self.index = {n: k for k, n in enumerate(self.names)}
         self.relay = [fabric.graph.nodes[n].get("kind") == "switch" for n in self.names]

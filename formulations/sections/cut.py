@@ -23,8 +23,7 @@ from formulations.sections.portfolio import (CutSolve, CutSolved, RunAll, found,
 from formulations.sections.problem import (BufferDemand, Capacity, Scale, SectionPlan,
                                            assignment_of, cut_traffic, loosest_scale,
                                            lower_bound, sections_from)
-from formulations.solver import Budget
-from formulations.solver import SolveSettings, to_epoch
+from formulations.solver import Budget, SolveSettings, to_epoch
 from model.graph import Graph
 
 __all__ = ["cut_sections", "SOLVERLESS", "MODEL_NODES", "MONOLITHIC_LIMIT", "WINDOW",

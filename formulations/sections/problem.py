@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from hardware import RduFabric
 from model.graph import Graph, Node
 
 __all__ = ["SectionError", "Capacity", "Section", "Scale", "scale_of", "scale_factors",
@@ -39,7 +40,7 @@ class Capacity:
     agcu: int
 
     @classmethod
-    def of_fabric(cls, fabric) -> "Capacity":
+    def of_fabric(cls, fabric: RduFabric) -> "Capacity":
         units = [s for s in fabric.sites if s.unit != "agcu"]
         return cls(pcu=sum(fabric.can_host(s.id, "pcu") for s in units),
                    pmu=sum(fabric.can_host(s.id, "pmu") for s in units),

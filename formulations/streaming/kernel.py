@@ -39,8 +39,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from formulations.solver import SolveSettings
-from formulations.solver import Budget
+from formulations.solver import Budget, SolveSettings
 from formulations.streaming.env import greedy_schedule, random_schedule
 from formulations.streaming.milp import sweep_milp
 from formulations.streaming.problem import (SPLIT_PROOF_RULES, StreamingInfeasible,

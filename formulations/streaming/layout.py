@@ -34,8 +34,7 @@ from __future__ import annotations
 
 from ortools.sat.python import cp_model
 
-from formulations.solver import SolveResult, SolveStatus
-from formulations.solver import Budget
+from formulations.solver import Budget, SolveResult, SolveStatus
 from formulations.streaming.model import (  # its CP-SAT parameters: 2-5x faster here
     LAYOUT_WORK_PER_SECOND, solve_model)
 from formulations.streaming.problem import StreamingProblem

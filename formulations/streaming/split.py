@@ -61,8 +61,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from formulations.solver import SolveStatus
-from formulations.solver import Budget
+from formulations.solver import Budget, SolveStatus
 from formulations.streaming.model import build_cp_model, solve_model
 from formulations.streaming.problem import (RULES, StreamingProblem, StreamingSchedule,
                                             lower_bounds, problem_from_graph)

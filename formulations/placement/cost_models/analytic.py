@@ -54,7 +54,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Mapping
 
-from hardware import build_fabric
+from hardware import RduFabric, build_fabric
 from model.graph import Graph
 
 __all__ = ["AnalyticEstimate", "analytic_estimate", "predict_normalised", "DENSITY_FREE",
@@ -85,7 +85,7 @@ def _owner(graph: Graph, node_id: str) -> str:
     return owner if isinstance(owner, str) and owner in graph else node_id
 
 
-def _operator_cycles(graph: Graph, spec, fabric, placement) -> tuple[dict[str, float],
+def _operator_cycles(graph: Graph, spec, fabric: RduFabric, placement) -> tuple[dict[str, float],
                                                                       dict[str, float]]:
     """Per stage: time in isolation, and compute-only time (PCU stages only)."""
     units: dict[str, dict[str, int]] = defaultdict(lambda: {"pcu": 0, "pmu": 0})
@@ -142,7 +142,7 @@ def _congestion(graph: Graph, spec, routes) -> tuple[list[float], float]:
     return per_net, max(over.values(), default=0.0)
 
 
-def _density(graph: Graph, fabric, placement) -> float:
+def _density(graph: Graph, fabric: RduFabric, placement) -> float:
     sites = [fabric.site(placement[v]) for v in graph.node_ids]
     units = [s for s in sites if s.unit != "agcu"]
     if not units:
@@ -154,7 +154,7 @@ def _density(graph: Graph, fabric, placement) -> float:
 
 def analytic_estimate(graph: Graph, spec, placement: dict[str, str],
                       routes: Mapping[int, list[str]],
-                      depths: Mapping[int, int] | None = None, *, fabric=None
+                      depths: Mapping[int, int] | None = None, *, fabric: RduFabric | None = None
                       ) -> AnalyticEstimate:
     """The heuristic's estimate of one placed-and-routed section (see the module docstring).
 
@@ -189,7 +189,8 @@ def analytic_estimate(graph: Graph, spec, placement: dict[str, str],
 
 def predict_normalised(graph: Graph, spec, placement: dict[str, str],
                        routes: Mapping[int, list[str]],
-                       depths: Mapping[int, int] | None = None, *, fabric=None) -> float:
+                       depths: Mapping[int, int] | None = None, *,
+                       fabric: RduFabric | None = None) -> float:
     """Predicted normalised throughput in [0, 1] of a placed-and-routed section.
 
     Parameters

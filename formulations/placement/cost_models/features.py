@@ -71,6 +71,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from formulations.placement.cost_models.analytic import predict_normalised
+from hardware import RduFabric
 from model.graph import Graph
 
 __all__ = ["UNIT_TYPES", "OP_CLASSES", "MAX_STAGE", "NODE_NUMERIC", "EDGE_NUMERIC", "GRAPH_NUMERIC",
@@ -209,7 +210,7 @@ def _edge_bytes(edge, spec) -> float:
         spec, edge.network)
 
 
-def _node_times(graph: Graph, fabric, placement: dict[str, str]
+def _node_times(graph: Graph, fabric: RduFabric, placement: dict[str, str]
                 ) -> tuple[np.ndarray, np.ndarray]:
     """Per node, cycles per sample of compute (a PCU: FLOPs over its rate, or without
     FLOPs one 32-bit word per lane per cycle of its larger traffic) and of its PMU ports
@@ -262,7 +263,7 @@ def _rate(spec, network: str) -> float:
     return spec.networks[network].width_bits / 8
 
 
-def section_features(graph: Graph, fabric, placement: dict[str, str],
+def section_features(graph: Graph, fabric: RduFabric, placement: dict[str, str],
                      routes: dict[int, list[str]]) -> SectionFeatures:
     """The PnR graph of one placed and routed section (see the module docstring).
 

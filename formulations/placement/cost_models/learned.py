@@ -76,6 +76,7 @@ from formulations.placement.cost_models.features import (EDGE_NUMERIC, GRAPH_NUM
                                                          OP_CLASSES, UNIT_TYPES, FeatureSet,
                                                          SectionFeatures,
                                                          section_features)
+from hardware import RduFabric
 from model.files import write_bytes_atomic
 
 __all__ = ["CostModelConfig", "LearnedCostModel", "CostModelEnsemble", "LearnedModelUnavailable",
@@ -275,8 +276,8 @@ class LearnedCostModel:
             out[chunk] = np.asarray(fn(params, padded))[:len(chunk)]
         return out
 
-    def score(self, graph, fabric, placement: dict[str, str], routes: dict[int, list[str]]
-              ) -> float:
+    def score(self, graph, fabric: RduFabric, placement: dict[str, str], routes: dict[int,
+              list[str]] ) -> float:
         """Predicted normalised throughput of one placed and routed section."""
         return float(self.predict([section_features(graph, fabric, placement, routes)])[0])
 
@@ -330,8 +331,8 @@ class CostModelEnsemble:
         """The members' mean predicted normalised throughput of every section."""
         return np.mean([m.predict(sections, batch) for m in self.members], axis=0)
 
-    def score(self, graph, fabric, placement: dict[str, str], routes: dict[int, list[str]]
-              ) -> float:
+    def score(self, graph, fabric: RduFabric, placement: dict[str, str], routes: dict[int,
+              list[str]] ) -> float:
         """Predicted normalised throughput of one placed and routed section."""
         return float(self.predict([section_features(graph, fabric, placement, routes)])[0])
 
