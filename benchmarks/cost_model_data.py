@@ -50,7 +50,7 @@ from model.graph import Graph
 from formulations.routing import ROUTERS
 from formulations.solver import SolveSettings
 from formulations.sorter.priority_sort import sort_nodes
-from hardware import build_fabric, load_hardware
+from hardware import RduFabric, build_fabric, load_hardware
 from model.files import write_bytes_atomic
 from sim.perf import simulate_section
 
@@ -67,7 +67,8 @@ WEIGHTS = (0.7, 0.1, 0.1, 0.1)
 MAX_TRIES = 6
 
 
-def random_placement(graph, fabric, rng: np.random.Generator) -> tuple[dict[str, str], str]:
+def random_placement(graph, fabric: RduFabric, rng: np.random.Generator
+                     ) -> tuple[dict[str, str], str]:
     """One placement of ``graph`` by a placer drawn with random parameters (module doc)."""
     method = METHODS[int(rng.choice(len(METHODS), p=WEIGHTS))]
     order = sort_nodes(graph).order
@@ -95,7 +96,7 @@ def random_placement(graph, fabric, rng: np.random.Generator) -> tuple[dict[str,
     return best, method
 
 
-def _random_sites(graph, fabric, rng: np.random.Generator) -> dict[str, str]:
+def _random_sites(graph, fabric: RduFabric, rng: np.random.Generator) -> dict[str, str]:
     """Every node on a random free compatible site (most constrained kinds first)."""
     free = [s.id for s in fabric.sites]
     taken: set[str] = set()
@@ -111,7 +112,7 @@ def _random_sites(graph, fabric, rng: np.random.Generator) -> dict[str, str]:
     return out
 
 
-def label_sample(graph, fabric, placement: dict[str, str], routes: dict[int, list[str]]
+def label_sample(graph, fabric: RduFabric, placement: dict[str, str], routes: dict[int, list[str]]
                  ) -> dict[str, float]:
     """The simulator's label and the baselines' numbers for one PnR decision."""
     perf = simulate_section(graph, fabric.spec, placement, routes, fabric=fabric)
@@ -199,7 +200,7 @@ def generate(samples: int, seed: int = 0, hardware: str = "plasticine", workers:
     return features, columns
 
 
-def _decision(graph, fabric, placement, routes) -> tuple[np.ndarray, list[np.ndarray]]:
+def _decision(graph, fabric: RduFabric, placement, routes) -> tuple[np.ndarray, list[np.ndarray]]:
     """The PnR decision as site indices per node and link indices per edge."""
     site = {s.id: k for k, s in enumerate(fabric.sites)}
     link = _link_index(fabric)
@@ -208,7 +209,7 @@ def _decision(graph, fabric, placement, routes) -> tuple[np.ndarray, list[np.nda
              for i in range(len(graph.edges))])
 
 
-def _link_index(fabric) -> dict[str, int]:
+def _link_index(fabric: RduFabric) -> dict[str, int]:
     key = id(fabric)
     if key not in _LINKS:
         _LINKS[key] = {x: k for k, x in enumerate(fabric.links)}
@@ -225,7 +226,7 @@ def _stack_decisions(decisions) -> dict[str, np.ndarray]:
             "route_link": np.concatenate(routes + [np.zeros(0, np.int32)]).astype(np.int32)}
 
 
-def decision_of(features: FeatureSet, columns: dict[str, np.ndarray], k: int, fabric,
+def decision_of(features: FeatureSet, columns: dict[str, np.ndarray], k: int, fabric: RduFabric,
                 seed: int) -> tuple[Graph, dict[str, str], dict[int, list[str]]]:
     """Sample ``k`` back as (block graph, placement, routes), for models that read the
     decision itself (the analytic model, the simulator)."""

@@ -54,7 +54,7 @@ from formulations.routing import route_model, route_negotiated
 from formulations.sections import Capacity, greedy_cut
 from formulations.solver import SolveSettings, relative_gap
 from formulations.sorter.priority_sort import sort_nodes
-from hardware import build_fabric, load_hardware
+from hardware import RduFabric, build_fabric, load_hardware
 from model.importers import load_graph
 from sim.check import check_section
 
@@ -208,7 +208,7 @@ def compare_placers(kind: str, params: dict, backend: str, budget: float,
     }
 
 
-def placer_runs(graph, fabric, order: list[str], backend: str, budget: float,
+def placer_runs(graph, fabric: RduFabric, order: list[str], backend: str, budget: float,
                 seeds: Iterable[int]) -> tuple[list, list]:
     """Annealing and model runs (``budget`` s each), alternating seed by seed so that both
     see the same machine load; annealing runs record their wall time in ``extra["wall_s"]``.
@@ -224,7 +224,7 @@ def placer_runs(graph, fabric, order: list[str], backend: str, budget: float,
     return annealing, models
 
 
-def proven_optimum(graph, fabric, runs: list) -> tuple[float | None, float | None]:
+def proven_optimum(graph, fabric: RduFabric, runs: list) -> tuple[float | None, float | None]:
     """The optimum of a section small enough for the site model, proved within
     PROOF_SECONDS (hinted with the best of ``runs``), and the seconds it took; (None, None)
     for larger sections or when the proof does not finish."""
