@@ -12,7 +12,6 @@ import pytest
 
 from benchmarks.se_generators import se_random_dag
 import formulations.solver.budget as budget_clock
-import formulations.streaming.model as model
 import formulations.streaming.sweep as sweep
 import pipeline.streaming as streaming
 from formulations.solver import Budget, SolveSettings
@@ -158,7 +157,7 @@ def test_the_run_deadline_still_caps_the_split_path(monkeypatch):
     clock = FakeClock()
     clock.now = start
     fake = SimpleNamespace(monotonic=clock, perf_counter=time.perf_counter)
-    for module in (streaming, budget_clock, model):
+    for module in (streaming, budget_clock):
         monkeypatch.setattr(module, "time", fake)
     given = failing_parts(monkeypatch, 0.01, advance=clock)
     with pytest.raises(MappingFailed) as failed:
