@@ -24,7 +24,7 @@ of one node to a type-compatible site, accepted by the Metropolis rule, with
   per node), so that a run cools within its budget rather than being cut off hot.
 * the budget is a number of moves (proposals), planned seconds times
   :data:`MOVES_PER_SECOND`, never measured speed: same seed and budget, same placement on
-  any machine and load. The wall clock is only the outer cap (``wall``: a
+  any machine and load. The wall clock is only the outer cap (``deadline``: a
   ``time.monotonic()`` deadline, by default :data:`~formulations.solver.backends.WALL_SLACK`
   times the planned seconds); when it stops a run first, ``stats["cut_short"]`` says so.
 
@@ -38,7 +38,7 @@ Caveats
   priced for congestion only when some cut is within reach of its capacity.
 * It starts from the sorted-order greedy placement and returns the best placement
   seen, so it is never worse than the greedy one.
-* Deterministic for a fixed ``seed`` (numpy's PCG64) and planned seconds, unless the wall
+* Deterministic for a fixed ``seed`` (numpy's PCG64) and planned seconds, unless the deadline
   clock cuts the run short (``stats["cut_short"]``).
 """
 
@@ -62,7 +62,10 @@ from model.graph import Graph
 
 __all__ = ["anneal", "anneal_with_restarts", "anneal_to_budget", "place_annealing",
            "same_kind_step", "AnnealStats", "AnnealState", "BlockDraws", "propose_move",
-           "fitted_moves", "MOVES_PER_SECOND", "planned_moves"]
+           "fitted_moves", "MOVES_PER_SECOND", "planned_moves", "Keep"]
+
+#: What an anneal offers its states to: ``keep(placement, cost)`` (node -> site id).
+Keep = Callable[[dict[str, str], float], None]
 
 #: Moves (proposals) of the annealer per planned second. Calibrated on this project's 2-core
 #: machine: 190-420 thousand proposals per wall second (setup included) on the generated
@@ -322,12 +325,12 @@ def fitted_moves(moves_per_t: int, nodes: int, temperature: float, cost_per_pair
 def anneal(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str], *,
            time_limit: float = 10.0, seed: int = 0, inner_num: float = 1.0,
            temperature_factor: float = 20.0, range_floor: int = 1, moves: int | None = None,
-           wall: float | None = None, keep: Callable[[dict[str, str], float], None] | None = None
+           deadline: float | None = None, keep: Keep | None = None
            ) -> tuple[dict[str, str], float, AnnealStats]:
     """Anneal from ``start``; returns (best placement, its cost, counters).
 
     The budget is ``moves`` proposals (default: ``time_limit`` planned seconds,
-    :func:`planned_moves`); ``wall`` is the ``time.monotonic()`` outer cap (default
+    :func:`planned_moves`); ``deadline`` is the ``time.monotonic()`` outer cap (default
     :func:`~formulations.solver.budget.deadline_for` of ``time_limit``), checked once per
     temperature (``stats["cut_short"]`` when it stopped the run). ``temperature_factor`` sets the
     initial temperature in standard deviations of random moves' cost change (VPR: 20, a
@@ -349,7 +352,7 @@ def anneal(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str], 
     0.0
     """
     budget = planned_moves(time_limit) if moves is None else int(moves)
-    wall = deadline_for(time_limit) if wall is None else wall
+    deadline = deadline_for(time_limit) if deadline is None else deadline
     draw = BlockDraws(np.random.default_rng(seed))
     state = AnnealState(problem, fabric, start)
     cost = best_cost = problem_cost(problem, start)
@@ -362,7 +365,7 @@ def anneal(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str], 
     pairs = max(1, len(problem.pairs))
     left = budget
     while left > 0 and best_cost > 0:
-        if time.monotonic() >= wall or stop_requested():   # the run is interrupted: stop too
+        if time.monotonic() >= deadline or stop_requested():   # the run is interrupted: stop too
             stats["cut_short"] = True
             break
         accepted = tried = 0
@@ -443,23 +446,23 @@ def _axis_step(points: set[tuple[int, int]]) -> int:
 def anneal_with_restarts(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str], *,
                          time_limit: float = 10.0, seed: int = 0,
                          temperature_factor: float = 20.0, range_floor: int = 1,
-                         moves: int | None = None, wall: float | None = None,
-                         keep: Callable[[dict[str, str], float], None] | None = None
+                         moves: int | None = None, deadline: float | None = None,
+                         keep: Keep | None = None
                          ) -> tuple[dict[str, str], float, AnnealStats]:
     """:func:`anneal` again and again from the best placement (seeds ``seed``,
     ``seed + 1``, ...) until its ``moves`` (default: ``time_limit`` planned seconds) are
-    spent, a zero cost, or the wall-clock cap ``wall``; every anneal offers ``keep``."""
+    spent, a zero cost, or the wall-clock cap ``deadline``; every anneal offers ``keep``."""
     budget = planned_moves(time_limit) if moves is None else int(moves)
-    wall = deadline_for(time_limit) if wall is None else wall
-    best, cost, stats = anneal(problem, fabric, start, seed=seed, moves=budget, wall=wall,
+    deadline = deadline_for(time_limit) if deadline is None else deadline
+    best, cost, stats = anneal(problem, fabric, start, seed=seed, moves=budget, deadline=deadline,
                                temperature_factor=temperature_factor, range_floor=range_floor,
                                keep=keep)
     runs = 1
     left = budget - stats["proposals"]
     while (cost > 0 and left >= max(10, len(problem.nodes)) and not stats.get("cut_short")
            and stats["proposals"] > 0):
-        best, cost, more = anneal(problem, fabric, best, seed=seed + runs, moves=left, wall=wall,
-                                  temperature_factor=temperature_factor,
+        best, cost, more = anneal(problem, fabric, best, seed=seed + runs, moves=left,
+                                  deadline=deadline, temperature_factor=temperature_factor,
                                   range_floor=range_floor, keep=keep)
         runs += 1
         left -= more["proposals"]
@@ -480,13 +483,13 @@ SLOW_COOLING = 0.5
 
 def anneal_to_budget(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str], *,
                      time_limit: float, seed: int = 0, fill: bool = True,
-                     range_floor: int = 1, wall: float | None = None,
-                     keep: Callable[[dict[str, str], float], None] | None = None
+                     range_floor: int = 1, deadline: float | None = None,
+                     keep: Keep | None = None
                      ) -> tuple[dict[str, str], float, AnnealStats]:
     """VPR's answer to a budget: cool more slowly, rather than restart.
 
     The budget is :func:`planned_moves` of ``time_limit`` (planned seconds, a move count:
-    the answer does not depend on the machine's speed); ``wall`` is the wall-clock cap. A
+    the answer does not depend on the machine's speed); ``deadline`` is the wall-clock cap. A
     first anneal (cooled within the budget) counts how many moves one schedule takes. When
     the moves left hold more than two such runs, one anneal from ``start`` with
     :data:`SLOW_COOLING` times as many moves per temperature as fit (slow cooling finds
@@ -497,14 +500,14 @@ def anneal_to_budget(problem: PlacementProblem, fabric: RduFabric, start: dict[s
     (see :func:`anneal`).
     """
     budget = planned_moves(time_limit)
-    wall = deadline_for(time_limit) if wall is None else wall
-    best, cost, stats = anneal(problem, fabric, start, moves=budget, wall=wall, seed=seed,
+    deadline = deadline_for(time_limit) if deadline is None else deadline
+    best, cost, stats = anneal(problem, fabric, start, moves=budget, deadline=deadline, seed=seed,
                                range_floor=range_floor, keep=keep)
     one_run = max(1, stats["proposals"])
     stats["one_run"] = round(one_run / MOVES_PER_SECOND, 6)
     left = budget - one_run if fill else 0
     if left > 2 * one_run and not stats.get("cut_short"):
-        slow, slow_cost, more = anneal(problem, fabric, start, moves=left, wall=wall,
+        slow, slow_cost, more = anneal(problem, fabric, start, moves=left, deadline=deadline,
                                        seed=seed + 1, inner_num=SLOW_COOLING * left / one_run,
                                        range_floor=range_floor, keep=keep)
         left -= more["proposals"]
@@ -512,8 +515,9 @@ def anneal_to_budget(problem: PlacementProblem, fabric: RduFabric, start: dict[s
         if slow_cost < cost:
             best, cost = slow, slow_cost
     if fill and left >= max(10, len(problem.nodes)) and cost > 0 and not stats.get("cut_short"):
-        best, cost, more = anneal_with_restarts(problem, fabric, best, moves=left, wall=wall,
-                                                seed=seed + 2, range_floor=range_floor,
+        best, cost, more = anneal_with_restarts(problem, fabric, best, moves=left,
+                                                deadline=deadline, seed=seed + 2,
+                                                range_floor=range_floor,
                                                 keep=keep)
         if more.get("cut_short"):
             stats["cut_short"] = True
@@ -523,7 +527,7 @@ def anneal_to_budget(problem: PlacementProblem, fabric: RduFabric, start: dict[s
 def place_annealing(graph: Graph, fabric: RduFabric, order: list[str], settings: SolveSettings, *,
                     site_penalty: dict[str, float] | None = None,
                     search: PlacementSearch | None = None,
-                    keep: Callable[[dict[str, str], float], None] | None = None
+                    keep: Keep | None = None
                     ) -> PlacementOutcome:
     """The registry form: anneal from the greedy placement of ``order``.
 
@@ -560,13 +564,13 @@ def place_annealing(graph: Graph, fabric: RduFabric, order: list[str], settings:
     moves_on = problem if search.anneal_congestion else replace(problem, congestion_weight=0.0)
     first = greedy_place(graph, fabric, order)
     first_time = time.perf_counter() - started
-    wall = deadline_for(settings.time_limit, settings.deadline)
+    deadline = deadline_for(settings.time_limit, settings.deadline)
     if search.anneal_restarts:
         best, _, stats = anneal_to_budget(moves_on, fabric, first, time_limit=settings.time_limit,
-                                          seed=settings.seed, wall=wall, keep=keep)
+                                          seed=settings.seed, deadline=deadline, keep=keep)
     else:
         best, _, stats = anneal(moves_on, fabric, first, time_limit=settings.time_limit,
-                                seed=settings.seed, wall=wall, keep=keep)
+                                seed=settings.seed, deadline=deadline, keep=keep)
     cost = problem_cost(problem, best)
     extra = {"warm_start_cost": round(problem_cost(problem, first), 6),
              **cost_terms(problem, best),

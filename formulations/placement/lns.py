@@ -94,14 +94,14 @@ MIN_IMPROVEMENT = 1e-3
 
 def lns(problem: PlacementProblem, fabric: RduFabric, index: dict[str, int], cost: float, *,
         backend: str, seconds: float, seed: int, window: int, patience: int | None,
-        anneal_seconds: float = 0.0, wall: float | None = None,
+        anneal_seconds: float = 0.0, deadline: float | None = None,
         keep: Callable[[dict[str, str], float], None] | None = None) -> tuple[dict, float, dict]:
     """Improve ``index`` (node -> site index, cost ``cost``) for ``seconds`` planned seconds.
 
     The budget is work, never the clock: a round is charged :data:`ROUND_SECONDS` plus
     the deterministic work its window's solve used (CP-SAT's deterministic time, HiGHS's
     nodes; each window may use :data:`WINDOW_SECONDS`), an anneal or tabu slice its move or
-    step budget; ``wall`` (``time.monotonic()``) is only the outer cap, and
+    step budget; ``deadline`` (``time.monotonic()``) is only the outer cap, and
     ``stats["cut_short"]`` says when it stopped the search first.
 
     With a ``patience`` the search stops after that many rounds without a significant
@@ -125,9 +125,9 @@ def lns(problem: PlacementProblem, fabric: RduFabric, index: dict[str, int], cos
         ``lns_improved``, ``annealing_kicks``, ``final_window``, improvements per
         neighbourhood, ``work``: planned seconds spent).
     """
-    wall = deadline_for(seconds) if wall is None else wall
+    deadline = deadline_for(seconds) if deadline is None else deadline
     search = _Search(problem, index, cost, backend, seed, window,
-                     range_floor=same_kind_step(problem, fabric), wall=wall, keep=keep)
+                     range_floor=same_kind_step(problem, fabric), deadline=deadline, keep=keep)
     if patience is not None:
         patience = max(patience, len(problem.nodes) // max(1, window))
         while (search.spent < seconds - 0.05 and search.cost > 0 and search.stale < patience
@@ -173,7 +173,7 @@ class _Search:
     seconds, counted, never measured)."""
 
     def __init__(self, problem, index, cost, backend, seed, window, range_floor=1,
-                 wall=None, keep=None):
+                 deadline=None, keep=None):
         self.problem, self.index, self.cost = problem, dict(index), cost
         self.backend, self.seed, self.size = backend, seed, window
         self.range_floor = range_floor  # of the kicks' anneals
@@ -181,7 +181,7 @@ class _Search:
         self.adjacency = _adjacency(problem)
         self.stale = 0
         self.spent = 0.0
-        self.wall = wall if wall is not None else float("inf")
+        self.deadline = deadline if deadline is not None else float("inf")
         self.keep = keep
         self.stats = {"lns_rounds": 0, "lns_improved": 0, "annealing_kicks": 0}
         self.stats |= {f"improved_{k}": 0 for k in NEIGHBOURHOODS}
@@ -189,7 +189,7 @@ class _Search:
     def wall_out(self) -> bool:
         """Whether the wall-clock cap has passed or the run is interrupted (then the run
         is marked cut short)."""
-        if time.monotonic() >= self.wall or stop_requested():
+        if time.monotonic() >= self.deadline or stop_requested():
             self.stats["cut_short"] = True
             return True
         return False
@@ -208,7 +208,7 @@ class _Search:
         limit = min(WINDOW_SECONDS, budget - self.spent - ROUND_SECONDS)
         new_index, solved_fast, used, cut = _solve_window(
             self.problem, self.index, free, self.backend, limit,
-            self.seed + stats["lns_rounds"], self.wall)
+            self.seed + stats["lns_rounds"], self.deadline)
         self.spent += ROUND_SECONDS + used
         if cut:
             stats["cut_short"] = True
@@ -238,9 +238,9 @@ class _Search:
         self.stats["annealing_kicks"] += 1
         seed = self.seed + 7919 * self.stats["annealing_kicks"]
         index, cut = _kick(self.problem, fabric, self.index, seconds * (1 - TABU_POLISH), seed,
-                           self.range_floor, self.wall, self.keep)
+                           self.range_floor, self.deadline, self.keep)
         index, _ = tabu_search(self.problem, index, seconds * TABU_POLISH, seed=seed,
-                               wall=self.wall, stats=self.stats)
+                               deadline=self.deadline, stats=self.stats)
         self.spent += seconds
         if cut:
             self.stats["cut_short"] = True
@@ -260,14 +260,14 @@ def _adapt(size: int, solved_fast: bool | None, nodes: int) -> int:
     return max(MIN_WINDOW, size - 2)
 
 
-def _kick(problem, fabric: RduFabric, index, seconds, seed, range_floor, wall, keep=None
+def _kick(problem, fabric: RduFabric, index, seconds, seed, range_floor, deadline, keep=None
           ) -> tuple[dict[str, int], bool]:
     """Leave a local optimum: a hot anneal from it (its result may be worse); also whether
     the wall clock cut it short. ``keep`` is offered the anneal's states."""
     placed, _, stats = anneal_with_restarts(problem, fabric, problem.to_site_ids(index),
                                             time_limit=seconds, seed=seed,
                                             temperature_factor=KICK_TEMPERATURE,
-                                            range_floor=range_floor, wall=wall, keep=keep)
+                                            range_floor=range_floor, deadline=deadline, keep=keep)
     return ({n: problem.sites.index[s] for n, s in placed.items()},
             bool(stats.get("cut_short")))
 
@@ -332,7 +332,7 @@ def _spatial_window(problem, index, seed_node, size) -> list[str]:
     return sorted(problem.nodes, key=lambda n: (d[index[n]], n))[:size]
 
 
-def _solve_window(problem, index, free, backend, seconds, seed, wall=float("inf")
+def _solve_window(problem, index, free, backend, seconds, seed, deadline=float("inf")
                   ) -> tuple[dict[str, int] | None, bool | None, float, bool]:
     """Re-place ``free`` with a work budget of ``seconds`` planned seconds; returns (new
     index or None, whether it was proved with a quarter of its budget, the planned seconds
@@ -345,8 +345,8 @@ def _solve_window(problem, index, free, backend, seconds, seed, wall=float("inf"
     candidates = _window_candidates(problem, index, free, sites)
     model, x = build_placement_model(problem, free, candidates, fixed)
     hint_placement(model, x, index, free)
-    # its work limit decides; the wall clock only at the placement's cap ``wall``
-    cap = max(1e-3, wall - time.monotonic())
+    # its work limit decides; the wall clock only at the placement's cap ``deadline``
+    cap = max(1e-3, deadline - time.monotonic())
     options = work_options(backend, seconds) | WINDOW_OPTIONS.get(backend, {})
     result = model.solve(backend=backend, time_limit=cap, seed=seed, threads=1,
                          mip_gap=1e-6, options=options)

@@ -114,17 +114,18 @@ def place_model(graph: Graph, fabric: RduFabric, order: list[str], settings: Sol
     """
     search = search or PlacementSearch()
     started = time.perf_counter()
-    wall = deadline_for(settings.time_limit, settings.deadline)
+    deadline = deadline_for(settings.time_limit, settings.deadline)
     problem = placement_problem(graph, fabric, site_penalty, search.cut_share)
     check_capacity(problem)
     idle = {n for n in problem.nodes if problem.degree[n] == 0}
     if not (search.drop_idle and idle and len(idle) < len(problem.nodes)):
-        return _place_all(problem, graph, fabric, order, settings, search, started, wall, keep)
+        return _place_all(problem, graph, fabric, order, settings, search, started, deadline,
+                          keep)
     busy = graph.subgraph([n for n in graph.node_ids if n not in idle])
     busy_started = time.perf_counter()
     busy_problem = placement_problem(busy, fabric, site_penalty, search.cut_share)
     out = _place_all(busy_problem, busy, fabric, [n for n in order if n not in idle], settings,
-                     search, busy_started, wall, keep)
+                     search, busy_started, deadline, keep)
     completed = fill_idle(problem, out.placement, sorted(idle))
     if keep is not None:
         keep.complete(lambda p: fill_idle(problem, p, sorted(idle)))
@@ -138,11 +139,11 @@ def place_model(graph: Graph, fabric: RduFabric, order: list[str], settings: Sol
 
 
 def _place_all(problem: PlacementProblem, graph: Graph, fabric: RduFabric, order: list[str],
-               settings: SolveSettings, search: PlacementSearch, started: float, wall: float,
+               settings: SolveSettings, search: PlacementSearch, started: float, deadline: float,
                keep: CandidatePool | None = None) -> PlacementOutcome:
     """Every node of ``problem``: the annealed greedy, then the site model, the exact
     model or the LNS (``started``: when this placement's clock started, for the reported
-    times; ``wall``: the ``time.monotonic()`` cap). The budget is work planned from
+    times; ``deadline``: the ``time.monotonic()`` cap). The budget is work planned from
     ``settings.time_limit``: the anneal's share of it in moves, the rest in solver work or
     LNS rounds; ``extra["cut_short"]`` when the wall clock stopped a search first."""
     current = greedy_place(graph, fabric, order)
@@ -159,7 +160,7 @@ def _place_all(problem: PlacementProblem, graph: Graph, fabric: RduFabric, order
     if greedy_cost > extra["star_bound"] and share > 0:
         annealed = share * settings.time_limit
         current, extra["anneal_run_time"], cut = _warm_anneal(
-            problem, fabric, current, annealed, settings.seed, fill=not exact, wall=wall,
+            problem, fabric, current, annealed, settings.seed, fill=not exact, deadline=deadline,
             keep=keep)
         if cut:
             extra["cut_short"] = True
@@ -179,7 +180,7 @@ def _place_all(problem: PlacementProblem, graph: Graph, fabric: RduFabric, order
     # stopped early leaves the rest of its share unused)
     left = max(MIN_SOLVE_SECONDS, settings.time_limit - (annealed if not exact else
                                                          extra.get("anneal_run_time", 0.0)))
-    cap = max(1e-3, wall - time.monotonic())
+    cap = max(1e-3, deadline - time.monotonic())
     if site_model:
         found, status, bound, cut = solve_site_model(
             problem, index, cap, settings.seed, work_seconds=left, with_cut=True)
@@ -201,7 +202,7 @@ def _place_all(problem: PlacementProblem, graph: Graph, fabric: RduFabric, order
         return _exact_outcome(problem, index, start_cost, found, result.status.name, bound,
                               result.backend, "placement model", started, extra, keep)
     return _lns(problem, fabric, index, start_cost, settings.with_time(left), search, started,
-                extra, wall, keep)
+                extra, deadline, keep)
 
 
 def anneal_share_for(problem: PlacementProblem) -> float:
@@ -272,13 +273,13 @@ def _match(nodes: list[str], options: dict[str, list[int]]) -> dict[str, int] | 
 
 
 def _warm_anneal(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str],
-                 seconds: float, seed: int, fill: bool = True, wall: float | None = None,
+                 seconds: float, seed: int, fill: bool = True, deadline: float | None = None,
                  keep: CandidatePool | None = None) -> tuple[dict[str, str], float, bool]:
     """A second warm start: :func:`~formulations.placement.annealing.anneal_to_budget` from
     ``start`` for ``seconds`` planned seconds of moves (its first anneal cools within them:
     a large section gets fewer moves per temperature); returns the result, the planned
     seconds one anneal took (the LNS gives its annealing slices at least that long) and
-    whether the wall clock ``wall`` cut it short.
+    whether the wall clock ``deadline`` cut it short.
 
     The anneals see the wirelength and penalty only (a faster surrogate: the congestion
     term is 0 at good placements; the model and its LNS see it); the caller gets whichever
@@ -291,7 +292,7 @@ def _warm_anneal(problem: PlacementProblem, fabric: RduFabric, start: dict[str, 
     light = replace(problem, congestion_weight=0.0)
     best, _, stats = anneal_to_budget(light, fabric, start, time_limit=seconds, seed=seed,
                                       fill=fill, range_floor=same_kind_step(problem, fabric),
-                                      wall=wall, keep=keep)
+                                      deadline=deadline, keep=keep)
     better = problem_cost(problem, best) < problem_cost(problem, start)
     return (best if better else start), stats["one_run"], bool(stats.get("cut_short"))
 
@@ -323,13 +324,13 @@ def _exact_outcome(problem, index, start_cost, found, solver_status, bound, back
 
 
 def _lns(problem, fabric: RduFabric, index, cost, settings: SolveSettings,
-         search: PlacementSearch, started, extra, wall, keep=None) -> PlacementOutcome:
+         search: PlacementSearch, started, extra, deadline, keep=None) -> PlacementOutcome:
     """Large-neighbourhood search (:mod:`formulations.placement.lns`) with the star bound,
     for ``settings.time_limit`` planned seconds of work."""
     index, cost, stats = lns(problem, fabric, index, cost, backend=settings.backend,
                              seconds=settings.time_limit, seed=settings.seed,
                              window=search.window, patience=search.patience,
-                             anneal_seconds=extra.get("anneal_run_time", 0), wall=wall,
+                             anneal_seconds=extra.get("anneal_run_time", 0), deadline=deadline,
                              keep=keep)
     bound = extra.get("star_bound", 0.0)
     if "last_improvement" in stats:

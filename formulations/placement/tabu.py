@@ -50,19 +50,19 @@ TENURE = (0.2, 0.4)
 
 
 def tabu_search(problem, index: dict[str, int], seconds: float, seed: int = 0,
-                wall: float | None = None, stats: dict | None = None
+                deadline: float | None = None, stats: dict | None = None
                 ) -> tuple[dict[str, int], float]:
     """Tabu search from ``index`` (node -> site index) for ``seconds`` planned seconds of
-    work (:func:`planned_steps`: a step count, the same on every machine); ``wall`` is the
+    work (:func:`planned_steps`: a step count, the same on every machine); ``deadline`` is the
     ``time.monotonic()`` outer cap (default :func:`~formulations.solver.budget.deadline_for`
     ``seconds``), and ``stats["cut_short"]`` is set when it stopped the search first.
     Returns the best placement seen and its cost without the congestion term."""
     search = TabuSearch(problem, index, np.random.default_rng(seed))
     steps = planned_steps(problem, index, seconds)
-    wall = deadline_for(seconds) if wall is None else wall
+    deadline = deadline_for(seconds) if deadline is None else deadline
     done = 0
     while done < steps and search.best_cost > 0:
-        if time.monotonic() >= wall or stop_requested():   # or the run is interrupted
+        if time.monotonic() >= deadline or stop_requested():   # or the run is interrupted
             if stats is not None:
                 stats["cut_short"] = True
             break

@@ -132,7 +132,7 @@ def test_anneal_to_budget_is_the_same_when_slowed_down(section, monkeypatch):
 
     def run():
         return _annealing.anneal_to_budget(problem, fabric, start, time_limit=0.4, seed=3,
-                                           wall=time.monotonic() + 120)
+                                           deadline=time.monotonic() + 120)
 
     fast, fast_cost, fast_stats = run()
     calls = _slowed(monkeypatch, _annealing, "propose_move", every=200)
@@ -146,9 +146,9 @@ def test_anneal_to_budget_is_the_same_when_slowed_down(section, monkeypatch):
 def test_tabu_search_is_the_same_when_slowed_down(section, monkeypatch):
     problem, _, start = section
     index = problem.to_indices(start)
-    fast = _tabu.tabu_search(problem, index, 0.3, seed=2, wall=time.monotonic() + 120)
+    fast = _tabu.tabu_search(problem, index, 0.3, seed=2, deadline=time.monotonic() + 120)
     calls = _slowed(monkeypatch, _tabu.TabuSearch, "step", every=2)
-    slow = _tabu.tabu_search(problem, index, 0.3, seed=2, wall=time.monotonic() + 120)
+    slow = _tabu.tabu_search(problem, index, 0.3, seed=2, deadline=time.monotonic() + 120)
     assert calls[0] > 10
     assert slow == fast
 
@@ -162,7 +162,7 @@ def test_lns_is_the_same_when_slowed_down(section, monkeypatch, patience):
     def run():
         return _lns.lns(problem, fabric, index, cost, backend="cp-sat", seconds=2.0, seed=5,
                         window=8, patience=patience, anneal_seconds=0.1,
-                        wall=time.monotonic() + 120)
+                        deadline=time.monotonic() + 120)
 
     fast_index, fast_cost, fast_stats = run()
     calls = _slowed(monkeypatch, _lns, "problem_cost", every=1, seconds=0.02)
@@ -178,9 +178,9 @@ def test_lns_is_the_same_when_slowed_down(section, monkeypatch, patience):
 def test_a_search_the_wall_clock_stops_says_so(section):
     problem, fabric, start = section
     _, _, stats = _annealing.anneal(problem, fabric, start, time_limit=5.0, seed=0,
-                                    wall=time.monotonic() - 1)
+                                    deadline=time.monotonic() - 1)
     assert stats["cut_short"] and stats["proposals"] == 0
     stats = {}
-    _tabu.tabu_search(problem, problem.to_indices(start), 5.0, wall=time.monotonic() - 1,
+    _tabu.tabu_search(problem, problem.to_indices(start), 5.0, deadline=time.monotonic() - 1,
                       stats=stats)
     assert stats["cut_short"]
