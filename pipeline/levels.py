@@ -698,7 +698,8 @@ class PlaceRouteLevel:
                            state.penalties.get(w.key),
                            fast_path_reason(options, place + route),
                            to_epoch(budget.deadline, budget.clock),
-                           to_epoch(budget.deadline + budget.grace, budget.clock))
+                           to_epoch(budget.deadline + budget.grace, budget.clock),
+                           to_epoch(budget.deadline + budget.grace + budget.slack, budget.clock))
 
     def _compile_all(self, state: CompileState, todo: list) -> list[SectionResult]:
         """Every task's result, in order: on the run's workers when the plan is worth

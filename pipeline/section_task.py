@@ -59,6 +59,7 @@ class SectionTask:
     fast: str | None                 # the plan's fast-path reason, or None
     deadline: float                  # the run's deadline, epoch seconds (time.time())
     overdue: float                   # past this (epoch seconds) the section is not begun
+    finish: float                    # a section begun late ends its fast path by this
 
 
 @dataclass
@@ -80,8 +81,8 @@ def compile_section(task: SectionTask, say: Callable[[str], None] | None = None
     options, fast = task.options, task.fast
     if fast is None and options.placer != "greedy" and time.time() >= task.deadline:
         fast = PAST_DEADLINE
-    # past the deadline, the fast path may work up to the overdue point
-    cap = task.overdue if fast == PAST_DEADLINE else task.deadline
+    # past the deadline, the fast path may work up to the run's last moment for sections
+    cap = task.finish if fast == PAST_DEADLINE else task.deadline
     settings = tuple(replace(s, deadline=from_epoch(cap)) for s in task.settings)
     if fast:   # the fastest legal answer, said so in the stages
         options = replace(options, placer="greedy", router="negotiated")

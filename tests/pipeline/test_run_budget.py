@@ -177,3 +177,33 @@ def test_past_the_deadline_a_section_gets_the_fastest_legal_answer(monkeypatch):
     placements = [s for s in mapping.stages if s["stage"] == "placement"]
     assert placements and all(s.get("cut_short") and "deadline" in s["note"]
                               for s in placements)
+
+
+def test_a_section_begun_past_the_deadline_routes_until_the_runs_last_moment(monkeypatch):
+    """A section begun between the deadline and the overdue point takes the fast path, and
+    its PathFinder may iterate until the point the run must finish sections by (the promised
+    end less the outputs), not just until the overdue point."""
+    import pipeline.section_task as section_task
+    from dataclasses import replace as copy
+
+    from formulations.solver import SolveSettings
+    from model.graph import Edge, Graph, Node
+
+    seen = {}
+
+    def capture(graph, fabric, section, options, say, settings, penalty):
+        seen["placer"], seen["router"] = options.placer, options.router
+        seen["deadline"] = settings[1].deadline
+        raise RuntimeError("captured")
+
+    monkeypatch.setattr(section_task, "map_section", capture)
+    now = time.time()
+    plan = SolveSettings(time_limit=1.0)
+    task = section_task.SectionTask(
+        Graph("g", [Node("a"), Node("b")], [Edge("a", "b")]), load_hardware("tiny"), 0,
+        RunOptions(), (plan, plan), None, None, deadline=now - 1, overdue=now + 100,
+        finish=now + 200)
+    with pytest.raises(RuntimeError, match="captured"):
+        section_task.compile_section(copy(task))
+    assert (seen["placer"], seen["router"]) == ("greedy", "negotiated")
+    assert abs(seen["deadline"] - (time.monotonic() + 200)) < 5
