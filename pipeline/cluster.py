@@ -4,8 +4,10 @@ a Dask cluster.
 Section-parallel compile (``pipeline.levels``) and the benchmark harness hand
 out pure, serialisable tasks; :func:`dask_client` gives them a
 ``distributed.Client`` to submit to, or ``None`` to run them here, one after
-another. The results never depend on where a task ran: every task carries its
-own seed, so one worker, two workers or a remote cluster give the same answer.
+another. :func:`run_batch` is the one place that decides where a batch runs: here, on
+workers that are up, or begun here while they boot and handed on. The results never depend
+on where a task ran: every task carries its own seed, so one worker, two workers or a remote
+cluster give the same answer.
 
 ``--workers N`` starts a ``distributed.LocalCluster`` of ``N`` single-threaded
 processes (each task is CPU-bound Python, so threads would share one core);
@@ -26,14 +28,17 @@ import signal
 import threading
 import uuid
 import weakref
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as wait_for_any
 from contextlib import ExitStack, contextmanager, suppress
 from typing import Any, Callable, Iterator, Sequence
 
+from formulations.sections.portfolio import in_order, never
 from formulations.solver import clear_stop, request_stop
 from hardware import InputError
 
-__all__ = ["dask_client", "default_workers", "run_tasks", "run_until", "Workers", "warm_up",
-           "kill_local_workers", "quiet_dask_logs", "CONNECT_SECONDS", "WATCH_SECONDS",
+__all__ = ["dask_client", "default_workers", "run_tasks", "run_until", "run_batch", "Workers",
+           "warm_up", "BATCH_PARALLEL_SECONDS", "kill_local_workers", "quiet_dask_logs", "CONNECT_SECONDS", "WATCH_SECONDS",
            "LOCAL_CLUSTER_CONFIG", "WORKER_MODULES"]
 
 #: How long to wait for a scheduler named by ``--scheduler``.
@@ -407,3 +412,80 @@ class Workers:
         # waited for (a close lets the running solves finish: 1.5-2 s measured)
         self._stack.__exit__(*exc)
         self._client = None
+
+
+#: Planned seconds of a batch of solves (a cut's seeds, sections' balancing, sections) from
+#: which :func:`run_batch` runs them at once on workers that are up, rather than here one
+#: after another.
+BATCH_PARALLEL_SECONDS = 0.25
+#: How often a batch begun here while the workers boot looks whether they are up (seconds).
+BOOT_POLL_SECONDS = 0.05
+
+
+def run_batch(workers: "Workers", function: Callable, tasks: list[tuple], planned: float,
+              done: Callable | None = None, here: Callable | None = in_order,
+              sizes: list[float] | None = None,
+              landed: Callable[[int, object], None] | None = None) -> list | None:
+    """``function(*task)`` for every task, in order: on the run's ``workers`` when they were
+    started and the batch is worth a round trip (:data:`BATCH_PARALLEL_SECONDS`), begun
+    here while they boot (:func:`_while_booting`); else by ``here`` (None: leave them to
+    the caller). With ``done``, the results after the first it accepts may be left out;
+    ``sizes`` (work per task) start the largest first; ``landed(index, result)`` is called
+    as each result of a task run elsewhere or begun while they boot comes in (``here``
+    reports its own)."""
+    done = done or never
+    if not (workers.started and len(tasks) > 1 and planned >= BATCH_PARALLEL_SECONDS):
+        return here(function, tasks, done) if here is not None else None
+    if workers.client_if_up() is None and not workers.failed:
+        return _while_booting(workers, function, tasks, done, sizes, landed)
+    return _on_workers(workers.client(), function, tasks, done, sizes, landed)
+
+
+def _on_workers(client, function: Callable, tasks: list[tuple], done: Callable,
+                sizes: list[float] | None, landed: Callable | None = None) -> list:
+    """The batch on the workers: all of it, or (with ``done``) up to the first accepted,
+    the later ones stopped."""
+    if done is never:              # every result is needed: nothing to stop
+        return run_tasks(client, function, tasks, landed, sizes=sizes)
+    return run_until(client, function, tasks, done)
+
+
+def _while_booting(workers: Workers, function: Callable, tasks: list[tuple], done: Callable,
+                   sizes: list[float] | None, landed: Callable | None = None) -> list:
+    """The batch begun here while the workers boot (1-1.5 s): one task after another in a
+    thread, and once the workers are up, the tasks not begun run there while the one here
+    finishes. Never two solves at once in this process (HiGHS resets a process-wide
+    scheduler after each solve). The results are the in-order prefix up to the first
+    ``done`` accepts, as anywhere else."""
+    landed = landed or (lambda k, result: None)
+    with ThreadPoolExecutor(1, thread_name_prefix="batch-here") as here:
+        begun: list = []                     # futures of tasks 0 .. len(begun) - 1
+        while len(begun) < len(tasks) and not _decided_here(begun, done):
+            if workers.client_if_up() is not None or workers.failed:
+                break
+            if not begun or begun[-1].done():
+                if begun:
+                    landed(len(begun) - 1, begun[-1].result())
+                begun.append(here.submit(function, *tasks[len(begun)]))
+            else:
+                wait_for_any(begun[-1:], timeout=BOOT_POLL_SECONDS)
+        k, there = len(begun), []
+        if k < len(tasks) and not _decided_here(begun, done):
+            there = _on_workers(workers.client(), function, tasks[k:], done,
+                                sizes[k:] if sizes else None,
+                                lambda j, result: landed(k + j, result))
+        results = [f.result() for f in begun] + there
+        if begun:
+            landed(k - 1, results[k - 1])
+    return next((results[:i + 1] for i, r in enumerate(results) if done(r)), results)
+
+
+def _decided_here(begun: list, done: Callable) -> bool:
+    """Whether the tasks begun here settle the batch: a result ``done`` accepts, every
+    task before it finished."""
+    for future in begun:
+        if not future.done():
+            return False
+        if done(future.result()):
+            return True
+    return False

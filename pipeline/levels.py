@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import math
 import time
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import wait as wait_for_any
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -39,13 +37,13 @@ from formulations.sections import (Capacity, Section, SectionError, cut_sections
                                    greedy_sections, materialize_banks)
 from formulations.sections.buffers import fits_after_balancing, learn_demand
 from formulations.sections.costs import cut_costs
-from formulations.sections.portfolio import RunAll, in_order, never
+from formulations.sections.portfolio import RunAll
 from formulations.solver import to_epoch
 from model.graph import Edge, Graph, Node
 from pipeline.budget import CUT_WALL_SHARE, MAPPING_SHARE, RunPlan
 from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, MappingError,
                                SectionUsage)
-from pipeline.cluster import Workers, run_tasks, run_until
+from pipeline.cluster import Workers, run_batch
 from pipeline.section_pass import SectionOutcome, congestion_penalty, stage_record
 from pipeline.section_task import (FAST_PATH_SECONDS, PAST_DEADLINE, BufferResult, BufferTask,
                                    SectionResult, SectionTask, balance_buffers, compile_section,
@@ -55,7 +53,7 @@ from sim.check import CheckReport, check_section
 
 __all__ = ["CompileState", "SectionWork", "CutLevel", "BufferLevel", "PlaceRouteLevel",
            "default_levels", "fast_path_reason", "SCALE_STEP", "REPLACE_ROUNDS", "LOCAL_RETRIES",
-           "FAST_PATH_SECONDS", "PAST_DEADLINE", "PARALLEL_MIN_SECONDS", "BATCH_PARALLEL_SECONDS"]
+           "FAST_PATH_SECONDS", "PAST_DEADLINE", "PARALLEL_MIN_SECONDS"]
 
 #: A raised scale factor grows by at least this much per feedback round.
 SCALE_STEP = 1.25
@@ -65,13 +63,8 @@ REPLACE_ROUNDS = 2
 LOCAL_RETRIES = 1
 #: Planned seconds of a level's sections together from which the level starts workers that
 #: the run has not started (their boot costs a second of two cores). Workers already started
-#: take any batch worth a round trip (:data:`BATCH_PARALLEL_SECONDS`).
+#: take any batch worth a round trip (:data:`~pipeline.cluster.BATCH_PARALLEL_SECONDS`).
 PARALLEL_MIN_SECONDS = 8.0
-#: Planned seconds of a batch of solves (a cut's seeds, sections' balancing) from which they
-#: run at once on workers that are up, rather than here one after another.
-BATCH_PARALLEL_SECONDS = 0.25
-#: How often a batch begun here while the workers boot looks whether they are up (seconds).
-BOOT_POLL_SECONDS = 0.05
 #: Greedy cuts probed at most before the first cut, to learn each edge's buffer PMUs.
 PROBE_ROUNDS = 6
 #: Planned seconds of one section's balancing in a probe (below the balancer's threshold
@@ -363,34 +356,16 @@ def _show(scale: dict[str, float]) -> str:
 
 
 def _cut_runner(state: CompileState) -> RunAll | None:
-    """Where the cut's solves run (see :func:`_run_batch`); the cut is the same either way."""
+    """Where the cut's solves run (:func:`~pipeline.cluster.run_batch`); the cut is the same
+    either way."""
     if not state.workers.started:
         return None
 
     def run_all(function: Callable, tasks: list[tuple], done: Callable) -> list | None:
         planned = sum(task[0].seconds for task in tasks)
-        return _run_batch(state, function, tasks, planned, done, here=None,
-                          sizes=[len(task[0].graph.nodes) for task in tasks])
+        return run_batch(state.workers, function, tasks, planned, done, here=None,
+                         sizes=[len(task[0].graph.nodes) for task in tasks])
     return run_all
-
-
-def _run_batch(state: CompileState, function: Callable, tasks: list[tuple], planned: float,
-               done: Callable | None = None, here: Callable | None = in_order,
-               sizes: list[float] | None = None,
-               landed: Callable[[int, object], None] | None = None) -> list | None:
-    """``function(*task)`` for every task, in order: on the run's workers when they were
-    started and the batch is worth a round trip (:data:`BATCH_PARALLEL_SECONDS`), begun
-    here while they boot (:func:`_while_booting`); else by ``here`` (None: leave them to
-    the caller). With ``done``, the results after the first it accepts may be left out;
-    ``sizes`` (work per task) start the largest first; ``landed(index, result)`` is called
-    as each result of a task run elsewhere or begun while they boot comes in (``here``
-    reports its own)."""
-    workers, done = state.workers, done or never
-    if not (workers.started and len(tasks) > 1 and planned >= BATCH_PARALLEL_SECONDS):
-        return here(function, tasks, done) if here is not None else None
-    if workers.client_if_up() is None and not workers.failed:
-        return _while_booting(workers, function, tasks, done, sizes, landed)
-    return _on_workers(workers.client(), function, tasks, done, sizes, landed)
 
 
 def _balanced(state: CompileState, tasks: list[BufferTask], twins: dict[int, int],
@@ -398,9 +373,9 @@ def _balanced(state: CompileState, tasks: list[BufferTask], twins: dict[int, int
     """The balancing of each of ``sections`` (ids), in order: ``tasks`` are those of the
     sections that are no twin (:mod:`pipeline.twins`), run as one batch; a twin takes its
     first's result (a result is per local edge, the same for sections of one shape)."""
-    results = iter(_run_batch(state, balance_buffers, [(task,) for task in tasks],
-                              sum(task.settings.time_limit for task in tasks),
-                              sizes=[len(task.graph.nodes) for task in tasks]))
+    results = iter(run_batch(state.workers, balance_buffers, [(task,) for task in tasks],
+                             sum(task.settings.time_limit for task in tasks),
+                             sizes=[len(task.graph.nodes) for task in tasks]))
     balanced: list[BufferResult] = []
     for k, section in enumerate(sections):
         if k not in twins:
@@ -414,56 +389,6 @@ def _balanced(state: CompileState, tasks: list[BufferTask], twins: dict[int, int
                                      first.stage | {"section": section,
                                                     "twin_of": sections[twins[k]]}))
     return balanced
-
-
-def _on_workers(client, function: Callable, tasks: list[tuple], done: Callable,
-                sizes: list[float] | None, landed: Callable | None = None) -> list:
-    """The batch on the workers: all of it, or (with ``done``) up to the first accepted,
-    the later ones stopped."""
-    if done is never:              # every result is needed: nothing to stop
-        return run_tasks(client, function, tasks, landed, sizes=sizes)
-    return run_until(client, function, tasks, done)
-
-
-def _while_booting(workers: Workers, function: Callable, tasks: list[tuple], done: Callable,
-                   sizes: list[float] | None, landed: Callable | None = None) -> list:
-    """The batch begun here while the workers boot (1-1.5 s): one task after another in a
-    thread, and once the workers are up, the tasks not begun run there while the one here
-    finishes. Never two solves at once in this process (HiGHS resets a process-wide
-    scheduler after each solve). The results are the in-order prefix up to the first
-    ``done`` accepts, as anywhere else."""
-    landed = landed or (lambda k, result: None)
-    with ThreadPoolExecutor(1, thread_name_prefix="batch-here") as here:
-        begun: list = []                     # futures of tasks 0 .. len(begun) - 1
-        while len(begun) < len(tasks) and not _decided_here(begun, done):
-            if workers.client_if_up() is not None or workers.failed:
-                break
-            if not begun or begun[-1].done():
-                if begun:
-                    landed(len(begun) - 1, begun[-1].result())
-                begun.append(here.submit(function, *tasks[len(begun)]))
-            else:
-                wait_for_any(begun[-1:], timeout=BOOT_POLL_SECONDS)
-        k, there = len(begun), []
-        if k < len(tasks) and not _decided_here(begun, done):
-            there = _on_workers(workers.client(), function, tasks[k:], done,
-                                sizes[k:] if sizes else None,
-                                lambda j, result: landed(k + j, result))
-        results = [f.result() for f in begun] + there
-        if begun:
-            landed(k - 1, results[k - 1])
-    return next((results[:i + 1] for i, r in enumerate(results) if done(r)), results)
-
-
-def _decided_here(begun: list, done: Callable) -> bool:
-    """Whether the tasks begun here settle the batch: a result ``done`` accepts, every
-    task before it finished."""
-    for future in begun:
-        if not future.done():
-            return False
-        if done(future.result()):
-            return True
-    return False
 
 
 def _cut_settings(options, budget: RunPlan):
@@ -721,8 +646,8 @@ class PlaceRouteLevel:
         sizes = [sum(s.time_limit for s in task.settings) for _, task in todo]
         if len(todo) > 1 and sum(sizes) >= PARALLEL_MIN_SECONDS:
             state.workers.start_soon()       # they boot while the first sections compile here
-        return _run_batch(state, compile_section, [(task,) for _, task in todo], sum(sizes),
-                          here=here, landed=landed, sizes=sizes)
+        return run_batch(state.workers, compile_section, [(task,) for _, task in todo],
+                         sum(sizes), here=here, landed=landed, sizes=sizes)
 
     @staticmethod
     def _finish(state: CompileState, todo: list, results: list[SectionResult]

@@ -44,7 +44,7 @@ def _without_timing(data):
 def always_parallel(monkeypatch):
     """Hand even a small plan to the workers (the tests' graphs are small)."""
     monkeypatch.setattr(levels, "PARALLEL_MIN_SECONDS", 0.0)
-    monkeypatch.setattr(levels, "BATCH_PARALLEL_SECONDS", 0.0)  # cut seeds, balancing too
+    monkeypatch.setattr(cluster, "BATCH_PARALLEL_SECONDS", 0.0)  # cut seeds, balancing too
     monkeypatch.setattr(rdu, "PARALLEL_MIN_SECONDS", 0.0)
 
 
@@ -116,8 +116,8 @@ def test_workers_the_run_started_take_sections_under_the_level_threshold(monkeyp
     took 9.1-9.4 s, 1 worker 8.5 s. Started workers now take it, with the same mapping."""
     monkeypatch.setattr(rdu, "PARALLEL_MIN_SECONDS", 0.0)       # the run starts them
     monkeypatch.setattr(levels, "PARALLEL_MIN_SECONDS", 1e9)     # the level would not
-    there, send = [], levels.run_tasks
-    monkeypatch.setattr(levels, "run_tasks", lambda client, function, tasks, *args, **kw: (
+    there, send = [], cluster.run_tasks
+    monkeypatch.setattr(cluster, "run_tasks", lambda client, function, tasks, *args, **kw: (
         there.extend(t[0].section for t in tasks if function is levels.compile_section)
         or send(client, function, tasks, *args, **kw)))
     place_route = levels.PlaceRouteLevel.run
@@ -256,9 +256,9 @@ class _BootingWorkers:
 def test_a_batch_starts_here_while_the_workers_boot_and_hands_them_the_rest(monkeypatch):
     state = levels.CompileState(None, None, None, None, workers=_BootingWorkers(boot=2))
     sent = []
-    monkeypatch.setattr(levels, "run_tasks", lambda client, f, tasks, done=None, sizes=None:
+    monkeypatch.setattr(cluster, "run_tasks", lambda client, f, tasks, done=None, sizes=None:
                         sent.append(("all", [t[0] for t in tasks])) or [f(*t) for t in tasks])
-    monkeypatch.setattr(levels, "run_until", lambda client, f, tasks, done:
+    monkeypatch.setattr(cluster, "run_until", lambda client, f, tasks, done:
                         sent.append(("until", [t[0] for t in tasks])) or in_order(f, tasks, done))
 
     def square(k):
@@ -267,14 +267,14 @@ def test_a_batch_starts_here_while_the_workers_boot_and_hands_them_the_rest(monk
         return k * k
 
     tasks = [(k,) for k in range(5)]
-    assert levels._run_batch(state, square, tasks, planned=100.0) == [0, 1, 4, 9, 16]
+    assert cluster.run_batch(state.workers, square, tasks, planned=100.0) == [0, 1, 4, 9, 16]
     assert state.workers.ran_here == [0, 1] and sent == [("all", [2, 3, 4])]
     state.workers, sent[:] = _BootingWorkers(boot=3), []
     # a result accepted while still here ends the batch: the in-order prefix
-    assert levels._run_batch(state, square, tasks, 100.0, done=lambda r: r == 1) == [0, 1]
+    assert cluster.run_batch(state.workers, square, tasks, 100.0, done=lambda r: r == 1) == [0, 1]
     assert sent == []
     state.workers = _BootingWorkers(boot=3)
-    assert levels._run_batch(state, square, tasks, 100.0, done=lambda r: r == 9) == \
+    assert cluster.run_batch(state.workers, square, tasks, 100.0, done=lambda r: r == 9) == \
         [0, 1, 4, 9] and sent == [("until", [3, 4])]
 
 
@@ -295,9 +295,9 @@ def test_the_workers_take_the_rest_while_the_task_begun_here_runs(monkeypatch):
         return k * k
 
     state = levels.CompileState(None, None, None, None, workers=UpAfterOneLook(boot=0))
-    monkeypatch.setattr(levels, "run_tasks", lambda client, f, tasks, done=None, sizes=None:
+    monkeypatch.setattr(cluster, "run_tasks", lambda client, f, tasks, done=None, sizes=None:
                         rest_began.set() or [f(*t) for t in tasks])
-    assert levels._run_batch(state, square, [(k,) for k in range(4)], 100.0) == [0, 1, 4, 9]
+    assert cluster.run_batch(state.workers, square, [(k,) for k in range(4)], 100.0) == [0, 1, 4, 9]
     assert seen_while_here == [True]
 
 
@@ -316,7 +316,7 @@ def test_while_they_boot_never_two_tasks_run_here_at_once():
 
     state = levels.CompileState(None, None, None, None,
                                 workers=_BootingWorkers(boot=99))
-    assert levels._run_batch(state, count, [(k,) for k in range(3)], 100.0) == [0, 1, 2]
+    assert cluster.run_batch(state.workers, count, [(k,) for k in range(3)], 100.0) == [0, 1, 2]
     assert most[0] == 1
 
 
