@@ -38,7 +38,8 @@ from formulations.solver import clear_stop, request_stop
 from hardware import InputError
 
 __all__ = ["dask_client", "default_workers", "run_tasks", "run_until", "run_batch", "Workers",
-           "warm_up", "BATCH_PARALLEL_SECONDS", "kill_local_workers", "quiet_dask_logs", "CONNECT_SECONDS", "WATCH_SECONDS",
+           "warm_up", "BATCH_PARALLEL_SECONDS", "kill_local_workers", "quiet_dask_logs",
+           "CONNECT_SECONDS", "WATCH_SECONDS",
            "LOCAL_CLUSTER_CONFIG", "WORKER_MODULES"]
 
 #: How long to wait for a scheduler named by ``--scheduler``.

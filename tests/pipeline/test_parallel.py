@@ -297,7 +297,8 @@ def test_the_workers_take_the_rest_while_the_task_begun_here_runs(monkeypatch):
     state = levels.CompileState(None, None, None, None, workers=UpAfterOneLook(boot=0))
     monkeypatch.setattr(cluster, "run_tasks", lambda client, f, tasks, done=None, sizes=None:
                         rest_began.set() or [f(*t) for t in tasks])
-    assert cluster.run_batch(state.workers, square, [(k,) for k in range(4)], 100.0) == [0, 1, 4, 9]
+    assert cluster.run_batch(state.workers, square, [(k,) for k in range(4)],
+                             100.0) == [0, 1, 4, 9]
     assert seen_while_here == [True]
 
 
