@@ -4,7 +4,8 @@
 targets (:func:`pipeline.feedback.run_levels`), over the decisions of
 :mod:`formulations.cgra.kernel`:
 
-- ``cut`` -- the kernel as one modulo-scheduled loop: the problem and the pre-checks
+- ``precheck`` -- the kernel as one modulo-scheduled loop (a CGRA kernel is never cut into
+  sections): the problem and the pre-checks
   (``C1 slot``, ``C2 memory``, ``C3 operations``, ``C7 recurrence`` against ``max_ii``,
   ``G0 graph``); a violation is ``UNRESOLVABLE`` with its reason (a loop body is not split
   across several configurations);
@@ -36,13 +37,13 @@ from hardware import CgraSpec
 from model.graph import Graph
 from model.mapping import Mapping
 from pipeline.budget import RunPlan
-from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, MappingError,
-                               MappingFailed, Unresolvable, run_levels)
+from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, Level,
+                               MappingError, MappingFailed, Unresolvable, run_levels)
 from pipeline.options import RunOptions
 from pipeline.section_pass import stage_record
 from sim.cgra import CgraReport, check_cgra
 
-__all__ = ["CgraState", "CgraCutLevel", "CgraScheduleLevel", "CgraCheckLevel", "cgra_levels",
+__all__ = ["CgraState", "CgraPrecheckLevel", "CgraScheduleLevel", "CgraCheckLevel", "cgra_levels",
            "map_cgra", "cgra_placement", "cgra_routes"]
 
 
@@ -69,10 +70,10 @@ def _error(state: CgraState, code: ErrorCode, level: str, reasons: list[str]) ->
                                           hints={"reasons": reasons}))
 
 
-class CgraCutLevel:
-    """The kernel as one loop: the problem and the pre-checks."""
+class CgraPrecheckLevel(Level):
+    """The kernel as one loop (never cut into sections): the problem and the pre-checks."""
 
-    name = "cut"
+    name = "precheck"
 
     def run(self, state: CgraState) -> None:
         try:
@@ -82,11 +83,9 @@ class CgraCutLevel:
         if reasons:
             raise _error(state, ErrorCode.UNRESOLVABLE, self.name, reasons)
 
-    def fix(self, state: CgraState, data: ErrorHandlingData) -> str | None:
-        return None
 
 
-class CgraScheduleLevel:
+class CgraScheduleLevel(Level):
     """The baseline, then the II sweep (placer ``model``)."""
 
     name = "schedule"
@@ -101,11 +100,9 @@ class CgraScheduleLevel:
             raise _error(state, ErrorCode.UNRESOLVABLE, self.name, exc.reasons) from None
         _stages(state, state.result)
 
-    def fix(self, state: CgraState, data: ErrorHandlingData) -> str | None:
-        return None
 
 
-class CgraCheckLevel:
+class CgraCheckLevel(Level):
     """The independent simulator executes the mapping."""
 
     name = "check"
@@ -122,13 +119,11 @@ class CgraCheckLevel:
                                          extra=dict(fired=report.fired,
                                                     iterations=report.iterations)))
 
-    def fix(self, state: CgraState, data: ErrorHandlingData) -> str | None:
-        return None
 
 
 def cgra_levels() -> list:
     """The levels of a CGRA run, in order."""
-    return [CgraCutLevel(), CgraScheduleLevel(), CgraCheckLevel()]
+    return [CgraPrecheckLevel(), CgraScheduleLevel(), CgraCheckLevel()]
 
 
 def _stages(state: CgraState, result: CgraResult) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from enum import Enum
-from typing import Any, Protocol
+from typing import Any
 
 from model.mapping import Mapping
 
@@ -98,15 +98,18 @@ class Unresolvable(Exception):
         super().__init__(f"{data.message} ({reason})")
 
 
-class Level(Protocol):
-    """One compiler level: ``run`` does its work; ``fix`` adjusts it after an error."""
+class Level:
+    """One compiler level: ``run`` does its work; ``fix`` adjusts it after an error that
+    :data:`FIXED_BY` sends to it. A level that fixes nothing keeps this ``fix``."""
 
-    name: str
+    name: str = ""
 
-    def run(self, state) -> None: ...
+    def run(self, state) -> None:
+        raise NotImplementedError
 
     def fix(self, state, data: ErrorHandlingData) -> str | None:
         """Adjust decisions for ``data``; return what changed, or None if no progress."""
+        return None
 
 
 #: What each level does, for the progress lines (a level's name alone is a word of the code).

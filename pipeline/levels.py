@@ -41,8 +41,8 @@ from formulations.sections.portfolio import RunAll
 from formulations.solver import to_epoch
 from model.graph import Edge, Graph, Node
 from pipeline.budget import CUT_WALL_SHARE, MAPPING_SHARE, RunPlan
-from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, MappingError,
-                               SectionUsage)
+from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, Level,
+                               MappingError, SectionUsage)
 from pipeline.cluster import Workers, run_batch
 from pipeline.section_pass import SectionOutcome, congestion_penalty, stage_record
 from pipeline.section_task import (FAST_PATH_SECONDS, PAST_DEADLINE, BufferResult, BufferTask,
@@ -169,7 +169,7 @@ def sites_needed(graph: Graph) -> dict[str, float]:
 
 
 # ---------------------------------------------------------------------------------------------
-class CutLevel:
+class CutLevel(Level):
     """Section cuts with the section model; fixes resource errors and latency bottlenecks.
 
     With a ``balancer`` (the buffer level's), the first cut probes greedy cuts to learn
@@ -405,7 +405,7 @@ def _cut_settings(options, budget: RunPlan):
 Balancer = Callable[..., object]
 
 
-class BufferLevel:
+class BufferLevel(Level):
     """Stage-buffer balancing per section; inserted PMUs become buffer units."""
 
     name = "buffers"
@@ -475,8 +475,6 @@ class BufferLevel:
         w.graph = materialize_banks(buffered)
         w.edge_map = {index[local]: chain for local, chain in local_map.items()}
 
-    def fix(self, state: CompileState, data: ErrorHandlingData) -> str | None:
-        return None
 
 
 def _fits(d: dict[str, float], cap: Capacity) -> bool:
@@ -533,7 +531,7 @@ def materialize_buffers(sub: Graph, added: dict[int, int]) -> tuple[Graph, dict[
 
 
 # ---------------------------------------------------------------------------------------------
-class PlaceRouteLevel:
+class PlaceRouteLevel(Level):
     """Order, place, route and check each section not compiled yet."""
 
     name = "place-route"

@@ -59,8 +59,8 @@ from hardware import StreamingEngineSpec
 from model.graph import Graph
 from model.mapping import Mapping
 from pipeline.budget import RunPlan
-from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, MappingError,
-                               MappingFailed, Unresolvable, run_levels)
+from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, Level,
+                               MappingError, MappingFailed, Unresolvable, run_levels)
 from pipeline.options import RunOptions
 from pipeline.section_pass import stage_record
 from sim.streaming import StreamingReport, check_split, check_streaming
@@ -175,7 +175,7 @@ def _error(state: StreamingState, code: ErrorCode, level: str, reasons: list[str
 # ---------------------------------------------------------------------------------------------
 # the levels
 # ---------------------------------------------------------------------------------------------
-class StreamingCutLevel:
+class StreamingCutLevel(Level):
     """The plan (pre-checks, pass tree, stuck recurrences); one SDF, or a split into SDFs."""
 
     name = "cut"
@@ -216,7 +216,7 @@ class StreamingCutLevel:
         return f"split into {plan.parts} SDFs over the asynchronous fabric"
 
 
-class ScheduleLevel:
+class ScheduleLevel(Level):
     """Warm starts and the II sweep of every SDF."""
 
     name = "schedule"
@@ -274,11 +274,9 @@ class ScheduleLevel:
         _sdf_stages(state, 0, answer.schedule, answer.warm)
         state.answers = [answer]
 
-    def fix(self, state: StreamingState, data: ErrorHandlingData) -> str | None:
-        return None
 
 
-class StreamingCheckLevel:
+class StreamingCheckLevel(Level):
     """The independent simulator judges every SDF (and the AF edges of a split)."""
 
     name = "check"
@@ -309,8 +307,6 @@ class StreamingCheckLevel:
                                          state.started, status="OK", objective=report.cycles,
                                          extra=dict(fired=report.fired)))
 
-    def fix(self, state: StreamingState, data: ErrorHandlingData) -> str | None:
-        return None
 
 
 def _rl_sdf(state: StreamingState, plan: KernelPlan) -> None:
