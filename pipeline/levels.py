@@ -39,11 +39,13 @@ from formulations.sections.buffers import fits_after_balancing, learn_demand
 from formulations.sections.costs import cut_costs
 from formulations.sections.portfolio import RunAll
 from formulations.solver import to_epoch
+from hardware import RduFabric, RduSpec
 from model.graph import Edge, Graph, Node
 from pipeline.budget import CUT_WALL_SHARE, MAPPING_SHARE, RunPlan
 from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, Level,
                                MappingError, SectionUsage)
 from pipeline.cluster import Workers, run_batch
+from pipeline.options import RunOptions
 from pipeline.section_pass import SectionOutcome, congestion_penalty, stage_record
 from pipeline.section_task import (FAST_PATH_SECONDS, PAST_DEADLINE, BufferResult, BufferTask,
                                    SectionResult, SectionTask, balance_buffers, compile_section,
@@ -105,9 +107,9 @@ class CompileState:
     """Everything the levels share: inputs, decisions so far, and the trace."""
 
     graph: Graph
-    spec: object
-    fabric: object
-    options: object
+    spec: RduSpec
+    fabric: RduFabric
+    options: RunOptions
     say: Callable[[str], None] = lambda line: None
     cap: Capacity | None = None
     work: list[SectionWork] = field(default_factory=list)
