@@ -42,6 +42,7 @@ from typing import Callable
 from formulations.cgra.listsched import (LARGE_KERNEL, ROUNDS, descend, eject_from_top,
                                         list_schedule)
 from formulations.cgra.milp import sweep_milp
+from formulations.cgra.mobility import mobility_search
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, lower_bounds,
                                        precheck, problem_from_graph)
 from formulations.cgra.sweep import LAST_NODES, sweep_ii
@@ -52,7 +53,7 @@ from model.graph import Graph
 
 __all__ = ["PLACERS", "BASELINE_SHARE", "SECOND_SHARE", "EJECT_SPLIT", "EJECT_SHARE", "REGION",
            "REGION_SHARE", "SECOND_NODES", "DESCENT_NODES", "DESCENT_SHARE",
-           "MID_DESCENT_SHARE", "SWEEP_LEAST", "CgraResult", "map_kernel", "region_spec"]
+           "MID_DESCENT_SHARE", "MOBILITY_SHARE", "SWEEP_LEAST", "CgraResult", "map_kernel", "region_spec"]
 
 #: Placers of a CGRA run (``--placer``): the CP-SAT sweep (``model``, default) or the
 #: baseline alone (``list``).
@@ -77,6 +78,10 @@ DESCENT_SHARE = 0.6
 #: The descent's share up to ``LARGE_KERNEL`` operations (the sweep often reaches the bound
 #: of such a kernel from below, given the time).
 MID_DESCENT_SHARE = 0.25
+#: Share of the time left for the whole-kernel model in mobility windows
+#: (:func:`~formulations.cgra.mobility.mobility_search`) before the descent, on the kernels
+#: that get a descent.
+MOBILITY_SHARE = 0.6
 #: Rows and columns of the corner a larger fabric's kernel is mapped on first, and the share
 #: of the time that run gets (:func:`region_spec`).
 REGION = 4
@@ -161,9 +166,12 @@ def _descent(problem: CgraProblem, bounds: dict[str, int], baseline: CgraSchedul
     descent comes down to it from above, and the sweep then proves what it can below."""
     if baseline is None or problem.n <= DESCENT_NODES or baseline.ii <= bounds["ii"]:
         return replace(baseline) if baseline else None
+    start = mobility_search(problem, replace(baseline),
+                            work.share(work.left() * MOBILITY_SHARE), settings.seed, say)
+    if start.ii <= bounds["ii"]:
+        return start
     share = DESCENT_SHARE if problem.n > LARGE_KERNEL else MID_DESCENT_SHARE
-    found = descend(problem, replace(baseline), work.share(work.left() * share),
-                    settings.seed, say)
+    found = descend(problem, start, work.share(work.left() * share), settings.seed, say)
     if found.ii < baseline.ii:
         say(f"descent below the baseline: II {found.ii}, length {found.length}")
     return found
