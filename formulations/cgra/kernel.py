@@ -5,7 +5,9 @@ Scope
 :func:`map_kernel` indexes the kernel (:func:`~formulations.cgra.problem.problem_from_graph`),
 runs the pre-checks, the baseline (:func:`~formulations.cgra.listsched.list_schedule`, at most
 :data:`BASELINE_SHARE` of the time), then, for the placer ``"model"``, on a kernel of more than
-:data:`DESCENT_NODES` operations a descent below the baseline's II
+:data:`DESCENT_NODES` operations the full model in mobility windows bisected below the
+baseline's II (:func:`~formulations.cgra.mobility.mobility_search`, :data:`MOBILITY_SHARE` of
+the time left, while a question of its size fits) and a descent below the II reached
 (:func:`~formulations.cgra.listsched.descend`, :data:`DESCENT_SHARE` of the time left), then
 the II sweep on
 ``settings.backend`` (CP-SAT: :func:`~formulations.cgra.sweep.sweep_ii` with its proofs; a
@@ -158,8 +160,10 @@ def _descent(problem: CgraProblem, bounds: dict[str, int], baseline: CgraSchedul
              settings: SolveSettings, work: Work, say: Callable[[str], None]
              ) -> CgraSchedule | None:
     """A copy of the baseline, or a mapping at a smaller II: on a kernel of more than
-    :data:`DESCENT_NODES` operations whose baseline is above the II bound, list-scheduling
-    attempts below the baseline's II (:func:`~formulations.cgra.listsched.descend`, seeded
+    :data:`DESCENT_NODES` operations whose baseline is above the II bound, first the full
+    model in mobility windows, bisected between the bound and the baseline's II
+    (:func:`~formulations.cgra.mobility.mobility_search`, :data:`MOBILITY_SHARE` of the time
+    left), then list-scheduling attempts below the II reached (:func:`~formulations.cgra.listsched.descend`, seeded
     by the baseline's operation order) get :data:`DESCENT_SHARE` of the time left
     (:data:`MID_DESCENT_SHARE` up to ``LARGE_KERNEL`` operations). The II
     sweep up from the bound rarely reaches such a kernel's II within the time limit; the
@@ -172,7 +176,7 @@ def _descent(problem: CgraProblem, bounds: dict[str, int], baseline: CgraSchedul
         return start
     share = DESCENT_SHARE if problem.n > LARGE_KERNEL else MID_DESCENT_SHARE
     found = descend(problem, start, work.share(work.left() * share), settings.seed, say)
-    if found.ii < baseline.ii:
+    if found.ii < start.ii:
         say(f"descent below the baseline: II {found.ii}, length {found.length}")
     return found
 
