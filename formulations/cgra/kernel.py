@@ -5,7 +5,9 @@ Scope
 :func:`map_kernel` indexes the kernel (:func:`~formulations.cgra.problem.problem_from_graph`),
 runs the pre-checks, the baseline (:func:`~formulations.cgra.listsched.list_schedule`, at most
 :data:`BASELINE_SHARE` of the time), then, for the placer ``"model"``, on a kernel of more than
-:data:`DESCENT_NODES` operations a descent below the baseline's II
+:data:`DESCENT_NODES` operations the full model in mobility windows bisected below the
+baseline's II (:func:`~formulations.cgra.mobility.mobility_search`, :data:`MOBILITY_SHARE` of
+the time left, while a question of its size fits) and a descent below the II reached
 (:func:`~formulations.cgra.listsched.descend`, :data:`DESCENT_SHARE` of the time left), then
 the II sweep on
 ``settings.backend`` (CP-SAT: :func:`~formulations.cgra.sweep.sweep_ii` with its proofs; a
@@ -42,6 +44,7 @@ from typing import Callable
 from formulations.cgra.listsched import (LARGE_KERNEL, ROUNDS, descend, eject_from_top,
                                         list_schedule)
 from formulations.cgra.milp import sweep_milp
+from formulations.cgra.mobility import mobility_search
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, lower_bounds,
                                        precheck, problem_from_graph)
 from formulations.cgra.sweep import LAST_NODES, sweep_ii
@@ -52,7 +55,7 @@ from model.graph import Graph
 
 __all__ = ["PLACERS", "BASELINE_SHARE", "SECOND_SHARE", "EJECT_SPLIT", "EJECT_SHARE", "REGION",
            "REGION_SHARE", "SECOND_NODES", "DESCENT_NODES", "DESCENT_SHARE",
-           "MID_DESCENT_SHARE", "SWEEP_LEAST", "CgraResult", "map_kernel", "region_spec"]
+           "MID_DESCENT_SHARE", "MOBILITY_SHARE", "SWEEP_LEAST", "CgraResult", "map_kernel", "region_spec"]
 
 #: Placers of a CGRA run (``--placer``): the CP-SAT sweep (``model``, default) or the
 #: baseline alone (``list``).
@@ -77,6 +80,10 @@ DESCENT_SHARE = 0.6
 #: The descent's share up to ``LARGE_KERNEL`` operations (the sweep often reaches the bound
 #: of such a kernel from below, given the time).
 MID_DESCENT_SHARE = 0.25
+#: Share of the time left for the whole-kernel model in mobility windows
+#: (:func:`~formulations.cgra.mobility.mobility_search`) before the descent, on the kernels
+#: that get a descent.
+MOBILITY_SHARE = 0.6
 #: Rows and columns of the corner a larger fabric's kernel is mapped on first, and the share
 #: of the time that run gets (:func:`region_spec`).
 REGION = 4
@@ -153,18 +160,23 @@ def _descent(problem: CgraProblem, bounds: dict[str, int], baseline: CgraSchedul
              settings: SolveSettings, work: Budget, say: Callable[[str], None]
              ) -> CgraSchedule | None:
     """A copy of the baseline, or a mapping at a smaller II: on a kernel of more than
-    :data:`DESCENT_NODES` operations whose baseline is above the II bound, list-scheduling
-    attempts below the baseline's II (:func:`~formulations.cgra.listsched.descend`, seeded
+    :data:`DESCENT_NODES` operations whose baseline is above the II bound, first the full
+    model in mobility windows, bisected between the bound and the baseline's II
+    (:func:`~formulations.cgra.mobility.mobility_search`, :data:`MOBILITY_SHARE` of the time
+    left), then list-scheduling attempts below the II reached (:func:`~formulations.cgra.listsched.descend`, seeded
     by the baseline's operation order) get :data:`DESCENT_SHARE` of the time left
     (:data:`MID_DESCENT_SHARE` up to ``LARGE_KERNEL`` operations). The II
     sweep up from the bound rarely reaches such a kernel's II within the time limit; the
     descent comes down to it from above, and the sweep then proves what it can below."""
     if baseline is None or problem.n <= DESCENT_NODES or baseline.ii <= bounds["ii"]:
         return replace(baseline) if baseline else None
+    start = mobility_search(problem, replace(baseline),
+                            work.share(work.left() * MOBILITY_SHARE), settings.seed, say)
+    if start.ii <= bounds["ii"]:
+        return start
     share = DESCENT_SHARE if problem.n > LARGE_KERNEL else MID_DESCENT_SHARE
-    found = descend(problem, replace(baseline), work.share(work.left() * share),
-                    settings.seed, say)
-    if found.ii < baseline.ii:
+    found = descend(problem, start, work.share(work.left() * share), settings.seed, say)
+    if found.ii < start.ii:
         say(f"descent below the baseline: II {found.ii}, length {found.length}")
     return found
 

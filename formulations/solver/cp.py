@@ -209,6 +209,8 @@ def _cut_short(status: SolveStatus, used: float, settings, wall: float) -> bool:
     """Whether an unproven CP-SAT solve was stopped by the clock rather than its work limit."""
     if status in (SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE, SolveStatus.ERROR):
         return False
+    if status is SolveStatus.FEASIBLE and settings.stop_after_first_solution:
+        return False           # stopped at its first solution, as asked: not by the clock
     limit = settings.max_deterministic_time
     if limit < 1e300:          # a work limit: the clock cut it when the work was not all used
         return used < 0.999 * limit

@@ -1,0 +1,160 @@
+"""Large kernels below the list scheduler's II: the whole-kernel model in tight mobility windows.
+
+Scope
+-----
+On kernels of more than ``DESCENT_NODES`` operations the II sweep
+(:mod:`formulations.cgra.sweep`) climbs from the II bound with the relaxation and rarely
+reaches the kernel's II within the time limit, so the answer was the list scheduler's
+(:mod:`formulations.cgra.listsched`) far above the bound on kernels with long recurrences
+(adpcm_decoder: bound 7, list scheduling 24-27). :func:`mobility_search` asks the full model
+(:mod:`formulations.cgra.model`: PEs, cycles and every register and link, cycle by cycle) the
+question SAT-MapIt asks per II (Tirelli et al., DATE 2022): *is there a mapping whose
+operations all issue within their mobility at this II?* -- the windows of
+:func:`~formulations.cgra.problem.time_windows` (ASAP / ALAP with the recurrences at that II)
+for an iteration of :func:`~formulations.cgra.problem.length_bound` ``+`` :data:`SLACK`
+cycles. Tight windows keep the time-extended routing graph small (85 operations on a 4 x 4
+torus: about 75 000 routing variables), so one question is seconds of CP-SAT where the
+ladder of the sweep, built from the relaxation's looser horizons, is not asked at all.
+
+Why this and not the alternatives of issue 35: the model already routes exactly (multi-hop
+routes, register and link capacity per slot), so only its horizon needed choosing, and a
+mapping it returns needs no repair; a large-neighbourhood search needs a mapping at the II
+it improves, which is exactly what is missing below the list scheduler's II; a stronger
+lower bound would prove more but map nothing lower.
+
+The IIs between the bound and the warm start's are searched by **bisection**: a mapping at
+``mid`` lowers the upper end, an unanswered or INFEASIBLE question raises the lower end (an
+INFEASIBLE answer only says "not within this horizon": nothing is proven, the sweep's
+relaxation still proves what it can). Each question stops at its first mapping
+(``stop_after_first_solution``; the sweep shortens it afterwards), branches first on the
+issue cycles, then on the PEs, operations by earliest issue (the list scheduler's order, with
+CP-SAT's propagation and learning behind it), and is limited by CP-SAT's deterministic
+time: :data:`QUESTION_SHARE` of the work left, or what a model of its size needs
+(:func:`question_seconds`; the search ends when less than that is left), charged to the
+:class:`~formulations.cgra.work.Work` budget with the model's build, so the same seed gives
+the same mapping whatever the machine's load.
+
+Examples
+--------
+>>> from hardware import load_hardware
+>>> from model.graph import Graph, Node, Edge
+>>> from formulations.cgra.problem import problem_from_graph
+>>> from formulations.cgra.work import Work
+>>> g = Graph("fan", [Node("a", op="LOAD")] + [Node(f"m{i}", op="MUL") for i in range(6)],
+...           [Edge("a", f"m{i}") for i in range(6)])
+>>> p = problem_from_graph(g, load_hardware("cgra4x4"))
+>>> window_map(p, 1, Work.planned(10), seed=0).ii
+1
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ortools.sat.python import cp_model
+
+from formulations.cgra.model import build_full_model, decode_full, model_size
+from formulations.cgra.problem import CgraProblem, CgraSchedule, length_bound, lower_bounds
+from formulations.cgra.relax import CP_PARAMS
+from formulations.cgra.work import BUILD_SECONDS, FULL_WORK_PER_SECOND, Work
+from formulations.solver.cp import solve_cp_model
+
+__all__ = ["SLACK", "QUESTION_SHARE", "LEAST_QUESTION", "QUESTION_SECONDS",
+           "MAX_ROUTING_VARIABLES", "question_seconds",
+           "window_horizon", "window_map", "mobility_search"]
+
+#: Spare cycles of one iteration above the length bound at the II: every operation's
+#: mobility (room for the hops of its routes; 2 was too few on adpcm_decoder at II 10).
+SLACK = 6
+#: Share of the work left for one question of the bisection.
+QUESTION_SHARE = 0.4
+#: The least planned seconds a question is asked with.
+LEAST_QUESTION = 0.5
+#: Planned seconds a question needs per routing variable, about (adpcm_decoder on the 4 x 4
+#: torus: 75 000-96 000 variables, 11-13 CP-SAT units, i.e. 8 planned seconds, to the first
+#: mapping at II 10 and 17); the search stops when the work left is below this for the next
+#: question, so a short budget goes to the descent instead.
+QUESTION_SECONDS = 1.2e-4
+#: Largest routing graph (registers + link uses) a question is built for; a larger one is
+#: asked with a shorter horizon.
+MAX_ROUTING_VARIABLES = 250_000
+
+Progress = Callable[[str], None]
+
+
+def window_horizon(problem: CgraProblem, ii: int, slack: int = SLACK) -> int | None:
+    """The iteration length the question at ``ii`` allows: the length bound plus ``slack``,
+    shortened while the routing graph exceeds :data:`MAX_ROUTING_VARIABLES`; None when the
+    recurrences refute ``ii``."""
+    low = length_bound(problem, ii)
+    if low is None:
+        return None
+    horizon = low + slack
+    while horizon > low and model_size(problem, ii, horizon) > MAX_ROUTING_VARIABLES:
+        horizon -= 1
+    return horizon
+
+
+def question_seconds(problem: CgraProblem, ii: int, slack: int = SLACK) -> float:
+    """Planned seconds a question at ``ii`` is expected to need (:data:`QUESTION_SECONDS`
+    per routing variable; 0 when the recurrences refute ``ii``)."""
+    horizon = window_horizon(problem, ii, slack)
+    return 0.0 if horizon is None else model_size(problem, ii, horizon) * QUESTION_SECONDS
+
+
+def window_map(problem: CgraProblem, ii: int, work: Work, seed: int = 0,
+               slack: int = SLACK) -> CgraSchedule | None:
+    """One question: a mapping at ``ii`` within the mobility windows of
+    :func:`window_horizon`, asked with all of ``work`` (the build charged
+    :data:`~formulations.cgra.work.BUILD_SECONDS` per routing variable); None when none was
+    found."""
+    horizon = window_horizon(problem, ii, slack)
+    if horizon is None:
+        return None
+    build = model_size(problem, ii, horizon) * BUILD_SECONDS
+    if work.left() < build + LEAST_QUESTION * 0.5 or work.over():
+        return None
+    work.spend(build)
+    model, fv = build_full_model(problem, ii, horizon)
+    if fv.windows is None:
+        return None
+    lo = fv.windows[0]
+    order = sorted(range(problem.n), key=lambda v: (lo[v], v))
+    model.add_decision_strategy([b for v in order for _, b in sorted(fv.at[v].items())]
+                                + [b for v in order for _, b in sorted(fv.on[v].items())],
+                                cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)
+    limit, steps = work.cp_limits(work.left(), FULL_WORK_PER_SECOND)
+    params = dict(CP_PARAMS, stop_after_first_solution=True)
+    result = solve_cp_model(model, time_limit=limit, seed=seed, workers=1,
+                            variables=fv.reported(), params=params, deterministic_time=steps)
+    work.charge(result, FULL_WORK_PER_SECOND)
+    if not result.has_solution:
+        return None
+    sched = decode_full(problem, ii, fv, result, method="CP-SAT in mobility windows")
+    sched.status = "feasible"
+    return sched
+
+
+def mobility_search(problem: CgraProblem, best: CgraSchedule, work: Work, seed: int = 0,
+                    progress: Progress | None = None) -> CgraSchedule:
+    """Bisection over the IIs from the bound to ``best.ii`` (a mapping) with
+    :func:`window_map`, each question :data:`QUESTION_SHARE` of the work left (at least
+    :data:`LEAST_QUESTION` planned seconds); the mapping of the smallest II found (``best``
+    when none is lower)."""
+    say = progress or (lambda line: None)
+    low, high = lower_bounds(problem)["ii"], best.ii
+    while low < high and work.left() >= LEAST_QUESTION and not work.over():
+        mid = (low + high) // 2
+        need = question_seconds(problem, mid)
+        if need > work.left():
+            say(f"mobility windows: II {mid} needs about {need:.1f} s, {work.left():.1f} left")
+            break
+        share = work.share(max(LEAST_QUESTION, need, work.left() * QUESTION_SHARE))
+        found = window_map(problem, mid, share, seed)
+        say(f"mobility windows: II {mid} " + (f"mapped, length {found.length}" if found
+                                               else "not found"))
+        if found is not None:
+            best, high = found, mid
+        else:
+            low = mid + 1
+    return best

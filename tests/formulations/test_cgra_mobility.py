@@ -1,0 +1,52 @@
+"""The whole-kernel model in mobility windows (issue 35): lower IIs than list scheduling on
+kernels above the sweep's reach, legal, and the same mapping for the same seed."""
+
+from __future__ import annotations
+
+from formulations.cgra.listsched import schedule_at_ii
+from formulations.cgra.mobility import mobility_search, question_seconds, window_map
+from formulations.cgra.problem import lower_bounds, problem_from_graph
+from formulations.cgra.work import Work
+from hardware import load_hardware
+from model.importers import load_graph
+from tests.conftest import real_graph
+from tests.formulations.test_cgra import TINY, checked, skip_chain
+
+NEEDWUN = "morpher/nw/needwun_INNERMOST_LN1_FullPred_DFG.xml"
+
+
+def test_mobility_windows_map_needwun_where_list_scheduling_cannot():
+    """needwun FullPred (61 operations, recurrence bound 16) on the 4 x 4 torus: eight list
+    scheduling attempts at II 20 all fail (today's run lands at II 23 after 120 s), while one
+    question of the full model in the mobility windows at II 20 maps it within 10 planned
+    seconds (stopping at its first mapping is not counted as cut short by the clock); the
+    simulator accepts the mapping, and the same seed gives the same one again."""
+    graph = load_graph(str(real_graph(NEEDWUN)))
+    spec = load_hardware("cgra4x4-torus")
+    problem = problem_from_graph(graph, spec)
+    work = Work.planned(10, 300)
+    assert all(schedule_at_ii(problem, 20, k, work) is None for k in range(8))
+    budget = Work.planned(10, 300)
+    first = window_map(problem, 20, budget, seed=0)
+    assert first is not None and first.ii == 20 and first.method == "CP-SAT in mobility windows"
+    assert budget.cuts == 0 and 0 < budget.spent <= 10   # its first solution, not the clock
+    assert checked(graph, spec, first)
+    again = window_map(problem, 20, Work.planned(10, 300), seed=0)
+    assert (again.pe, again.cycle, again.routes) == (first.pe, first.cycle, first.routes)
+
+
+def test_mobility_search_bisects_down_from_a_mapping():
+    """From a list-scheduling mapping at II 20 of the 40-operation skip chain on a 2 x 2 mesh,
+    the bisection lowers the II, every answer legal; a budget below one question's need
+    leaves the mapping as it was."""
+    spec, graph = TINY, skip_chain()
+    problem = problem_from_graph(graph, spec)
+    start = schedule_at_ii(problem, 20)
+    lines: list[str] = []
+    found = mobility_search(problem, start, Work.planned(30, 300), progress=lines.append)
+    assert lower_bounds(problem)["ii"] <= found.ii < 20
+    assert checked(graph, spec, found)
+    assert any("mobility windows" in line for line in lines)
+    mid = (lower_bounds(problem)["ii"] + 20) // 2
+    short = Work.planned(question_seconds(problem, mid) * 0.5, 300)
+    assert mobility_search(problem, start, short) is start
