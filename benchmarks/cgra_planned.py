@@ -3,7 +3,7 @@
 The suite ``cgra`` (:mod:`benchmarks.suites.cgra`) caps every run at its time limit on the
 wall clock; on a shared, loaded machine that cap stops searches whose planned work is not
 spent, and the answers then depend on the load. Here each kernel gets ``--limit`` planned
-seconds (:class:`~formulations.cgra.work.Work`) and a wall-clock deadline ``--wall`` times
+seconds (:class:`~formulations.solver.budget.Budget`) and a wall-clock deadline ``--wall`` times
 later, so the answer is the one the planned work gives (``cut`` counts the searches the
 deadline still stopped). Each run is a fresh process importing the code tree ``--tree``
 (e.g. an export of the previous commit), so two trees compare on the same kernels.
@@ -23,6 +23,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+from benchmarks.suites.cgra import kernel_files, kernel_name
 
 ONE = r'''
 import json, sys, time
@@ -107,9 +109,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.table:
         print(table(*args.table))
         return
-    from benchmarks.suites.cgra import _short, kernel_files
     for name in [k for k in args.kernels.split(",") if k]:
-        path = next(f for f in kernel_files() if _short(f) == name)
+        path = next(f for f in kernel_files() if kernel_name(f) == name)
         row = {"kernel": name, "target": args.target, "limit": args.limit}
         row |= run(args.tree, path, args.target, args.limit, args.wall)
         print(json.dumps(row), flush=True)

@@ -48,7 +48,7 @@ from pipeline.streaming import map_streaming
 from sim.cgra import check_cgra
 from sim.streaming import check_streaming
 
-__all__ = ["SUITE", "TARGETS", "map_one", "map_one_se", "kernel_files", "summarize",
+__all__ = ["SUITE", "TARGETS", "map_one", "map_one_se", "kernel_files", "kernel_name", "summarize",
            "SMALL_NODES", "SMALL_LIMIT", "LARGE_LIMIT", "SE_TARGET", "SE_NODES", "SE_SMALL_LIMIT",
            "SE_LARGE_LIMIT", "PUBLISHED", "TARGETS_ENV", "KERNELS_ENV", "merge_rows"]
 
@@ -92,7 +92,7 @@ COLUMNS = (
 )
 
 
-def _short(path: Any) -> str:
+def kernel_name(path: Any) -> str:
     text = str(path)
     return text.split("morpher/")[-1].replace("_INNERMOST", "").replace("_DFG.xml", "")[:48]
 
@@ -116,7 +116,7 @@ def _load_row(path: str, target: str) -> tuple[Any, dict[str, Any], Any]:
     """The target's description, the row's first fields, and the kernel (None when it
     cannot be read: the row then says why)."""
     spec = load_hardware(target)
-    row: dict[str, Any] = {"graph": _short(path), "target": target}
+    row: dict[str, Any] = {"graph": kernel_name(path), "target": target}
     try:
         graph = load_graph(path)
     except InputError as exc:
@@ -144,7 +144,7 @@ def map_one(path: str, target: str, time_limit: float | None = None,
     s, b, base = result.schedule, result.bounds, result.baseline
     ok = _sim(graph, spec, result.problem, s) and (base is None or
                                                   _sim(graph, spec, result.problem, base))
-    published = PUBLISHED.get((_short(path), target))
+    published = PUBLISHED.get((kernel_name(path), target))
     row |= {"res_ii": b["res_ii"], "mem_ii": b["mem_ii"], "rec_ii": b["rec_ii"],
             "ii_bound": s.ii_bound, "ii": s.ii, "ii_proven": "yes" if s.proven_ii else "no",
             "cycles": s.length, "cycles_bound": s.bound, "status": s.status,
@@ -228,16 +228,16 @@ def _entries(quick: bool) -> list[Entry]:
     target = "benchmarks.suites.cgra:map_one"
     if quick:
         picks = [f for f in files if "/sum/" in f or "/mac/" in f or "atax.xml" in f]
-        return [Entry(f"{_short(f)} {t}", target, {"path": f, "target": t, "time_limit": 5.0},
-                      timeout=60, fixed={"graph": _short(f), "target": t})
+        return [Entry(f"{kernel_name(f)} {t}", target, {"path": f, "target": t, "time_limit": 5.0},
+                      timeout=60, fixed={"graph": kernel_name(f), "target": t})
                 for f in picks for t in ("cgra4x4", "hycube4x4")]
     targets = _chosen(TARGETS_ENV, TARGETS + (SE_TARGET,)) or list(TARGETS + (SE_TARGET,))
     kernels = _chosen(KERNELS_ENV)
-    files = [f for f in files if kernels is None or any(k in _short(f) for k in kernels)]
-    return [Entry(f"{_short(f)} {t}", target if t != SE_TARGET else
+    files = [f for f in files if kernels is None or any(k in kernel_name(f) for k in kernels)]
+    return [Entry(f"{kernel_name(f)} {t}", target if t != SE_TARGET else
                   "benchmarks.suites.cgra:map_one_se", {"path": f, "target": t},
                   timeout=120 if t != SE_TARGET else 180,
-                  fixed={"graph": _short(f), "target": t}) for t in targets for f in files]
+                  fixed={"graph": kernel_name(f), "target": t}) for t in targets for f in files]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -31,19 +31,19 @@ issue cycles, then on the PEs, operations by earliest issue (the list scheduler'
 CP-SAT's propagation and learning behind it), and is limited by CP-SAT's deterministic
 time: :data:`QUESTION_SHARE` of the work left, or what a model of its size needs
 (:func:`question_seconds`; the search ends when less than that is left), charged to the
-:class:`~formulations.cgra.work.Work` budget with the model's build, so the same seed gives
-the same mapping whatever the machine's load.
+:class:`~formulations.solver.budget.Budget` with the model's build, so the same seed gives the
+same mapping whatever the machine's load.
 
 Examples
 --------
 >>> from hardware import load_hardware
 >>> from model.graph import Graph, Node, Edge
 >>> from formulations.cgra.problem import problem_from_graph
->>> from formulations.cgra.work import Work
+>>> from formulations.solver import Budget
 >>> g = Graph("fan", [Node("a", op="LOAD")] + [Node(f"m{i}", op="MUL") for i in range(6)],
 ...           [Edge("a", f"m{i}") for i in range(6)])
 >>> p = problem_from_graph(g, load_hardware("cgra4x4"))
->>> window_map(p, 1, Work.planned(10), seed=0).ii
+>>> window_map(p, 1, Budget(10), seed=0).ii
 1
 """
 
@@ -56,8 +56,8 @@ from ortools.sat.python import cp_model
 from formulations.cgra.model import build_full_model, decode_full, model_size
 from formulations.cgra.problem import CgraProblem, CgraSchedule, length_bound, lower_bounds
 from formulations.cgra.relax import CP_PARAMS
-from formulations.cgra.work import BUILD_SECONDS, FULL_WORK_PER_SECOND, Work
-from formulations.solver.cp import solve_cp_model
+from formulations.cgra.work import BUILD_SECONDS, FULL_WORK_PER_SECOND
+from formulations.solver import Budget, solve_cp_model
 
 __all__ = ["SLACK", "QUESTION_SHARE", "LEAST_QUESTION", "QUESTION_SECONDS",
            "MAX_ROUTING_VARIABLES", "question_seconds",
@@ -102,7 +102,7 @@ def question_seconds(problem: CgraProblem, ii: int, slack: int = SLACK) -> float
     return 0.0 if horizon is None else model_size(problem, ii, horizon) * QUESTION_SECONDS
 
 
-def window_map(problem: CgraProblem, ii: int, work: Work, seed: int = 0,
+def window_map(problem: CgraProblem, ii: int, work: Budget, seed: int = 0,
                slack: int = SLACK) -> CgraSchedule | None:
     """One question: a mapping at ``ii`` within the mobility windows of
     :func:`window_horizon`, asked with all of ``work`` (the build charged
@@ -135,7 +135,7 @@ def window_map(problem: CgraProblem, ii: int, work: Work, seed: int = 0,
     return sched
 
 
-def mobility_search(problem: CgraProblem, best: CgraSchedule, work: Work, seed: int = 0,
+def mobility_search(problem: CgraProblem, best: CgraSchedule, work: Budget, seed: int = 0,
                     progress: Progress | None = None) -> CgraSchedule:
     """Bisection over the IIs from the bound to ``best.ii`` (a mapping) with
     :func:`window_map`, each question :data:`QUESTION_SHARE` of the work left (at least

@@ -3,10 +3,12 @@ kernels above the sweep's reach, legal, and the same mapping for the same seed."
 
 from __future__ import annotations
 
+import time
+
 from formulations.cgra.listsched import schedule_at_ii
 from formulations.cgra.mobility import mobility_search, question_seconds, window_map
 from formulations.cgra.problem import lower_bounds, problem_from_graph
-from formulations.cgra.work import Work
+from formulations.solver import Budget
 from hardware import load_hardware
 from model.importers import load_graph
 from tests.conftest import real_graph
@@ -24,14 +26,14 @@ def test_mobility_windows_map_needwun_where_list_scheduling_cannot():
     graph = load_graph(str(real_graph(NEEDWUN)))
     spec = load_hardware("cgra4x4-torus")
     problem = problem_from_graph(graph, spec)
-    work = Work.planned(10, 300)
+    work = Budget(10, time.monotonic() + 300)
     assert all(schedule_at_ii(problem, 20, k, work) is None for k in range(8))
-    budget = Work.planned(10, 300)
+    budget = Budget(10, time.monotonic() + 300)
     first = window_map(problem, 20, budget, seed=0)
     assert first is not None and first.ii == 20 and first.method == "CP-SAT in mobility windows"
     assert budget.cuts == 0 and 0 < budget.spent <= 10   # its first solution, not the clock
     assert checked(graph, spec, first)
-    again = window_map(problem, 20, Work.planned(10, 300), seed=0)
+    again = window_map(problem, 20, Budget(10, time.monotonic() + 300), seed=0)
     assert (again.pe, again.cycle, again.routes) == (first.pe, first.cycle, first.routes)
 
 
@@ -43,10 +45,11 @@ def test_mobility_search_bisects_down_from_a_mapping():
     problem = problem_from_graph(graph, spec)
     start = schedule_at_ii(problem, 20)
     lines: list[str] = []
-    found = mobility_search(problem, start, Work.planned(30, 300), progress=lines.append)
+    found = mobility_search(problem, start, Budget(30, time.monotonic() + 300),
+                            progress=lines.append)
     assert lower_bounds(problem)["ii"] <= found.ii < 20
     assert checked(graph, spec, found)
     assert any("mobility windows" in line for line in lines)
     mid = (lower_bounds(problem)["ii"] + 20) // 2
-    short = Work.planned(question_seconds(problem, mid) * 0.5, 300)
+    short = Budget(question_seconds(problem, mid) * 0.5, time.monotonic() + 300)
     assert mobility_search(problem, start, short) is start
