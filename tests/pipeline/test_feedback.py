@@ -21,6 +21,7 @@ from pipeline.flow import map_graph
 from pipeline.options import RunOptions
 from formulations.sections import Capacity, Section
 from pipeline.feedback import SectionUsage
+from pipeline import levels
 from pipeline.levels import (LOCAL_RETRIES, REPLACE_ROUNDS, BufferLevel, CompileState,
                              CutLevel, PlaceRouteLevel, SectionWork)
 from pipeline.section_pass import SectionFailure, SectionOutcome
@@ -125,6 +126,22 @@ def test_fig7c_first_cut_is_the_last_when_the_cut_probes_the_balancer():
     cut = next(s for s in mapping.stages if s["stage"] == "sections")
     assert cut["probe_rounds"] == 2 and cut["buffer_demand_pmus"] == 8
     assert all(s["scale"].get("pmu", 1.0) == 1.0 for s in mapping.sections)
+    _assert_fig7c_buffers(mapping)
+
+
+def test_the_cut_balances_its_own_sections_before_the_buffer_level(monkeypatch):
+    """Without probes (no share for them) the first cut of one section counts no buffers;
+    balancing that cut inside the cut level finds it too full, learns the buffers and cuts
+    again: still no feedback round, the same two sections as with probes."""
+    monkeypatch.setattr(levels, "PROBE_SHARE", 0.0)
+    mapping = run(fig7c_graph(), [CutLevel(fig7c_templates), BufferLevel(fig7c_templates),
+                                  PlaceRouteLevel()])
+    assert mapping.trace == [] and mapping.status == "mapped"
+    assert mapping.metrics["sections"] == 2
+    cut = next(s for s in mapping.stages if s["stage"] == "sections")
+    assert cut["probe_rounds"] == 0
+    assert cut["confirm_recuts"] == 1 and cut["confirm_overfull"][0] == [0]
+    assert cut["confirm_overfull"][-1] == []
     _assert_fig7c_buffers(mapping)
 
 
