@@ -53,9 +53,6 @@ WINDOW_SECONDS = 5.0
 #: With the time objective, the share of the budget left after the fewest sections that
 #: first goes to the least traffic (the time objective then starts from its cut).
 TRAFFIC_SHARE = 0.5
-#: Share of the budget left after the count phase that windows re-cutting their sections
-#: into one fewer may use (:meth:`_Cutter.fewer_sections`).
-FEWER_SHARE = 1 / 3
 
 
 def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
@@ -117,7 +114,6 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
     cutter = _Cutter(graph, cap, scales, tuple(separate), settings, budget, plan, run_all,
                      buffers, costs)
     best = cutter.fewest_sections()
-    best = cutter.fewer_sections(best)
     best = cutter.least_cost(best)
     _keep_the_better(graph, cap, scales, plan, best, buffers, costs)
     plan.extra["seconds_of_batches"] = [[round(t, 3) for t in batch] for batch in cutter.batches]
@@ -196,76 +192,6 @@ class _Cutter:
             # proven: no cut of this many sections fits with the buffers as estimated
             self.plan.extra["bound_with_buffers"] = count + 1
         return assignment_of(self.plan.sections)
-
-    def fewer_sections(self, best: dict[str, int]) -> dict[str, int]:
-        """``best`` with sections merged away by windows: the sections of each window of
-        :data:`WINDOW` consecutive ones, re-cut into one section fewer (the rest fixed),
-        replace it when that is no slower per sample with costs (any fitting cut without),
-        within :data:`FEWER_SHARE` of the budget left and down to the bound with buffers.
-
-        The count phase asks a whole-graph model for a cut of each count and, unanswered
-        within its plan, keeps greedy's count (bert_l-12 inference on plasticine: 12
-        sections, 10 not proven impossible). A window's model is small and starts from its
-        own cut squeezed into one section fewer. Two phases of side-by-side windows, the
-        second straddling the first's borders; a phase's windows share no section, so
-        they are independent solves (applied from the last, so that earlier windows keep
-        their numbers)."""
-        count = before = max(best.values()) + 1
-        floor = self.plan.extra.get("bound_with_buffers", self.plan.lower_bound)
-        keep = (1 - FEWER_SHARE) * self.budget.left()
-        size = min(WINDOW, count)
-        while count > floor and not self.out_of_time(keep):
-            merged = 0
-            for offset in (0, max(1, size // 2)):
-                if count <= floor or self.out_of_time(keep):
-                    break
-                merged += self.merge_phase(best, count, floor, size, offset, keep)
-                count = max(best.values()) + 1
-            if not merged and size >= count:
-                break
-            size = min(WINDOW, count) if merged else min(size + 3, count)
-        self.plan.extra["merged_sections"] = before - count
-        return best
-
-    def merge_phase(self, best: dict[str, int], count: int, floor: int, size: int,
-                    offset: int, keep: float) -> int:
-        """One phase of :meth:`fewer_sections`: windows of ``size`` sections side by side
-        from ``offset``, each re-cut into one fewer; how many sections were merged away."""
-        phase = [(first, min(first + size, count)) for first in range(offset, count, size)
-                 if min(first + size, count) - first >= 2]
-        subs = [self.graph.subgraph([v for v in self.graph.node_ids if first <= best[v] < last])
-                for first, last in phase]
-        seconds = [self.window_seconds(last - first, len(phase), keep) for first, last in phase]
-        jobs = [self.job(sub, last - first - 1, t, first=first, costs=self.costs,
-                         hint={v: (best[v] - first) * (last - first - 1) // (last - first)
-                               for v in sub.node_ids})
-                for (first, last), sub, t in zip(phase, subs, seconds)]
-        merged = 0
-        solved = solve_each(jobs, self.budget, self.run_all, self.batches)
-        for (first, last), sub, job, one in reversed(list(zip(phase, subs, jobs, solved))):
-            self.plan.results.append(one.result)
-            if count - merged > floor and self.merge(best, sub, first, last, one, job.costs):
-                merged += 1
-        return merged
-
-    def merge(self, assignment: dict[str, int], sub: Graph, first: int, last: int,
-              solved: CutSolved, costs: CutCosts | None) -> bool:
-        """Take window ``sub``'s cut into one section fewer (sections ``first`` to ``last``
-        before) when it is no slower than its cut now (``costs``; any cut without):
-        the later sections move down by one. Whether it was taken."""
-        if solved.assignment is None:
-            return False
-        local = {v: assignment[v] - first for v in sub.node_ids}
-        if costs is not None and better(cut_cost(sub, local, costs),
-                                        cut_cost(sub, solved.assignment, costs)):
-            return False
-        inside = set(sub.node_ids)
-        for v in self.graph.node_ids:
-            if v in inside:
-                assignment[v] = solved.assignment[v] + first
-            elif assignment[v] >= last:
-                assignment[v] -= 1
-        return True
 
     def least_cost(self, best: dict[str, int]) -> dict[str, int]:
         """With ``best``'s section count, the cut of least traffic, then with costs of least

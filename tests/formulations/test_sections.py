@@ -323,24 +323,3 @@ def test_the_cut_records_its_solves_batch_by_batch():
     batches = plan.extra["seconds_of_batches"]
     assert batches and all(len(b) >= 1 and all(t >= 0 for t in b) for b in batches)
     assert len(plan.results) <= sum(map(len, batches))
-
-
-def test_windows_merge_sections_that_the_count_phase_left(monkeypatch):
-    """Greedy packs 2, 3, 1, 2 PCUs into three sections of 4 ({n0, n2}, {n1}, {n3}); two
-    fit ({n0, n3}, {n1, n2}). With the whole-graph count phase out of its plan, a window
-    re-cut into one section fewer finds them, and with costs it is faster (two sections'
-    slowest stages instead of three)."""
-    import formulations.sections.cut as sections
-    from formulations.sections.costs import CutCosts, cut_time
-    from formulations.sections.problem import assignment_of
-    monkeypatch.setattr(sections, "PAIR_SECONDS", 1e9)      # no whole-graph count solve
-    graph = Graph("pack", [Node(f"n{i}", unit="pcu", pcu=float(s))
-                           for i, s in enumerate([2, 3, 1, 2])], [])
-    cap = Capacity(pcu=4, pmu=0, total=4, agcu=0)
-    costs = CutCosts({f"n{i}": 5.0 for i in range(4)}, 0.0)
-    for with_costs in (None, costs):
-        plan = cut_sections(graph, cap, SolveSettings("cp-sat", 5.0), costs=with_costs)
-        check_cut(graph, cap, plan)
-        assert plan.greedy_sections == 3 and plan.count == 2
-        assert plan.extra["merged_sections"] == 1
-    assert cut_time(graph, assignment_of(plan.sections), costs) == 10.0
