@@ -385,3 +385,55 @@ def test_a_raised_scale_never_makes_a_single_node_unplaceable():
     assert 1.0 < state.scales[0]["pmu"] <= 8 / 2.0          # w (2 PMUs) still fits 8
     assert state.default_scale["pmu"] <= 4.0
     assert CutLevel().fix(state, data) is None or state.scales[0]["pmu"] <= 4.0
+
+
+# --- the cut level's re-cut after balancing its own cut: two candidates, time decides -------------
+def _chain4(d_pcus: float | None = None) -> Graph:
+    """a -> b -> c -> d: heavy a->b and c->d, light b->c (a cut there costs least time)."""
+    nodes = [Node(v, unit="pcu", pcu=d_pcus if v == "d" else None) for v in "abcd"]
+    edges = [Edge("a", "b", bytes=10**6), Edge("b", "c", bytes=10), Edge("c", "d", bytes=10**6)]
+    return Graph("chain4", nodes, edges)
+
+
+def _plan(graph: Graph, cut: list[list[str]]):
+    from formulations.sections.problem import SectionPlan, sections_from
+    sections = sections_from(graph, {v: k for k, part in enumerate(cut) for v in part})
+    return SectionPlan(sections, 1, len(cut), 0.0, 0.0, "stand-in")
+
+
+def _ab_buffers(pmus: int):
+    """A balancer that adds ``pmus`` PMUs on a -> b wherever both share a section."""
+    def balance(sub: Graph, spec, options, settings, section=None) -> TemplateBuffers:
+        return TemplateBuffers({i: {"pmus_added": pmus} for i, e in enumerate(sub.edges)
+                                if (e.src, e.dst) == ("a", "b")})
+    return balance
+
+
+@pytest.mark.parametrize("plain_fits", [True, False])
+def test_a_recut_keeps_the_fitting_candidate_of_least_time(monkeypatch, plain_fits):
+    """The first cut (one section) overflows with its buffers. The re-cut weighs the cut
+    with the learned demand ({a}, {b, c, d}: it crosses a heavy edge) and the plain
+    least-traffic cut ({a, b}, {c, d}: the light edge): the plain cut is faster and kept
+    when it fits; when its section {a, b} overflows too, the other is kept."""
+    # plain_fits: 4 PMUs on a -> b, d takes 6 PCUs: only the first cut (9 PCUs) is too full;
+    # else 9 PMUs on a -> b overflow tiny's 8 wherever a and b share a section
+    graph = _chain4(6.0 if plain_fits else None)
+    cuts = {"demand": [["a"], ["b", "c", "d"]], "plain": [["a", "b"], ["c", "d"]]}
+    asked = []
+
+    def cut(state, graph, settings, scales, separate, first_id, **how):
+        asked.append("plain" if "costs" in how and how["costs"] is None else "demand")
+        return _plan(graph, cuts[asked[-1]])
+    monkeypatch.setattr(levels, "_cut", cut)
+    from hardware import build_fabric
+    state = CompileState(graph, TINY, build_fabric(TINY), OPTIONS,
+                         cap=Capacity.of_fabric(build_fabric(TINY)),
+                         budget=Budget(10.0))
+    level = CutLevel(_ab_buffers(4 if plain_fits else 9))
+    first = _plan(graph, [["a", "b", "c", "d"]])
+    kept = level._confirmed(state, graph, first, {}, [], time.monotonic() + 60)
+    assert sorted(asked) == ["demand", "plain"]
+    assert kept.extra["confirm_recuts"] == 1
+    assert kept.extra["confirm_overfull"][0] == [0]
+    assert kept.extra["plain_cut_kept"] is plain_fits
+    assert [s.nodes for s in kept.sections] == cuts["plain" if plain_fits else "demand"]
