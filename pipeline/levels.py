@@ -192,6 +192,9 @@ class CutLevel:
 
     def __init__(self, balancer: "Balancer | None" = None):
         self.balancer = balancer
+        #: The first cut's own balancing found a section too full and the cut's wall share
+        #: ran out before it could cut again (:meth:`_confirmed`).
+        self.uncut = False
 
     def run(self, state: CompileState) -> None:
         if state.work and state.recut_from is None:
@@ -315,6 +318,7 @@ class CutLevel:
                     cut_cost(graph, assignment_of(plain.sections), costs),
                     cut_cost(graph, assignment_of(plan.sections), costs))):
                 plan, overfull = plain, []
+        self.uncut = bool(overfull)
         plan.extra.setdefault("estimated_cycles_per_sample",
                               cut_time(graph, assignment_of(plan.sections), costs))
         plan.extra |= {"confirm_recuts": recuts, "confirm_overfull": learned,
@@ -325,8 +329,9 @@ class CutLevel:
     def _confirm(self, state: CompileState, graph: Graph, plan: SectionPlan, until: float,
                  batches: list, learned: list) -> list[int]:
         """Balance ``plan``'s sections, learn their edges' buffer PMUs; the ids of the
-        sections that do not fit with them (as the buffer level counts:
-        :func:`_fits_balanced`), also appended to ``learned``. The balancings' wall seconds
+        sections that fit without them and not with them (as the buffer level counts:
+        :func:`_fits_balanced`; a section too full without them is the estimates' error,
+        which the feedback's scale factor fixes), also appended to ``learned``. The balancings' wall seconds
         go to ``batches``."""
         probe = _Probe(state, self.balancer, graph, plan.sections, until)
         results = probe.balanced()
@@ -334,7 +339,8 @@ class CutLevel:
         overfull = []
         for s, sub, result in zip(plan.sections, probe.subs, results):
             learn_demand(state.buffer_demand, sub.edges, result.added)
-            if not _fits_balanced(sub, result.added, state.cap):
+            if _fits_balanced(sub, {}, state.cap) and not _fits_balanced(sub, result.added,
+                                                                          state.cap):
                 overfull.append(s.id)
         learned.append(overfull)
         return overfull
@@ -346,7 +352,7 @@ class CutLevel:
         work = state.work[k]
         if len(work.section.nodes) <= 1:
             return None          # one node that does not fit: nothing to cut
-        if data.code == ErrorCode.RESOURCE_TOO_LOW_PREDICTED and self._learned(state):
+        if data.code == ErrorCode.RESOURCE_TOO_LOW_PREDICTED and self._demand_unused(state):
             state.recut_from = k
             return (f"section {k} needs more PMUs with its stage buffers than its cut "
                     f"counted; buffer demand learned from the balanced sections "
@@ -363,6 +369,14 @@ class CutLevel:
         state.recut_from = k
         return (f"scale factor of section {k}: {_show(old)} -> {_show(new)}; "
                 f"re-cut from section {k}")
+
+    def _demand_unused(self, state: CompileState) -> bool:
+        """Whether the cut has buffer demand it has not cut with: learned now from the
+        balanced sections (:meth:`_learned`), or by its own balancing of a cut it then had no
+        time to cut again (:meth:`_confirmed`: learned, but not yet used)."""
+        unused = self._learned(state) or self.uncut
+        self.uncut = False
+        return unused
 
     @staticmethod
     def _learned(state: CompileState) -> bool:

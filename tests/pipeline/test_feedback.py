@@ -145,6 +145,22 @@ def test_the_cut_balances_its_own_sections_before_the_buffer_level(monkeypatch):
     _assert_fig7c_buffers(mapping)
 
 
+def test_a_cut_with_no_time_to_cut_again_hands_its_learned_buffers_to_the_feedback(monkeypatch):
+    """The cut's own balancing learns the buffers of its one section, but its wall share is
+    spent before it can cut again: the buffer level's overflow then re-cuts with the
+    learned buffers (no scale factor raised), though balancing taught nothing new then."""
+    monkeypatch.setattr(levels, "PROBE_SHARE", 0.0)
+    monkeypatch.setattr(levels, "CUT_WALL_SHARE", 1e-9)     # the cut's wall share: none
+    mapping = run(fig7c_graph(), [CutLevel(fig7c_templates), BufferLevel(fig7c_templates),
+                                  PlaceRouteLevel()])
+    cut = next(s for s in mapping.stages if s["stage"] == "sections")
+    assert cut["confirm_recuts"] == 0 and cut["confirm_overfull"] == [[0]]
+    assert [t["code"] for t in mapping.trace] == ["RESOURCE_TOO_LOW_PREDICTED"]
+    assert "buffer demand learned" in mapping.trace[0]["change"]
+    assert mapping.status == "mapped" and mapping.metrics["sections"] == 2
+    assert all(s["scale"].get("pmu", 1.0) == 1.0 for s in mapping.sections)
+
+
 def _assert_fig7c_buffers(mapping) -> None:
     where = {n: p["section"] for n, p in mapping.placement.items()}
     inserted = [b for b in mapping.buffers if b.get("buffer_inserted")]
@@ -388,9 +404,9 @@ def test_a_raised_scale_never_makes_a_single_node_unplaceable():
 
 
 # --- the cut level's re-cut after balancing its own cut: two candidates, time decides -------------
-def _chain4(d_pcus: float | None = None) -> Graph:
+def _chain4() -> Graph:
     """a -> b -> c -> d: heavy a->b and c->d, light b->c (a cut there costs least time)."""
-    nodes = [Node(v, unit="pcu", pcu=d_pcus if v == "d" else None) for v in "abcd"]
+    nodes = [Node(v, unit="pcu") for v in "abcd"]
     edges = [Edge("a", "b", bytes=10**6), Edge("b", "c", bytes=10), Edge("c", "d", bytes=10**6)]
     return Graph("chain4", nodes, edges)
 
@@ -401,11 +417,11 @@ def _plan(graph: Graph, cut: list[list[str]]):
     return SectionPlan(sections, 1, len(cut), 0.0, 0.0, "stand-in")
 
 
-def _ab_buffers(pmus: int):
-    """A balancer that adds ``pmus`` PMUs on a -> b wherever both share a section."""
+def _edge_buffers(pmus: dict[tuple[str, str], int]):
+    """A balancer that adds ``pmus[(u, v)]`` PMUs on u -> v wherever both share a section."""
     def balance(sub: Graph, spec, options, settings, section=None) -> TemplateBuffers:
-        return TemplateBuffers({i: {"pmus_added": pmus} for i, e in enumerate(sub.edges)
-                                if (e.src, e.dst) == ("a", "b")})
+        return TemplateBuffers({i: {"pmus_added": pmus[e.src, e.dst]}
+                                for i, e in enumerate(sub.edges) if (e.src, e.dst) in pmus})
     return balance
 
 
@@ -415,9 +431,9 @@ def test_a_recut_keeps_the_fitting_candidate_of_least_time(monkeypatch, plain_fi
     with the learned demand ({a}, {b, c, d}: it crosses a heavy edge) and the plain
     least-traffic cut ({a, b}, {c, d}: the light edge): the plain cut is faster and kept
     when it fits; when its section {a, b} overflows too, the other is kept."""
-    # plain_fits: 4 PMUs on a -> b, d takes 6 PCUs: only the first cut (9 PCUs) is too full;
-    # else 9 PMUs on a -> b overflow tiny's 8 wherever a and b share a section
-    graph = _chain4(6.0 if plain_fits else None)
+    # plain_fits: 5 PMUs on a -> b and on c -> d, 10 in the first cut, more than tiny's 8;
+    # else 9 PMUs on a -> b overflow wherever a and b share a section
+    graph = _chain4()
     cuts = {"demand": [["a"], ["b", "c", "d"]], "plain": [["a", "b"], ["c", "d"]]}
     asked = []
 
@@ -429,7 +445,8 @@ def test_a_recut_keeps_the_fitting_candidate_of_least_time(monkeypatch, plain_fi
     state = CompileState(graph, TINY, build_fabric(TINY), OPTIONS,
                          cap=Capacity.of_fabric(build_fabric(TINY)),
                          budget=Budget(10.0))
-    level = CutLevel(_ab_buffers(4 if plain_fits else 9))
+    level = CutLevel(_edge_buffers({("a", "b"): 5, ("c", "d"): 5} if plain_fits
+                                   else {("a", "b"): 9}))
     first = _plan(graph, [["a", "b", "c", "d"]])
     kept = level._confirmed(state, graph, first, {}, [], time.monotonic() + 60)
     assert sorted(asked) == ["demand", "plain"]
