@@ -454,3 +454,26 @@ def test_a_recut_keeps_the_fitting_candidate_of_least_time(monkeypatch, plain_fi
     assert kept.extra["confirm_overfull"][0] == [0]
     assert kept.extra["plain_cut_kept"] is plain_fits
     assert [s.nodes for s in kept.sections] == cuts["plain" if plain_fits else "demand"]
+
+
+def test_a_recut_cut_short_and_slower_leaves_the_first_cut_to_the_feedback(monkeypatch):
+    """When the wall clock cut the re-cut short and it is slower than the cut it replaces
+    (and the plain cut does not fit), the first cut stays, its learned buffers handed to
+    the feedback (which re-cuts from the section too full)."""
+    graph = _chain4()
+
+    def cut(state, graph, settings, scales, separate, first_id, **how):
+        if "costs" in how and how["costs"] is None:
+            return _plan(graph, [["a", "b"], ["c", "d"]])          # overflows: a -> b inside
+        plan = _plan(graph, [["a"], ["b"], ["c"], ["d"]])          # greedy's, cut short
+        plan.extra["cut_short"] = True
+        return plan
+    monkeypatch.setattr(levels, "_cut", cut)
+    from hardware import build_fabric
+    state = CompileState(graph, TINY, build_fabric(TINY), OPTIONS,
+                         cap=Capacity.of_fabric(build_fabric(TINY)), budget=Budget(10.0))
+    level = CutLevel(_edge_buffers({("a", "b"): 9}))
+    first = _plan(graph, [["a", "b", "c"], ["d"]])
+    kept = level._confirmed(state, graph, first, {}, [], time.monotonic() + 60)
+    assert kept is first and kept.extra["confirm_recuts"] == 1
+    assert level.uncut and state.buffer_demand[("a", "b")] == 9
