@@ -311,6 +311,7 @@ class CutLevel:
                       f"{sum(state.buffer_demand.values()):g} buffer PMUs learned")
             recuts += 1
             previous, previous_overfull = plan, overfull
+            demand = dict(state.buffer_demand)      # what the cut it replaces taught
             settings = _cut_settings(state.options, state.budget)
             if plain is None:          # the cut that counts no buffers, once
                 settings = settings.with_time(settings.time_limit / 2)
@@ -327,6 +328,8 @@ class CutLevel:
                     cut_cost(graph, assignment_of(previous.sections), costs),
                     cut_cost(graph, assignment_of(plan.sections), costs)):
                 plan, overfull = previous, previous_overfull     # the feedback re-cuts it
+                state.buffer_demand.clear()       # with what that cut taught, not what the
+                state.buffer_demand.update(demand)  # candidates' sections added
                 break
         self.uncut = bool(overfull)
         plan.extra.setdefault("estimated_cycles_per_sample",
