@@ -33,10 +33,12 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from formulations.sections import (Capacity, Section, SectionError, cut_sections,
+from formulations.sections import (Capacity, Section, SectionError, SectionPlan, cut_sections,
                                    greedy_sections, materialize_banks)
 from formulations.sections.buffers import fits_after_balancing, learn_demand
-from formulations.sections.costs import cut_costs
+from formulations.sections.costs import cut_costs, cut_time
+from formulations.sections.cut import better, cut_cost
+from formulations.sections.problem import assignment_of
 from formulations.sections.portfolio import RunAll
 from formulations.solver import to_epoch
 from hardware import RduFabric, RduSpec
@@ -77,6 +79,9 @@ PROBE_SECONDS = 0.05
 #: of 32 sections, 6.1 planned seconds and 9 s of wall time, when the whole cut was planned
 #: 4.4 s and the mapping's deadline was 17.4 s away.
 PROBE_SHARE = 0.5
+#: Whole re-cuts at most when the first cut's own sections, balanced, do not fit
+#: (:meth:`CutLevel._confirmed`).
+CONFIRM_ROUNDS = 2
 
 
 @dataclass
@@ -182,6 +187,9 @@ class CutLevel(Level):
 
     def __init__(self, balancer: "Balancer | None" = None):
         self.balancer = balancer
+        #: The first cut's own balancing found a section too full and the cut's wall share
+        #: ran out before it could cut again (:meth:`_confirmed`).
+        self.uncut = False
 
     def run(self, state: CompileState) -> None:
         if state.work and state.recut_from is None:
@@ -196,14 +204,15 @@ class CutLevel(Level):
         separate = [p for p in state.separate if p[0] in rest]
         try:
             settings = _cut_settings(state.options, state.budget)
-            probe = {} if state.work else self._probe(state, graph, scales, separate,
-                                                      PROBE_SHARE * settings.time_limit,
-                                                      settings.deadline)
+            first = not state.work
+            probe = self._probe(state, graph, scales, separate,
+                                PROBE_SHARE * settings.time_limit,
+                                settings.deadline) if first else {}
             settings = replace(settings, time_limit=settings.time_limit
                                - probe.get("probe_planned", 0.0))
-            plan = cut_sections(graph, state.cap, settings, scales, separate=separate,
-                                first_id=len(keep), run_all=_cut_runner(state),
-                                buffers=state.buffer_demand, costs=cut_costs(graph, state.spec))
+            plan = _cut(state, graph, settings, scales, separate, len(keep))
+            if first:
+                plan = self._confirmed(state, graph, plan, scales, separate, settings.deadline)
         except SectionError as exc:
             raise MappingError(ErrorHandlingData(ErrorCode.UNRESOLVABLE, self.name, str(exc)))
         plan.extra |= probe
@@ -237,25 +246,17 @@ class CutLevel(Level):
         if self.balancer is None:
             return {}
         planned, rounds, overfull, batches = 0.0, 0, 0, []
-        settings = replace(state.budget.settings(state.options, "buffers", PROBE_SECONDS),
-                           deadline=None, export_dir=None)
-        deadline = to_epoch(until, state.budget.clock)
         while rounds < PROBE_ROUNDS and state.budget.clock() < until:
             sections = greedy_sections(graph, state.cap, scales, separate, state.buffer_demand)
-            subs = [graph.subgraph(s.nodes, name=f"{graph.name}/probe{s.id}") for s in sections]
-            twins = twins_of(subs)
-            tasks = [BufferTask(sub, state.spec, s.id, state.options, settings, self.balancer,
-                                deadline) for k, (s, sub) in enumerate(zip(sections, subs))
-                     if k not in twins]
-            if planned + PROBE_SECONDS * len(tasks) > seconds:
+            probe = _Probe(state, self.balancer, graph, sections, until)
+            if planned + probe.planned > seconds:
                 break                 # the cut's share would not cover this probe
             rounds += 1
-            planned += PROBE_SECONDS * len(tasks)
-            results = _balanced(state, tasks, twins, [s.id for s in sections])
+            planned += probe.planned
+            results = probe.balanced()
             overfull = 0
-            batches.append([round(result.stage.get("time") or 0.0, 3) for result in results
-                            if "twin_of" not in result.stage])
-            for s, sub, result in zip(sections, subs, results):
+            batches.append(probe.seconds(results))
+            for s, sub, result in zip(sections, probe.subs, results):
                 learn_demand(state.buffer_demand, sub.edges, result.added)
                 overfull += not fits_after_balancing(s, sum(result.added.values()), state.cap)
             if not overfull:
@@ -268,6 +269,90 @@ class CutLevel(Level):
                 "buffer_demand_pmus": sum(state.buffer_demand.values()),
                 "seconds_of_probe_batches": batches}
 
+    def _confirmed(self, state: CompileState, graph: Graph, plan: SectionPlan, scales: dict,
+                   separate: list, until: float) -> SectionPlan:
+        """The first cut with its own sections balanced once (one probe of the model's cut,
+        :data:`PROBE_SECONDS` a section), so that the buffer level finds them fitting.
+
+        The greedy probes teach only the edges that greedy cuts put inside a section; the
+        model's cut puts others together (gnmt training on plasticine: its section 2 needed
+        183 PMUs with its stage buffers, 64 fit, and the feedback's re-cut from section 2
+        left 5 sections at 0.908x the old code's throughput). A section that overflows
+        after balancing teaches its edges (the lazily added cut) and the whole graph is cut
+        again, on a fresh cut plan as a feedback round's re-cut would be, at most
+        :data:`CONFIRM_ROUNDS` times, all before the cut's wall-clock cap ``until``.
+
+        A re-cut weighs two candidates, each balanced likewise, and keeps the fitting one of
+        least estimated time (:func:`~formulations.sections.cut.cut_cost`): the cut with
+        the demand learned so far, and the cut of least traffic that counts no buffers (the
+        code before issue 33's). The learned demand is each edge's largest over the cuts
+        balanced, while balancing spreads a section's delay over its edges in more than one
+        way: on gnmt training, 8 edges carried 128 learned PMUs that the least-traffic
+        cut's section 3 needs none of, so the demand alone shut out a cut that fits and is
+        faster. A re-cut that the wall clock cut short (a loaded machine) and that is slower
+        than the cut it replaces is dropped: the feedback then re-cuts from the first section
+        too full, with the demand learned (resnet50 training on plasticine at load 2-3: the
+        re-cut was greedy's 19 sections at 5.82 samples/s, where the feedback's re-cut gives
+        17 at 7.31). What the balancing of a fitting cut cannot know (routing) stays with the
+        feedback."""
+        if self.balancer is None:
+            return plan
+        costs = cut_costs(graph, state.spec)
+        recuts, learned, batches, plain = 0, [], [], None
+        overfull = self._confirm(state, graph, plan, until, batches, learned)
+        while overfull and recuts < CONFIRM_ROUNDS and state.budget.clock() < until:
+            state.say(f"section(s) {', '.join(map(str, overfull))} of the cut need more PMUs "
+                      f"with their stage buffers than the chip has; cut again with "
+                      f"{sum(state.buffer_demand.values()):g} buffer PMUs learned")
+            recuts += 1
+            previous, previous_overfull = plan, overfull
+            demand = dict(state.buffer_demand)      # what the cut it replaces taught
+            settings = _cut_settings(state.options, state.budget)
+            if plain is None:          # the cut that counts no buffers, once
+                settings = settings.with_time(settings.time_limit / 2)
+                plain = _cut(state, graph, settings, scales, separate, 0, buffers={}, costs=None)
+                plain.extra["overfull"] = self._confirm(state, graph, plain, until, batches,
+                                                        learned)
+            plan = _cut(state, graph, settings, scales, separate, 0)
+            overfull = self._confirm(state, graph, plan, until, batches, learned)
+            if not plain.extra["overfull"] and (overfull or better(
+                    cut_cost(graph, assignment_of(plain.sections), costs),
+                    cut_cost(graph, assignment_of(plan.sections), costs))):
+                plan, overfull = plain, []
+            if plan.extra.get("cut_short") and better(
+                    cut_cost(graph, assignment_of(previous.sections), costs),
+                    cut_cost(graph, assignment_of(plan.sections), costs)):
+                plan, overfull = previous, previous_overfull     # the feedback re-cuts it
+                state.buffer_demand.clear()       # with what that cut taught, not what the
+                state.buffer_demand.update(demand)  # candidates' sections added
+                break
+        self.uncut = bool(overfull)
+        plan.extra.setdefault("estimated_cycles_per_sample",
+                              cut_time(graph, assignment_of(plan.sections), costs))
+        plan.extra |= {"confirm_recuts": recuts, "confirm_overfull": learned,
+                       "seconds_of_confirm_batches": batches,
+                       "plain_cut_kept": plan is plain}
+        return plan
+
+    def _confirm(self, state: CompileState, graph: Graph, plan: SectionPlan, until: float,
+                 batches: list, learned: list) -> list[int]:
+        """Balance ``plan``'s sections, learn their edges' buffer PMUs; the ids of the
+        sections that fit without them and not with them (as the buffer level counts:
+        :func:`_fits_balanced`; a section too full without them is the estimates' error,
+        which the feedback's scale factor fixes), also appended to ``learned``. The balancings' wall seconds
+        go to ``batches``."""
+        probe = _Probe(state, self.balancer, graph, plan.sections, until)
+        results = probe.balanced()
+        batches.append(probe.seconds(results))
+        overfull = []
+        for s, sub, result in zip(plan.sections, probe.subs, results):
+            learn_demand(state.buffer_demand, sub.edges, result.added)
+            if _fits_balanced(sub, {}, state.cap) and not _fits_balanced(sub, result.added,
+                                                                          state.cap):
+                overfull.append(s.id)
+        learned.append(overfull)
+        return overfull
+
     def fix(self, state: CompileState, data: ErrorHandlingData) -> str | None:
         if data.code == ErrorCode.LATENCY_BOTTLENECK:
             return self._separate(state, data)
@@ -275,7 +360,7 @@ class CutLevel(Level):
         work = state.work[k]
         if len(work.section.nodes) <= 1:
             return None          # one node that does not fit: nothing to cut
-        if data.code == ErrorCode.RESOURCE_TOO_LOW_PREDICTED and self._learned(state):
+        if data.code == ErrorCode.RESOURCE_TOO_LOW_PREDICTED and self._demand_unused(state):
             state.recut_from = k
             return (f"section {k} needs more PMUs with its stage buffers than its cut "
                     f"counted; buffer demand learned from the balanced sections "
@@ -292,6 +377,14 @@ class CutLevel(Level):
         state.recut_from = k
         return (f"scale factor of section {k}: {_show(old)} -> {_show(new)}; "
                 f"re-cut from section {k}")
+
+    def _demand_unused(self, state: CompileState) -> bool:
+        """Whether the cut has buffer demand it has not cut with: learned now from the
+        balanced sections (:meth:`_learned`), or by its own balancing of a cut it then had no
+        time to cut again (:meth:`_confirmed`: learned, but not yet used)."""
+        unused = self._learned(state) or self.uncut
+        self.uncut = False
+        return unused
 
     @staticmethod
     def _learned(state: CompileState) -> bool:
@@ -311,6 +404,57 @@ class CutLevel(Level):
         where = {n: w.section.id for w in state.work for n in w.section.nodes}
         state.recut_from = where[a]
         return f'stage boundary moved between "{a}" and "{b}"; re-cut from section {where[a]}'
+
+
+def _cut(state: CompileState, graph: Graph, settings, scales: dict, separate: list,
+         first_id: int, **how) -> SectionPlan:
+    """The section cut of ``graph`` (:func:`~formulations.sections.cut_sections`): with the
+    buffer demand learned so far and the time objective, unless ``how`` says otherwise
+    (``buffers``, ``costs``)."""
+    how = {"buffers": state.buffer_demand, "costs": cut_costs(graph, state.spec)} | how
+    return cut_sections(graph, state.cap, settings, scales, separate=separate,
+                        first_id=first_id, run_all=_cut_runner(state), **how)
+
+
+@dataclass
+class _Probe:
+    """One balancing of every section of a cut, :data:`PROBE_SECONDS` planned each (below
+    the balancer's threshold for simulating: a probe needs the PMUs only), twins once."""
+
+    state: CompileState
+    balancer: "Balancer"
+    graph: Graph
+    sections: list[Section]
+    until: float                # the cut's wall-clock cap (``state.budget.clock()``)
+    subs: list[Graph] = field(init=False)
+    tasks: list[BufferTask] = field(init=False)
+    twins: dict[int, int] = field(init=False)
+
+    def __post_init__(self):
+        state = self.state
+        settings = replace(state.budget.settings(state.options, "buffers", PROBE_SECONDS),
+                           deadline=None, export_dir=None)
+        deadline = to_epoch(self.until, state.budget.clock)
+        self.subs = [self.graph.subgraph(s.nodes, name=f"{self.graph.name}/probe{s.id}")
+                     for s in self.sections]
+        self.twins = twins_of(self.subs)
+        self.tasks = [BufferTask(sub, state.spec, s.id, state.options, settings, self.balancer,
+                                 deadline)
+                      for k, (s, sub) in enumerate(zip(self.sections, self.subs))
+                      if k not in self.twins]
+
+    @property
+    def planned(self) -> float:
+        return PROBE_SECONDS * len(self.tasks)
+
+    def balanced(self) -> list[BufferResult]:
+        return _balanced(self.state, self.tasks, self.twins, [s.id for s in self.sections])
+
+    @staticmethod
+    def seconds(results: list[BufferResult]) -> list[float]:
+        """The wall seconds of the balancings that ran (a batch of the cut)."""
+        return [round(r.stage.get("time") or 0.0, 3) for r in results
+                if "twin_of" not in r.stage]
 
 
 def _raised_scale(old: dict[str, float], usage: SectionUsage | None,
@@ -473,8 +617,7 @@ class BufferLevel(Level):
             w.buffer_rows = {index[local]: row for local, row in result.rows.items()}
             w.buffer_lines, added = result.lines, result.added
             state.stages.append(result.stage)
-        buffered, local_map = materialize_buffers(sub, added)
-        w.graph = materialize_banks(buffered)
+        w.graph, local_map = _with_buffers(sub, added)
         w.edge_map = {index[local]: chain for local, chain in local_map.items()}
 
 
@@ -482,6 +625,19 @@ class BufferLevel(Level):
 def _fits(d: dict[str, float], cap: Capacity) -> bool:
     return d["pcu"] <= cap.pcu and d["pmu"] <= cap.pmu and d["units"] <= cap.total \
         and d["agcu"] <= cap.agcu
+
+
+def _with_buffers(sub: Graph, added: dict[int, int]) -> tuple[Graph, dict[int, list[int]]]:
+    """Section ``sub`` as placement will see it: ``added`` PMUs of stage buffers per local
+    edge (:func:`materialize_buffers`), banks and lanes of multi-unit nodes
+    (:func:`~formulations.sections.materialize_banks`); and each edge's local chain."""
+    buffered, local_map = materialize_buffers(sub, added)
+    return materialize_banks(buffered), local_map
+
+
+def _fits_balanced(sub: Graph, added: dict[int, int], cap: Capacity) -> bool:
+    """Whether section ``sub`` fits the chip with the buffers balancing ``added``."""
+    return _fits(sites_needed(_with_buffers(sub, added)[0]), cap)
 
 
 def materialize_buffers(sub: Graph, added: dict[int, int]) -> tuple[Graph, dict[int, list[int]]]:

@@ -37,6 +37,8 @@ BUDGET = float(os.environ.get("RDAMAP_FIRST_CUT_BUDGET", 60.0))
 SN10_GRAPHS = ("OperatorGraphs/bert_L-12_training", "OperatorGraphs/resnet50_training",
                "OperatorGraphs/bert_l-12_inference")
 QUICK_GRAPH = "OperatorGraphs/bert_l-12_inference"
+#: Only these rows ("GRAPH PRESET", comma-separated, from ``$RDAMAP_FIRST_CUT_ROWS``) when set.
+ROWS = {r.strip() for r in os.environ.get("RDAMAP_FIRST_CUT_ROWS", "").split(",") if r.strip()}
 REPO = Path(__file__).resolve().parents[2]
 #: Seconds one entry (two runs) may take.
 ENTRY_TIMEOUT = 6 * BUDGET
@@ -52,6 +54,7 @@ COLUMNS = (
     Column("rounds_base", "feedback rounds (base)"),
     Column("rounds", "feedback rounds"),
     Column("probes", "probes"),
+    Column("recuts", "cut again (kept)"),
     Column("buffer_pmus", "learned buffer PMUs"),
     Column("throughput_base", "samples/s (base)", "{:,.4g}"),
     Column("throughput", "samples/s", "{:,.4g}"),
@@ -94,7 +97,17 @@ def _run(tree: Path, graph: Path, preset: str, budget: float, seed: int) -> dict
             "lower_bound": first.get("lower_bound"),
             "bound_buffers": first.get("bound_with_buffers"),
             "probes": first.get("probe_rounds"), "buffer_pmus": first.get("buffer_demand_pmus"),
+            "recuts": _recuts(first),
             "cut_s": sum(s.get("time") or 0.0 for s in cuts)}
+
+
+def _recuts(cut: dict) -> str | None:
+    """How often the cut level cut the graph again after balancing its own cut, and which
+    candidate it kept ("plain": the least-traffic cut that counts no buffers)."""
+    if "confirm_recuts" not in cut:
+        return None
+    n = cut["confirm_recuts"]
+    return f"{n} (plain)" if cut.get("plain_cut_kept") else str(n)
 
 
 def compare(graph: str, preset: str, budget: float = BUDGET, seed: int = 0) -> dict[str, Any]:
@@ -104,8 +117,8 @@ def compare(graph: str, preset: str, budget: float = BUDGET, seed: int = 0) -> d
     base = _run(Path(os.environ["RDAMAP_BASELINE"]), path, preset, budget, seed)
     new = _run(REPO, path, preset, budget, seed)
     row = {key: new.get(key) for key in ("sections", "lower_bound", "bound_buffers", "rounds",
-                                          "probes", "buffer_pmus", "throughput", "dram",
-                                          "wall", "cut_s")}
+                                          "probes", "recuts", "buffer_pmus", "throughput",
+                                          "dram", "wall", "cut_s")}
     row |= {f"{key}_base": base.get(key) for key in ("sections", "rounds", "throughput",
                                                     "dram", "wall")}
     if new.get("throughput") and base.get("throughput"):
@@ -126,6 +139,8 @@ def _entries(quick: bool) -> list[Entry]:
             for preset in ("plasticine",) + (("sn10",) if name in SN10_GRAPHS else ())]
     if quick:
         rows = [r for r in rows if r[0] == QUICK_GRAPH and r[1] == "plasticine"]
+    if ROWS:
+        rows = [r for r in rows if f"{r[0]} {r[1]}" in ROWS]
     return [Entry(f"{name} {preset}", "benchmarks.suites.first_cut:compare",
                   {"graph": name, "preset": preset}, timeout=ENTRY_TIMEOUT,
                   fixed={"graph": name, "preset": preset, "nodes": nodes}, skip=skip)
@@ -143,6 +158,8 @@ SUITE = Suite(
            "Bound = the cut's lower bound on its first cut (unit estimates only); bound with "
            "buffers = the fewest sections the section model, with the learned buffer PMUs, "
            "did not prove infeasible. Probes = greedy cuts balanced to learn each edge's "
-           "buffer PMUs before the first cut; learned buffer PMUs = their sum. Throughput = "
+           "buffer PMUs before the first cut; learned buffer PMUs = their sum. Cut again = "
+           "whole re-cuts after the cut level balanced its own cut and found a section too "
+           "full ((plain): the least-traffic cut that counts no buffers was kept). Throughput = "
            "sim.perf's samples/s of the mapping (one batch of 256)."),
 )

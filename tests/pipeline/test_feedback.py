@@ -21,6 +21,7 @@ from pipeline.flow import map_graph
 from pipeline.options import RunOptions
 from formulations.sections import Capacity, Section
 from pipeline.feedback import SectionUsage
+from pipeline import levels
 from pipeline.levels import (LOCAL_RETRIES, REPLACE_ROUNDS, BufferLevel, CompileState,
                              CutLevel, PlaceRouteLevel, SectionWork)
 from pipeline.section_pass import SectionFailure, SectionOutcome
@@ -126,6 +127,38 @@ def test_fig7c_first_cut_is_the_last_when_the_cut_probes_the_balancer():
     assert cut["probe_rounds"] == 2 and cut["buffer_demand_pmus"] == 8
     assert all(s["scale"].get("pmu", 1.0) == 1.0 for s in mapping.sections)
     _assert_fig7c_buffers(mapping)
+
+
+def test_the_cut_balances_its_own_sections_before_the_buffer_level(monkeypatch):
+    """Without probes (no share for them) the first cut of one section counts no buffers;
+    balancing that cut inside the cut level finds it too full, learns the buffers and cuts
+    again: still no feedback round, the same two sections as with probes."""
+    monkeypatch.setattr(levels, "PROBE_SHARE", 0.0)
+    mapping = run(fig7c_graph(), [CutLevel(fig7c_templates), BufferLevel(fig7c_templates),
+                                  PlaceRouteLevel()])
+    assert mapping.trace == [] and mapping.status == "mapped"
+    assert mapping.metrics["sections"] == 2
+    cut = next(s for s in mapping.stages if s["stage"] == "sections")
+    assert cut["probe_rounds"] == 0
+    assert cut["confirm_recuts"] == 1 and cut["confirm_overfull"][0] == [0]
+    assert cut["confirm_overfull"][-1] == []
+    _assert_fig7c_buffers(mapping)
+
+
+def test_a_cut_with_no_time_to_cut_again_hands_its_learned_buffers_to_the_feedback(monkeypatch):
+    """The cut's own balancing learns the buffers of its one section, but its wall share is
+    spent before it can cut again: the buffer level's overflow then re-cuts with the
+    learned buffers (no scale factor raised), though balancing taught nothing new then."""
+    monkeypatch.setattr(levels, "PROBE_SHARE", 0.0)
+    monkeypatch.setattr(levels, "CUT_WALL_SHARE", 1e-9)     # the cut's wall share: none
+    mapping = run(fig7c_graph(), [CutLevel(fig7c_templates), BufferLevel(fig7c_templates),
+                                  PlaceRouteLevel()])
+    cut = next(s for s in mapping.stages if s["stage"] == "sections")
+    assert cut["confirm_recuts"] == 0 and cut["confirm_overfull"] == [[0]]
+    assert [t["code"] for t in mapping.trace] == ["RESOURCE_TOO_LOW_PREDICTED"]
+    assert "buffer demand learned" in mapping.trace[0]["change"]
+    assert mapping.status == "mapped" and mapping.metrics["sections"] == 2
+    assert all(s["scale"].get("pmu", 1.0) == 1.0 for s in mapping.sections)
 
 
 def _assert_fig7c_buffers(mapping) -> None:
@@ -386,3 +419,79 @@ def test_a_raised_scale_never_makes_a_single_node_unplaceable():
     assert 1.0 < state.scales[0]["pmu"] <= 8 / 2.0          # w (2 PMUs) still fits 8
     assert state.default_scale["pmu"] <= 4.0
     assert CutLevel().fix(state, data) is None or state.scales[0]["pmu"] <= 4.0
+
+
+# --- the cut level's re-cut after balancing its own cut: two candidates, time decides -------------
+def _chain4() -> Graph:
+    """a -> b -> c -> d: heavy a->b and c->d, light b->c (a cut there costs least time)."""
+    nodes = [Node(v, unit="pcu") for v in "abcd"]
+    edges = [Edge("a", "b", bytes=10**6), Edge("b", "c", bytes=10), Edge("c", "d", bytes=10**6)]
+    return Graph("chain4", nodes, edges)
+
+
+def _plan(graph: Graph, cut: list[list[str]]):
+    from formulations.sections.problem import SectionPlan, sections_from
+    sections = sections_from(graph, {v: k for k, part in enumerate(cut) for v in part})
+    return SectionPlan(sections, 1, len(cut), 0.0, 0.0, "stand-in")
+
+
+def _edge_buffers(pmus: dict[tuple[str, str], int]):
+    """A balancer that adds ``pmus[(u, v)]`` PMUs on u -> v wherever both share a section."""
+    def balance(sub: Graph, spec, options, settings, section=None) -> TemplateBuffers:
+        return TemplateBuffers({i: {"pmus_added": pmus[e.src, e.dst]}
+                                for i, e in enumerate(sub.edges) if (e.src, e.dst) in pmus})
+    return balance
+
+
+@pytest.mark.parametrize("plain_fits", [True, False])
+def test_a_recut_keeps_the_fitting_candidate_of_least_time(monkeypatch, plain_fits):
+    """The first cut (one section) overflows with its buffers. The re-cut weighs the cut
+    with the learned demand ({a}, {b, c, d}: it crosses a heavy edge) and the plain
+    least-traffic cut ({a, b}, {c, d}: the light edge): the plain cut is faster and kept
+    when it fits; when its section {a, b} overflows too, the other is kept."""
+    # plain_fits: 5 PMUs on a -> b and on c -> d, 10 in the first cut, more than tiny's 8;
+    # else 9 PMUs on a -> b overflow wherever a and b share a section
+    graph = _chain4()
+    cuts = {"demand": [["a"], ["b", "c", "d"]], "plain": [["a", "b"], ["c", "d"]]}
+    asked = []
+
+    def cut(state, graph, settings, scales, separate, first_id, **how):
+        asked.append("plain" if "costs" in how and how["costs"] is None else "demand")
+        return _plan(graph, cuts[asked[-1]])
+    monkeypatch.setattr(levels, "_cut", cut)
+    from hardware import build_fabric
+    state = CompileState(graph, TINY, build_fabric(TINY), OPTIONS,
+                         cap=Capacity.of_fabric(build_fabric(TINY)),
+                         budget=Budget(10.0))
+    level = CutLevel(_edge_buffers({("a", "b"): 5, ("c", "d"): 5} if plain_fits
+                                   else {("a", "b"): 9}))
+    first = _plan(graph, [["a", "b", "c", "d"]])
+    kept = level._confirmed(state, graph, first, {}, [], time.monotonic() + 60)
+    assert sorted(asked) == ["demand", "plain"]
+    assert kept.extra["confirm_recuts"] == 1
+    assert kept.extra["confirm_overfull"][0] == [0]
+    assert kept.extra["plain_cut_kept"] is plain_fits
+    assert [s.nodes for s in kept.sections] == cuts["plain" if plain_fits else "demand"]
+
+
+def test_a_recut_cut_short_and_slower_leaves_the_first_cut_to_the_feedback(monkeypatch):
+    """When the wall clock cut the re-cut short and it is slower than the cut it replaces
+    (and the plain cut does not fit), the first cut stays, its learned buffers handed to
+    the feedback (which re-cuts from the section too full)."""
+    graph = _chain4()
+
+    def cut(state, graph, settings, scales, separate, first_id, **how):
+        if "costs" in how and how["costs"] is None:
+            return _plan(graph, [["a", "b"], ["c", "d"]])          # overflows: a -> b inside
+        plan = _plan(graph, [["a"], ["b"], ["c"], ["d"]])          # greedy's, cut short
+        plan.extra["cut_short"] = True
+        return plan
+    monkeypatch.setattr(levels, "_cut", cut)
+    from hardware import build_fabric
+    state = CompileState(graph, TINY, build_fabric(TINY), OPTIONS,
+                         cap=Capacity.of_fabric(build_fabric(TINY)), budget=Budget(10.0))
+    level = CutLevel(_edge_buffers({("a", "b"): 9}))
+    first = _plan(graph, [["a", "b", "c"], ["d"]])
+    kept = level._confirmed(state, graph, first, {}, [], time.monotonic() + 60)
+    assert kept is first and kept.extra["confirm_recuts"] == 1
+    assert level.uncut and state.buffer_demand[("a", "b")] == 9
