@@ -462,7 +462,7 @@ def test_a_recut_keeps_the_fitting_candidate_of_least_time(monkeypatch, plain_fi
     from hardware import build_fabric
     state = CompileState(graph, TINY, build_fabric(TINY), OPTIONS,
                          cap=Capacity.of_fabric(build_fabric(TINY)),
-                         budget=Budget(10.0))
+                         budget=RunPlan(10.0))
     level = CutLevel(_edge_buffers({("a", "b"): 5, ("c", "d"): 5} if plain_fits
                                    else {("a", "b"): 9}))
     first = _plan(graph, [["a", "b", "c", "d"]])
@@ -489,7 +489,7 @@ def test_a_recut_cut_short_and_slower_leaves_the_first_cut_to_the_feedback(monke
     monkeypatch.setattr(levels, "_cut", cut)
     from hardware import build_fabric
     state = CompileState(graph, TINY, build_fabric(TINY), OPTIONS,
-                         cap=Capacity.of_fabric(build_fabric(TINY)), budget=Budget(10.0))
+                         cap=Capacity.of_fabric(build_fabric(TINY)), budget=RunPlan(10.0))
     level = CutLevel(_edge_buffers({("a", "b"): 9}))
     first = _plan(graph, [["a", "b", "c"], ["d"]])
     kept = level._confirmed(state, graph, first, {}, [], time.monotonic() + 60)
