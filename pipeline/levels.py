@@ -194,6 +194,8 @@ class CutLevel(Level):
     def run(self, state: CompileState) -> None:
         if state.work and state.recut_from is None:
             return
+        if state.work and state.budget.overdue():     # a re-cut nothing could place in time
+            raise _out_of_time(state, state.work[state.recut_from], 0, 0.0, self.name)
         keep = state.work[:state.recut_from] if state.work else []
         kept_nodes = {n for w in keep for n in w.section.nodes}
         rest = [n for n in state.graph.node_ids if n not in kept_nodes]
@@ -888,10 +890,10 @@ def _renamed(state: CompileState, first: SectionWork, result: SectionResult,
     return SectionResult(renamed, check, seconds)
 
 
-def _out_of_time(state: CompileState, w: SectionWork, compiled: int,
-                 seconds: float) -> MappingError:
-    """The run is overdue with sections to go: what it would take, in the user's terms (from
-    the sections compiled this round, else from the time used so far)."""
+def _out_of_time(state: CompileState, w: SectionWork, compiled: int, seconds: float,
+                 level: str = "place-route") -> MappingError:
+    """The run is overdue with sections to go (at ``level``): what it would take, in the
+    user's terms (from the sections compiled this round, else from the time used so far)."""
     to_go = sum(1 for x in state.work if x.outcome is None)
     used = state.budget.used()
     done = f"{len(state.work) - to_go} of {len(state.work)} sections compiled"
@@ -906,8 +908,8 @@ def _out_of_time(state: CompileState, w: SectionWork, compiled: int,
         why = (f"the time limit ran out after {used:.0f} s (loading, the cut{rounds}) with "
                f"{done}")
     return MappingError(ErrorHandlingData(
-        ErrorCode.TIME_LIMIT, PlaceRouteLevel.name,
-        f"{why}: rerun with --time-limit {limit} or more", [], w.section.id,
+        ErrorCode.TIME_LIMIT, level, f"{why}: rerun with --time-limit {limit} or more", [],
+        w.section.id,
         [x.section.id for x in state.work if x.outcome is not None]))
 
 

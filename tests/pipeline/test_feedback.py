@@ -363,6 +363,23 @@ def test_an_overdue_run_stops_and_says_what_it_would_take(monkeypatch):
     assert "rerun with --time-limit" in mapping.diagnosis
 
 
+def test_a_recut_asked_for_past_the_overdue_point_fails_at_once():
+    """A feedback round's re-cut that nothing could place in time is not begun: the run
+    stops with the time-limit diagnosis (bert_L-12 training at 20 s at load 4.7 re-cut
+    three times past its deadline and ended at 27.8 s of 20)."""
+    state = CompileState(fig7c_graph(), None, None, OPTIONS,
+                         budget=RunPlan(1.0, clock=lambda: time.monotonic() + 100.0,
+                                        started=time.monotonic()))
+    state.work = [SectionWork(Section(0, ["a"], pcu=1.0, pmu=0.0)),
+                  SectionWork(Section(1, ["b"], pcu=1.0, pmu=0.0))]
+    state.recut_from = 1
+    with pytest.raises(MappingError) as info:
+        CutLevel().run(state)
+    data = info.value.data
+    assert data.code == ErrorCode.TIME_LIMIT and data.level == "cut"
+    assert "rerun with --time-limit" in data.message and data.first_failed == 1
+
+
 def test_an_overdue_run_with_no_section_compiled_says_the_time_used(monkeypatch):
     """Overdue before its first section (a long cut on a busy machine): the diagnosis gives
     the time used and the limit to ask for, not a per-section time it never measured."""
