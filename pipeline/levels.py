@@ -572,7 +572,7 @@ class BufferLevel(Level):
                 w.graph, w.edge_map, w.buffer_rows, w.buffer_lines = (
                     done.graph, done.edge_map, done.buffer_rows, done.buffer_lines)
             elif self.balancer is None:
-                self._balance(state, w)
+                _with_buffer_units(state, w)
                 state.buffered[w.key] = w
             else:
                 pending.append((w, state.graph.subgraph(
@@ -584,7 +584,7 @@ class BufferLevel(Level):
         results = _balanced(state, [task for _, task in todo], twins,
                             [w.section.id for w, _ in pending])
         for (w, sub), result in zip(pending, results):
-            self._balance(state, w, sub, result)
+            _with_buffer_units(state, w, sub, result)
             state.buffered[w.key] = w
         for w in state.work:
             d = sites_needed(w.graph)
@@ -605,23 +605,22 @@ class BufferLevel(Level):
                           replace(settings, deadline=None), self.balancer,
                           to_epoch(state.budget.deadline, state.budget.clock))
 
-    @staticmethod
-    def _balance(state: CompileState, w: SectionWork, sub: Graph | None = None,
-                 result: BufferResult | None = None) -> None:
-        """Give ``w`` its buffer units: those of ``result`` (balancing of ``sub``), or none
-        (no buffer level ran)."""
-        if sub is None:
-            sub = state.graph.subgraph(w.section.nodes, name=f"{state.graph.name}/section"
-                                                             f"{w.section.id}")
-        index = state.graph.induced_edges(w.section.nodes)    # the subgraph's edges, in order
-        added: dict[int, int] = {}
-        if result is not None:
-            w.buffer_rows = {index[local]: row for local, row in result.rows.items()}
-            w.buffer_lines, added = result.lines, result.added
-            state.stages.append(result.stage)
-        w.graph, local_map = _with_buffers(sub, added)
-        w.edge_map = {index[local]: chain for local, chain in local_map.items()}
 
+def _with_buffer_units(state: CompileState, w: SectionWork, sub: Graph | None = None,
+                       result: BufferResult | None = None) -> None:
+    """Give ``w`` its buffer units: those of ``result`` (balancing of ``sub``), or none
+    (no buffer level ran: the place-and-route level calls it too)."""
+    if sub is None:
+        sub = state.graph.subgraph(w.section.nodes, name=f"{state.graph.name}/section"
+                                                         f"{w.section.id}")
+    index = state.graph.induced_edges(w.section.nodes)    # the subgraph's edges, in order
+    added: dict[int, int] = {}
+    if result is not None:
+        w.buffer_rows = {index[local]: row for local, row in result.rows.items()}
+        w.buffer_lines, added = result.lines, result.added
+        state.stages.append(result.stage)
+    w.graph, local_map = _with_buffers(sub, added)
+    w.edge_map = {index[local]: chain for local, chain in local_map.items()}
 
 
 def _fits(d: dict[str, float], cap: Capacity) -> bool:
@@ -704,7 +703,7 @@ class PlaceRouteLevel(Level):
         sections: list[SectionWork] = []
         for w in state.work:
             if w.graph is None:      # no buffer level ran: the section as cut
-                BufferLevel._balance(state, w)
+                _with_buffer_units(state, w)
             done = state.compiled.get(self._key(w))
             if done is not None:     # compiled in an earlier iteration: reuse, never redo
                 w.outcome, w.check, w.reused = done.outcome, done.check, True
