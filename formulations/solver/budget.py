@@ -117,6 +117,10 @@ class Budget:
         return Budget(seconds if math.isinf(seconds) else min(seconds, self.left()),
                       self.deadline, self)
 
+    def exhausted(self) -> bool:
+        """Whether the planned work is spent (the work alone: no clock is read)."""
+        return self.spent >= self.seconds
+
     def wall_left(self) -> float:
         """Wall-clock seconds until the deadline, at least 1 ms (a solver's time limit)."""
         return max(1e-3, self.deadline - time.monotonic())
@@ -131,7 +135,7 @@ class Budget:
     def over(self) -> bool:
         """Whether the search must stop: its work is spent, or the deadline passed (the
         clock read once every :data:`WALL_CHECK` of work, for searches of many small steps)."""
-        if self.spent >= self.seconds or self._stopped:
+        if self.exhausted() or self._stopped:
             return True
         if self.spent - self._read_at < WALL_CHECK:
             return False

@@ -352,7 +352,7 @@ def run_policy(graph: Graph, spec: StreamingEngineSpec, policy: Policy, method: 
     for ii in range(lower_bounds(problem)["ii"], spec.max_ii + 1):
         best = None
         for k in range(tries):
-            spent = budget is not None and budget.spent >= budget.seconds
+            spent = budget is not None and budget.exhausted()
             if spent and best is None:
                 raise StreamingInfeasible([f"{method}: its {budget.seconds:.3g} planned s of "
                                            f"placement steps were spent before II {ii} "
