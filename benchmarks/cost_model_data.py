@@ -46,6 +46,7 @@ from benchmarks.cost_model_blocks import FAMILIES, random_block
 from formulations.placement import (PLACERS, PlacementError, anneal, greedy_place,
                                     placement_problem, problem_cost)
 from formulations.placement.cost_models.features import FeatureSet, pack, section_features
+from formulations.solver import Budget
 from model.graph import Graph
 from formulations.routing import ROUTERS
 from formulations.solver import SolveSettings
@@ -90,9 +91,10 @@ def random_placement(graph, fabric: RduFabric, rng: np.random.Generator
     if rng.random() < 0.3:
         start = _random_sites(graph, fabric, rng)
     moves = int(np.exp(rng.uniform(np.log(50), np.log(20000))))
-    best, _, _ = anneal(problem, fabric, start, moves=moves, seed=int(rng.integers(1 << 30)),
+    best, _, _ = anneal(problem, fabric, start, Budget(60.0), moves=moves,
+                        seed=int(rng.integers(1 << 30)),
                         temperature_factor=float(rng.uniform(0.5, 30.0)),
-                        range_floor=int(rng.integers(1, 3)), time_limit=60.0)
+                        range_floor=int(rng.integers(1, 3)))
     return best, method
 
 

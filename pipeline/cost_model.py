@@ -46,6 +46,7 @@ from formulations.placement.cost_models.learned import (LEARN_HINT, CostModelEns
                                                         LearnedCostModel)
 from formulations.placement.placers import POOLED
 from formulations.routing import ROUTERS
+from formulations.solver import Budget
 from hardware import RduFabric
 from model.graph import Graph
 from sim.perf import simulate_section
@@ -113,7 +114,7 @@ def candidate_pool(placer: str, count: int = CANDIDATES) -> CandidatePool | None
 
 
 def rank_placement(graph: Graph, fabric: RduFabric, placement: dict[str, str], scorer: Scorer, *,
-                   name: str, seconds: float, seed: int, count: int = CANDIDATES,
+                   name: str, budget: Budget, seed: int, count: int = CANDIDATES,
                    site_penalty: dict[str, float] | None = None,
                    pool: Sequence[dict[str, str]] = ()) -> tuple[dict[str, str], dict]:
     """The best of ``placement`` and its candidates by ``scorer``, and the stage fields.
@@ -123,7 +124,7 @@ def rank_placement(graph: Graph, fabric: RduFabric, placement: dict[str, str], s
     none routes, ``placement`` is kept unscored (the section's own router decides).
     """
     started = time.perf_counter()
-    found = placement_candidates(graph, fabric, placement, count=count, seconds=seconds,
+    found = placement_candidates(graph, fabric, placement, count=count, budget=budget,
                                  seed=seed, site_penalty=site_penalty, pool=pool)
     pooled = {tuple(sorted(p.items())) for p in pool}
     routed = []

@@ -133,7 +133,8 @@ def _rank(sub, fabric: RduFabric, section_id, options, outcome, settings, penalt
     started = time.perf_counter()
     seconds = 0.0 if pool is not None else settings.time_limit * (1 - PLACER_SHARE) / PLACER_SHARE
     outcome.placement, extra = rank_placement(
-        sub, fabric, outcome.placement, scorer, name=options.cost_model, seconds=seconds,
+        sub, fabric, outcome.placement, scorer, name=options.cost_model,
+        budget=settings.budget(seconds),
         seed=settings.seed, count=options.candidates, site_penalty=penalty or None,
         pool=[p for p, _ in pool.members()] if pool is not None else ())
     outcome.stages.append(stage_record(

@@ -52,7 +52,7 @@ from formulations.placement import (PLACERS, SITE_MODEL_NODES, PlacementSearch,
                                     solve_site_model)
 from formulations.routing import route_model, route_negotiated
 from formulations.sections import Capacity, greedy_cut
-from formulations.solver import SolveSettings, relative_gap
+from formulations.solver import Budget, SolveSettings, relative_gap
 from formulations.sorter.priority_sort import sort_nodes
 from hardware import RduFabric, build_fabric, load_hardware
 from model.importers import load_graph
@@ -234,7 +234,7 @@ def proven_optimum(graph, fabric: RduFabric, runs: list) -> tuple[float | None, 
     started = time.perf_counter()
     best = min(runs, key=lambda r: r.objective)
     start = {n: problem.sites.index[s] for n, s in best.placement.items()}
-    index, status, _ = solve_site_model(problem, start, PROOF_SECONDS)
+    index, status, _ = solve_site_model(problem, start, Budget(PROOF_SECONDS))
     if status != "OPTIMAL":
         return None, None
     cost = problem_cost(problem, {n: problem.sites.ids[s] for n, s in index.items()})

@@ -465,7 +465,7 @@ def solve_buffers(graph: Graph, settings: SolveSettings, spec=None,
 def _solve_model(problem: BufferProblem, settings: SolveSettings, name: str, hint: bool,
                  started: float) -> BufferSolution:
     """Build, export, solve, tie-break and decode the model of an unbalanced ``problem``."""
-    backend, time_limit, seed = settings.backend, settings.time_limit, settings.seed
+    backend = settings.backend
     integer_only = backend in _INTEGER_ONLY
     as_lp = problem.network and not integer_only
     model, bvars = build_buffer_model(problem, relax=as_lp, integer_depths=integer_only)
@@ -477,18 +477,17 @@ def _solve_model(problem: BufferProblem, settings: SolveSettings, name: str, hin
     if settings.export_dir:
         Path(settings.export_dir).mkdir(parents=True, exist_ok=True)
         write_model_file(model, Path(settings.export_dir) / f"buffers_{name}.mps")
-    result = solve_planned(model, backend, time_limit, seed=seed, deadline=settings.deadline,
+    result = solve_planned(model, backend, settings.budget(), seed=settings.seed,
                            mip_gap=None if as_lp else 0.0)
     if not result.has_solution:
         fallback = _fallback(problem, result, build_time)
         if fallback is not None:
             return fallback
-        return _failed(problem, model, result, backend, seed, time_limit, build_time)
+        return _failed(problem, model, result, settings, build_time)
     results, values = [result], result.values
     lp_integral = _integral(problem, values) if problem.network else None
     if _needs_second_solve(problem, bvars, values):
-        second = _second_solve(problem, values, result, backend, time_limit, seed,
-                               settings.deadline)
+        second = _second_solve(problem, values, result, settings)
         results.append(second)
         if second.has_solution:
             values = second.values
@@ -510,16 +509,16 @@ def _needs_second_solve(problem: BufferProblem, bvars: BufferVars, values) -> bo
     return problem.options.tie_break != "none" and added > 0.5
 
 
-def _second_solve(problem: BufferProblem, values, first: SolveResult, backend: str,
-                  time_limit: float, seed: int, deadline: float | None = None) -> SolveResult:
+def _second_solve(problem: BufferProblem, values, first: SolveResult,
+                  settings: SolveSettings) -> SolveResult:
     """Least added depth: over all PMU-optimal answers ("exact", a MIP), or with every
     buffer's PMU count fixed at the first answer and no ``D = 1`` buffer deeper than there
-    ("lp": bounds only, so a network LP with an integral optimum)."""
+    ("lp": bounds only, so a network LP with an integral optimum); planned as the first."""
+    backend, seed = settings.backend, settings.seed
     if problem.options.tie_break == "exact":
         model, _ = build_buffer_model(problem, objective="depth", pmu_cap=round(first.objective))
         model.set_hint(dict(values))
-        return solve_planned(model, backend, time_limit, seed=seed, deadline=deadline,
-                             mip_gap=0.0)
+        return solve_planned(model, backend, settings.budget(), seed=seed, mip_gap=0.0)
     model, bvars = build_buffer_model(problem, relax=True, objective="depth")
     for var in bvars.pmu_vars() + list(bvars.used or []):
         value = round(values[var.name])
@@ -527,7 +526,7 @@ def _second_solve(problem: BufferProblem, values, first: SolveResult, backend: s
     for var in _depths_counted_as_pmus(bvars):  # D = 1: PMUs are the depth; none may grow
         model.set_bounds(var, ub=math.ceil(values[var.name] - 1e-6))
     lp_backend = "highs" if backend in _INTEGER_ONLY else backend
-    return solve_planned(model, lp_backend, time_limit, seed=seed, deadline=deadline)
+    return solve_planned(model, lp_backend, settings.budget(), seed=seed)
 
 
 def _fallback(problem: BufferProblem, result: SolveResult, build_time: float):
@@ -550,13 +549,13 @@ def _depths_counted_as_pmus(bvars: BufferVars) -> list[Any]:
     return [v for v in bvars.pmu_terms() if not isinstance(v, int) and id(v) in depth_ids]
 
 
-def _failed(problem: BufferProblem, model: LinearModel, result: SolveResult, backend: str,
-            seed: int, time_limit: float, build_time: float) -> BufferSolution:
+def _failed(problem: BufferProblem, model: LinearModel, result: SolveResult,
+            settings: SolveSettings, build_time: float) -> BufferSolution:
     diagnosis = result.message
     if result.status is SolveStatus.INFEASIBLE:
-        diag_backend = "highs" if backend in _INTEGER_ONLY else backend
+        diag_backend = "highs" if settings.backend in _INTEGER_ONLY else settings.backend
         diag = explain_infeasible(model.copy(name=f"{model.name}_diag"), backend=diag_backend,
-                                  time_limit=min(time_limit, 30.0), seed=seed,
+                                  time_limit=min(settings.time_limit, 30.0), seed=settings.seed,
                                   keep=["buffer-depth", "balance"])
         diagnosis = _explain(problem, diag)
     original = [b.original_depth for b in problem.buffers]

@@ -22,11 +22,11 @@ of one node to a type-compatible site, accepted by the Metropolis rule, with
 * the exit rule ``T < 0.005 * cost / pairs`` or the move budget; when the temperatures
   still to go would not fit in the moves left, each gets fewer moves (at least one
   per node), so that a run cools within its budget rather than being cut off hot.
-* the budget is a number of moves (proposals), planned seconds times
-  :data:`MOVES_PER_SECOND`, never measured speed: same seed and budget, same placement on
-  any machine and load. The wall clock is only the outer cap (``deadline``: a
-  ``time.monotonic()`` deadline, by default :data:`~formulations.solver.backends.WALL_SLACK`
-  times the planned seconds); when it stops a run first, ``stats["cut_short"]`` says so.
+* the budget is a number of moves (proposals), the planned seconds a
+  :class:`~formulations.solver.budget.Budget` has left times :data:`MOVES_PER_SECOND`,
+  never measured speed: same seed and budget, same placement on any machine and load. The
+  moves used are charged to the budget; its deadline is the only wall-clock cap, and when
+  it stops a run first, ``stats["cut_short"]`` says so.
 
 Caveats
 -------
@@ -56,7 +56,7 @@ from formulations.placement.greedy import greedy_place
 from formulations.placement.problem import (PlacementOutcome, PlacementProblem, check_capacity,
                                             cost_terms, placement_problem, problem_cost)
 from formulations.placement.settings import PlacementSearch
-from formulations.solver import SolveSettings, deadline_for, stop_requested
+from formulations.solver import Budget, SolveSettings
 from hardware import RduFabric
 from model.graph import Graph
 
@@ -322,17 +322,15 @@ def fitted_moves(moves_per_t: int, nodes: int, temperature: float, cost_per_pair
                                                            affordable)))))
 
 
-def anneal(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str], *,
-           time_limit: float = 10.0, seed: int = 0, inner_num: float = 1.0,
-           temperature_factor: float = 20.0, range_floor: int = 1, moves: int | None = None,
-           deadline: float | None = None, keep: Keep | None = None
+def anneal(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str], budget: Budget,
+           *, seed: int = 0, inner_num: float = 1.0, temperature_factor: float = 20.0,
+           range_floor: int = 1, moves: int | None = None, keep: Keep | None = None
            ) -> tuple[dict[str, str], float, AnnealStats]:
     """Anneal from ``start``; returns (best placement, its cost, counters).
 
-    The budget is ``moves`` proposals (default: ``time_limit`` planned seconds,
-    :func:`planned_moves`); ``deadline`` is the ``time.monotonic()`` outer cap (default
-    :func:`~formulations.solver.budget.deadline_for` of ``time_limit``), checked once per
-    temperature (``stats["cut_short"]`` when it stopped the run). ``temperature_factor`` sets the
+    The work is ``moves`` proposals (default: what ``budget`` has left,
+    :func:`planned_moves`), charged to ``budget``; its deadline is the outer cap, checked
+    once per temperature (``stats["cut_short"]`` when it stopped the run). ``temperature_factor`` sets the
     initial temperature in standard deviations of random moves' cost change (VPR: 20, a
     melt; lower values refine ``start``). ``range_floor``: the smallest range limit (VPR: 1).
     ``keep(placement, cost)``, when given, is offered the state at the end of every
@@ -347,12 +345,11 @@ def anneal(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str], 
     >>> fab = build_fabric(load_hardware("tiny"))
     >>> g = Graph("t", [Node("a", unit="pcu"), Node("b", unit="pcu")], [Edge("a", "b")])
     >>> best, cost, _ = anneal(placement_problem(g, fab), fab, {"a": "U0_0", "b": "U3_3"},
-    ...                        time_limit=2)
+    ...                        Budget(2))
     >>> cost
     0.0
     """
-    budget = planned_moves(time_limit) if moves is None else int(moves)
-    deadline = deadline_for(time_limit) if deadline is None else deadline
+    moves = planned_moves(budget.left()) if moves is None else int(moves)
     draw = BlockDraws(np.random.default_rng(seed))
     state = AnnealState(problem, fabric, start)
     cost = best_cost = problem_cost(problem, start)
@@ -363,9 +360,9 @@ def anneal(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str], 
     moves_per_t = max(10, int(inner_num * len(state.nodes) ** (4 / 3)))
     stats = AnnealStats(temperatures=0, moves=0, accepted=0, proposals=0)
     pairs = max(1, len(problem.pairs))
-    left = budget
+    left = moves
     while left > 0 and best_cost > 0:
-        if time.monotonic() >= deadline or stop_requested():   # the run is interrupted: stop too
+        if budget.wall_out():
             stats["cut_short"] = True
             break
         accepted = tried = 0
@@ -398,6 +395,7 @@ def anneal(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str], 
             break
     if keep is not None:
         keep(best, best_cost)
+    budget.spend(stats["proposals"] / MOVES_PER_SECOND)
     stats["range_limit"] = limit
     stats["final_cost"] = cost
     stats["final_temperature"] = temperature
@@ -443,26 +441,24 @@ def _axis_step(points: set[tuple[int, int]]) -> int:
     return min(gaps, default=1)
 
 
-def anneal_with_restarts(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str], *,
-                         time_limit: float = 10.0, seed: int = 0,
-                         temperature_factor: float = 20.0, range_floor: int = 1,
-                         moves: int | None = None, deadline: float | None = None,
+def anneal_with_restarts(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str],
+                         budget: Budget, *, seed: int = 0, temperature_factor: float = 20.0,
+                         range_floor: int = 1, moves: int | None = None,
                          keep: Keep | None = None
                          ) -> tuple[dict[str, str], float, AnnealStats]:
     """:func:`anneal` again and again from the best placement (seeds ``seed``,
-    ``seed + 1``, ...) until its ``moves`` (default: ``time_limit`` planned seconds) are
-    spent, a zero cost, or the wall-clock cap ``deadline``; every anneal offers ``keep``."""
-    budget = planned_moves(time_limit) if moves is None else int(moves)
-    deadline = deadline_for(time_limit) if deadline is None else deadline
-    best, cost, stats = anneal(problem, fabric, start, seed=seed, moves=budget, deadline=deadline,
+    ``seed + 1``, ...) until its ``moves`` (default: what ``budget`` has left) are spent, a
+    zero cost, or the budget's deadline; every anneal offers ``keep``."""
+    moves = planned_moves(budget.left()) if moves is None else int(moves)
+    best, cost, stats = anneal(problem, fabric, start, budget, seed=seed, moves=moves,
                                temperature_factor=temperature_factor, range_floor=range_floor,
                                keep=keep)
     runs = 1
-    left = budget - stats["proposals"]
+    left = moves - stats["proposals"]
     while (cost > 0 and left >= max(10, len(problem.nodes)) and not stats.get("cut_short")
            and stats["proposals"] > 0):
-        best, cost, more = anneal(problem, fabric, best, seed=seed + runs, moves=left,
-                                  deadline=deadline, temperature_factor=temperature_factor,
+        best, cost, more = anneal(problem, fabric, best, budget, seed=seed + runs, moves=left,
+                                  temperature_factor=temperature_factor,
                                   range_floor=range_floor, keep=keep)
         runs += 1
         left -= more["proposals"]
@@ -481,15 +477,14 @@ def anneal_with_restarts(problem: PlacementProblem, fabric: RduFabric, start: di
 SLOW_COOLING = 0.5
 
 
-def anneal_to_budget(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str], *,
-                     time_limit: float, seed: int = 0, fill: bool = True,
-                     range_floor: int = 1, deadline: float | None = None,
+def anneal_to_budget(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str],
+                     budget: Budget, *, seed: int = 0, fill: bool = True, range_floor: int = 1,
                      keep: Keep | None = None
                      ) -> tuple[dict[str, str], float, AnnealStats]:
     """VPR's answer to a budget: cool more slowly, rather than restart.
 
-    The budget is :func:`planned_moves` of ``time_limit`` (planned seconds, a move count:
-    the answer does not depend on the machine's speed); ``deadline`` is the wall-clock cap. A
+    The work is :func:`planned_moves` of what ``budget`` has left (a move count: the answer
+    does not depend on the machine's speed), charged to it; its deadline is the cap. A
     first anneal (cooled within the budget) counts how many moves one schedule takes. When
     the moves left hold more than two such runs, one anneal from ``start`` with
     :data:`SLOW_COOLING` times as many moves per temperature as fit (slow cooling finds
@@ -499,15 +494,14 @@ def anneal_to_budget(problem: PlacementProblem, fabric: RduFabric, start: dict[s
     seconds; ``cut_short`` when the wall clock stopped it). Every anneal offers ``keep``
     (see :func:`anneal`).
     """
-    budget = planned_moves(time_limit)
-    deadline = deadline_for(time_limit) if deadline is None else deadline
-    best, cost, stats = anneal(problem, fabric, start, moves=budget, deadline=deadline, seed=seed,
+    moves = planned_moves(budget.left())
+    best, cost, stats = anneal(problem, fabric, start, budget, moves=moves, seed=seed,
                                range_floor=range_floor, keep=keep)
     one_run = max(1, stats["proposals"])
     stats["one_run"] = round(one_run / MOVES_PER_SECOND, 6)
-    left = budget - one_run if fill else 0
+    left = moves - one_run if fill else 0
     if left > 2 * one_run and not stats.get("cut_short"):
-        slow, slow_cost, more = anneal(problem, fabric, start, moves=left, deadline=deadline,
+        slow, slow_cost, more = anneal(problem, fabric, start, budget, moves=left,
                                        seed=seed + 1, inner_num=SLOW_COOLING * left / one_run,
                                        range_floor=range_floor, keep=keep)
         left -= more["proposals"]
@@ -515,9 +509,8 @@ def anneal_to_budget(problem: PlacementProblem, fabric: RduFabric, start: dict[s
         if slow_cost < cost:
             best, cost = slow, slow_cost
     if fill and left >= max(10, len(problem.nodes)) and cost > 0 and not stats.get("cut_short"):
-        best, cost, more = anneal_with_restarts(problem, fabric, best, moves=left,
-                                                deadline=deadline, seed=seed + 2,
-                                                range_floor=range_floor,
+        best, cost, more = anneal_with_restarts(problem, fabric, best, budget, moves=left,
+                                                seed=seed + 2, range_floor=range_floor,
                                                 keep=keep)
         if more.get("cut_short"):
             stats["cut_short"] = True
@@ -531,8 +524,8 @@ def place_annealing(graph: Graph, fabric: RduFabric, order: list[str], settings:
                     ) -> PlacementOutcome:
     """The registry form: anneal from the greedy placement of ``order``.
 
-    Uses ``settings.time_limit`` (planned seconds, as a move budget:
-    :data:`MOVES_PER_SECOND`), ``settings.deadline`` (the outer wall-clock cap) and
+    Spends ``settings.budget()`` (planned seconds as a move budget:
+    :data:`MOVES_PER_SECOND`; the run's deadline as the outer cap) and uses
     ``settings.seed`` (no solver). With
     ``search.anneal_restarts`` (the default) the annealer fills the time limit
     (:func:`anneal_to_budget`: a fast anneal, a slow one, then restarts from the best
@@ -564,13 +557,12 @@ def place_annealing(graph: Graph, fabric: RduFabric, order: list[str], settings:
     moves_on = problem if search.anneal_congestion else replace(problem, congestion_weight=0.0)
     first = greedy_place(graph, fabric, order)
     first_time = time.perf_counter() - started
-    deadline = deadline_for(settings.time_limit, settings.deadline)
+    budget = settings.budget()
     if search.anneal_restarts:
-        best, _, stats = anneal_to_budget(moves_on, fabric, first, time_limit=settings.time_limit,
-                                          seed=settings.seed, deadline=deadline, keep=keep)
+        best, _, stats = anneal_to_budget(moves_on, fabric, first, budget, seed=settings.seed,
+                                          keep=keep)
     else:
-        best, _, stats = anneal(moves_on, fabric, first, time_limit=settings.time_limit,
-                                seed=settings.seed, deadline=deadline, keep=keep)
+        best, _, stats = anneal(moves_on, fabric, first, budget, seed=settings.seed, keep=keep)
     cost = problem_cost(problem, best)
     extra = {"warm_start_cost": round(problem_cost(problem, first), 6),
              **cost_terms(problem, best),

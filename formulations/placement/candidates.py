@@ -38,8 +38,9 @@ Examples
 >>> fab = build_fabric(load_hardware("tiny"))
 >>> g = Graph("t", [Node("a", unit="pcu"), Node("b", unit="pmu"), Node("c", unit="pcu")],
 ...           [Edge("a", "b"), Edge("b", "c")])
+>>> from formulations.solver import Budget
 >>> first = {"a": "U0_0", "b": "U0_1", "c": "U0_2"}
->>> found = placement_candidates(g, fab, first, count=4, seconds=0.5, seed=1)
+>>> found = placement_candidates(g, fab, first, count=4, budget=Budget(0.5), seed=1)
 >>> found[0] == first, len(found) >= 1, len({tuple(sorted(p.items())) for p in found}) == len(found)
 (True, True, True)
 """
@@ -51,8 +52,10 @@ from typing import Sequence
 
 import numpy as np
 
-from formulations.placement.annealing import AnnealState, BlockDraws, planned_moves, propose_move
+from formulations.placement.annealing import (MOVES_PER_SECOND, AnnealState, BlockDraws,
+                                              planned_moves, propose_move)
 from formulations.placement.problem import placement_problem, problem_cost
+from formulations.solver import Budget
 from hardware import RduFabric
 from model.graph import Graph
 
@@ -129,7 +132,7 @@ def _moved(a: dict[str, str], b: dict[str, str]) -> int:
 
 
 def placement_candidates(graph: Graph, fabric: RduFabric, start: dict[str, str], *, count: int,
-                         seconds: float, seed: int = 0,
+                         budget: Budget, seed: int = 0,
                          site_penalty: dict[str, float] | None = None,
                          pool: Sequence[dict[str, str]] = ()) -> list[dict[str, str]]:
     """``start`` and up to ``count - 1`` distinct placements near it.
@@ -138,9 +141,9 @@ def placement_candidates(graph: Graph, fabric: RduFabric, start: dict[str, str],
     place the same nodes, are new and cost at most ``(1 + MAX_WORSE)`` times ``start``'s
     placement cost, cheapest first (ties: pool order). When fewer than ``count`` are
     found, walks fill up: walk ``k`` (seed ``seed + k``) is a Metropolis walk at the fixed
-    temperature :data:`WALK_TEMPERATURE` from ``start`` for ``seconds / (count - 1)``
-    planned seconds of moves; it returns the cheapest state it visited other than
-    ``start`` itself, kept under the same rules. ``seconds`` is spent only on walks that
+    temperature :data:`WALK_TEMPERATURE` from ``start`` for an equal share of what
+    ``budget`` has left, as moves; it returns the cheapest state it visited other than
+    ``start`` itself, kept under the same rules. The budget is charged only for walks that
     run (a full pool costs none).
     """
     found = [dict(start)]
@@ -157,9 +160,12 @@ def placement_candidates(graph: Graph, fabric: RduFabric, start: dict[str, str],
         if len(found) < count and key not in seen and cost <= limit:
             seen.add(key)
             found.append(dict(placed))
-    moves = max(len(graph.nodes), planned_moves(seconds / (count - 1)))
+    moves = max(len(graph.nodes), planned_moves(budget.left() / (count - 1)))
     for k in range(1, count - len(found) + 1):
+        if budget.wall_out():
+            break
         placed = _walk(problem, fabric, start, moves, seed + k)
+        budget.spend(moves / MOVES_PER_SECOND)
         if placed is None:
             continue
         key = tuple(sorted(placed.items()))

@@ -22,7 +22,7 @@ measured, so same seed, same answer). Each round:
 
 The window size adapts: it grows when windows are solved to optimality quickly and
 shrinks when they use up their work limit. After ``patience`` rounds without progress the
-search stops; with ``patience=None`` it spends the whole budget, sharing the time between LNS
+search stops; with ``patience=None`` it spends the whole :class:`~formulations.solver.budget.Budget`, sharing the time between LNS
 rounds and VPR anneals from the best placement by their recent rate of improvement.
 A window's answer is kept only when its true cost is lower. Without patience the time
 goes, slice by slice, to the faster improver of two moves: LNS rounds, and hot anneals
@@ -53,7 +53,7 @@ from formulations.placement.annealing import anneal_with_restarts, same_kind_ste
 from formulations.placement.model import build_placement_model, decode_placement, hint_placement
 from formulations.placement.problem import PlacementProblem, problem_cost
 from formulations.placement.tabu import tabu_search
-from formulations.solver import deadline_for, stop_requested, was_cut_short, work_of, work_options
+from formulations.solver import Budget, was_cut_short, work_of, work_options
 from hardware import RduFabric
 
 __all__ = ["lns", "NEIGHBOURHOODS"]
@@ -92,23 +92,23 @@ WINDOW_OPTIONS = {"cp-sat": {"cp_model_presolve": False, "linearization_level": 
 MIN_IMPROVEMENT = 1e-3
 
 
-def lns(problem: PlacementProblem, fabric: RduFabric, index: dict[str, int], cost: float, *,
-        backend: str, seconds: float, seed: int, window: int, patience: int | None,
-        anneal_seconds: float = 0.0, deadline: float | None = None,
+def lns(problem: PlacementProblem, fabric: RduFabric, index: dict[str, int], cost: float,
+        budget: Budget, *, backend: str, seed: int, window: int, patience: int | None,
+        one_anneal: float = 0.0,
         keep: Callable[[dict[str, str], float], None] | None = None) -> tuple[dict, float, dict]:
-    """Improve ``index`` (node -> site index, cost ``cost``) for ``seconds`` planned seconds.
+    """Improve ``index`` (node -> site index, cost ``cost``) with what ``budget`` has left.
 
     The budget is work, never the clock: a round is charged :data:`ROUND_SECONDS` plus
     the deterministic work its window's solve used (CP-SAT's deterministic time, HiGHS's
     nodes; each window may use :data:`WINDOW_SECONDS`), an anneal or tabu slice its move or
-    step budget; ``deadline`` (``time.monotonic()``) is only the outer cap, and
-    ``stats["cut_short"]`` says when it stopped the search first.
+    step budget; the budget's deadline is only the outer cap, and ``stats["cut_short"]``
+    says when it stopped the search first.
 
     With a ``patience`` the search stops after that many rounds without a significant
     improvement. Without (``None``) it spends the whole budget as a portfolio of the
     :data:`MODES` in slices of :data:`SLICE_SECONDS` planned seconds: LNS rounds, or VPR
     anneals restarted from the best placement and polished by tabu search (kept only when
-    better; such a slice lasts long enough for 1.25 times ``anneal_seconds``, the planned
+    better; such a slice lasts long enough for 1.25 times ``one_anneal``, the planned
     seconds of one anneal, so that it can cool down); after one slice of each, every slice
     goes to the move with the best recent improvement per planned second, and every
     :data:`EXPLORE_EVERY`-th slice to the other, so a stalled move hands the time on.
@@ -125,31 +125,29 @@ def lns(problem: PlacementProblem, fabric: RduFabric, index: dict[str, int], cos
         ``lns_improved``, ``annealing_kicks``, ``final_window``, improvements per
         neighbourhood, ``work``: planned seconds spent).
     """
-    deadline = deadline_for(seconds) if deadline is None else deadline
-    search = _Search(problem, index, cost, backend, seed, window,
-                     range_floor=same_kind_step(problem, fabric), deadline=deadline, keep=keep)
+    search = _Search(problem, index, cost, budget, backend, seed, window,
+                     range_floor=same_kind_step(problem, fabric), keep=keep)
     if patience is not None:
         patience = max(patience, len(problem.nodes) // max(1, window))
-        while (search.spent < seconds - 0.05 and search.cost > 0 and search.stale < patience
+        while (budget.left() > 0.05 and search.cost > 0 and search.stale < patience
                and not search.wall_out()):
-            search.round(seconds)
+            search.round(budget)
         return search.index, search.cost, search.finish()
     rates: dict[str, float] = {}
     slices = 0
-    while search.spent < seconds - 0.05 and search.cost > 0 and not search.wall_out():
+    while budget.left() > 0.05 and search.cost > 0 and not search.wall_out():
         mode = _next_mode(rates, slices)
-        started, before = search.spent, search.cost
+        before = search.cost
         length = SLICE_SECONDS
         if mode == "anneal":  # long enough to cool down, plus the tabu polish
-            length = max(length, 1.25 * anneal_seconds / (1 - TABU_POLISH))
-        end = min(seconds, started + length)
+            length = max(length, 1.25 * one_anneal / (1 - TABU_POLISH))
+        piece = budget.share(length)
         if mode == "anneal":
-            search.anneal(fabric, end - started)
+            search.anneal(fabric, piece)
         else:
-            while search.spent < end - 0.05 and search.cost > 0 and not search.wall_out():
-                search.round(end)
-        spent = max(1e-3, search.spent - started)
-        rates[mode] = (before - search.cost) / max(before, 1e-300) / spent
+            while piece.left() > 0.05 and search.cost > 0 and not search.wall_out():
+                search.round(piece)
+        rates[mode] = (before - search.cost) / max(before, 1e-300) / max(1e-3, piece.spent)
         search.stats[f"gain_{mode}"] = search.stats.get(f"gain_{mode}", 0.0) + before - search.cost
         slices += 1
     search.stats["slices"] = slices
@@ -169,47 +167,46 @@ def _next_mode(rates: dict[str, float], slices: int) -> str:
 
 
 class _Search:
-    """The incumbent placement, the moves that improve it, and the work spent (planned
-    seconds, counted, never measured)."""
+    """The incumbent placement, the moves that improve it, and the budget they spend
+    (planned seconds, counted, never measured)."""
 
-    def __init__(self, problem, index, cost, backend, seed, window, range_floor=1,
-                 deadline=None, keep=None):
+    def __init__(self, problem, index, cost, budget: Budget, backend, seed, window,
+                 range_floor=1, keep=None):
         self.problem, self.index, self.cost = problem, dict(index), cost
+        self.budget = budget
         self.backend, self.seed, self.size = backend, seed, window
         self.range_floor = range_floor  # of the kicks' anneals
         self.rng = np.random.default_rng(seed)
         self.adjacency = _adjacency(problem)
         self.stale = 0
-        self.spent = 0.0
-        self.deadline = deadline if deadline is not None else float("inf")
         self.keep = keep
         self.stats = {"lns_rounds": 0, "lns_improved": 0, "annealing_kicks": 0}
         self.stats |= {f"improved_{k}": 0 for k in NEIGHBOURHOODS}
 
     def wall_out(self) -> bool:
-        """Whether the wall-clock cap has passed or the run is interrupted (then the run
-        is marked cut short)."""
-        if time.monotonic() >= self.deadline or stop_requested():
+        """Whether the run's deadline has passed or the run is interrupted (then the
+        search is marked cut short)."""
+        if self.budget.wall_out():
             self.stats["cut_short"] = True
             return True
         return False
 
     def finish(self) -> dict:
-        self.stats["work"] = round(self.spent, 6)
+        self.stats["work"] = round(self.budget.spent, 6)
         return self.stats
 
-    def round(self, budget: float) -> None:
-        """One LNS round: a window in the next neighbourhood, solved exactly within at most
-        :data:`WINDOW_SECONDS` of the planned ``budget`` left."""
+    def round(self, budget: Budget) -> None:
+        """One LNS round, charged to ``budget``: a window in the next neighbourhood, solved
+        exactly within at most :data:`WINDOW_SECONDS` of what ``budget`` has left."""
         stats = self.stats
         stats["lns_rounds"] += 1
         kind = NEIGHBOURHOODS[stats["lns_rounds"] % len(NEIGHBOURHOODS)]
         free = _window(self.problem, self.index, self.adjacency, self.rng, kind, self.size)
-        limit = min(WINDOW_SECONDS, budget - self.spent - ROUND_SECONDS)
-        new_index, solved_fast, used, cut = _solve_window(
-            self.problem, self.index, free, self.backend, limit,
-            self.seed + stats["lns_rounds"], self.deadline)
-        self.spent += ROUND_SECONDS + used
+        limit = min(WINDOW_SECONDS, budget.left() - ROUND_SECONDS)
+        new_index, solved_fast, cut = _solve_window(
+            self.problem, self.index, free, self.backend, budget.share(limit),
+            self.seed + stats["lns_rounds"])
+        budget.spend(ROUND_SECONDS)
         if cut:
             stats["cut_short"] = True
         self.size = _adapt(self.size, solved_fast, len(self.problem.nodes))
@@ -228,20 +225,20 @@ class _Search:
         else:
             self.stale += 1
 
-    def anneal(self, fabric: RduFabric, seconds: float) -> None:
-        """A VPR anneal from the incumbent for ``seconds`` planned seconds, polished by a
-        short tabu search (annealing ends near, not at, a local optimum); kept only when
-        better."""
-        if seconds < 0.1:
-            self.spent += max(0.0, seconds)
+    def anneal(self, fabric: RduFabric, budget: Budget) -> None:
+        """A VPR anneal from the incumbent, polished by a short tabu search (annealing ends
+        near, not at, a local optimum), kept only when better; ``budget`` is spent whole."""
+        if budget.seconds < 0.1:
+            budget.spend(budget.left())
             return
         self.stats["annealing_kicks"] += 1
         seed = self.seed + 7919 * self.stats["annealing_kicks"]
-        index, cut = _kick(self.problem, fabric, self.index, seconds * (1 - TABU_POLISH), seed,
-                           self.range_floor, self.deadline, self.keep)
-        index, _ = tabu_search(self.problem, index, seconds * TABU_POLISH, seed=seed,
-                               deadline=self.deadline, stats=self.stats)
-        self.spent += seconds
+        index, cut = _kick(self.problem, fabric, self.index,
+                           budget.share(budget.seconds * (1 - TABU_POLISH)), seed,
+                           self.range_floor, self.keep)
+        index, _ = tabu_search(self.problem, index, budget.share(budget.seconds * TABU_POLISH),
+                               seed=seed, stats=self.stats)
+        budget.spend(budget.left())
         if cut:
             self.stats["cut_short"] = True
         cost = problem_cost(self.problem, self.problem.to_site_ids(index))
@@ -260,14 +257,13 @@ def _adapt(size: int, solved_fast: bool | None, nodes: int) -> int:
     return max(MIN_WINDOW, size - 2)
 
 
-def _kick(problem, fabric: RduFabric, index, seconds, seed, range_floor, deadline, keep=None
+def _kick(problem, fabric: RduFabric, index, budget: Budget, seed, range_floor, keep=None
           ) -> tuple[dict[str, int], bool]:
     """Leave a local optimum: a hot anneal from it (its result may be worse); also whether
     the wall clock cut it short. ``keep`` is offered the anneal's states."""
-    placed, _, stats = anneal_with_restarts(problem, fabric, problem.to_site_ids(index),
-                                            time_limit=seconds, seed=seed,
-                                            temperature_factor=KICK_TEMPERATURE,
-                                            range_floor=range_floor, deadline=deadline, keep=keep)
+    placed, _, stats = anneal_with_restarts(problem, fabric, problem.to_site_ids(index), budget,
+                                            seed=seed, temperature_factor=KICK_TEMPERATURE,
+                                            range_floor=range_floor, keep=keep)
     return ({n: problem.sites.index[s] for n, s in placed.items()},
             bool(stats.get("cut_short")))
 
@@ -332,30 +328,31 @@ def _spatial_window(problem, index, seed_node, size) -> list[str]:
     return sorted(problem.nodes, key=lambda n: (d[index[n]], n))[:size]
 
 
-def _solve_window(problem, index, free, backend, seconds, seed, deadline=float("inf")
-                  ) -> tuple[dict[str, int] | None, bool | None, float, bool]:
-    """Re-place ``free`` with a work budget of ``seconds`` planned seconds; returns (new
-    index or None, whether it was proved with a quarter of its budget, the planned seconds
-    of work used, whether the wall clock cut the solve short)."""
+def _solve_window(problem, index, free, backend, budget: Budget, seed
+                  ) -> tuple[dict[str, int] | None, bool | None, bool]:
+    """Re-place ``free`` within ``budget`` (the work used is charged to it); returns (new
+    index or None, whether it was proved with a quarter of its budget, whether the wall
+    clock cut the solve short)."""
+    seconds = budget.seconds
     if seconds <= 0.05:
-        return None, None, 0.0, False
+        return None, None, False
     free_set = set(free)
     fixed = {n: s for n, s in index.items() if n not in free_set}
     sites = np.array(_window_sites(problem, index, free, fixed))
     candidates = _window_candidates(problem, index, free, sites)
     model, x = build_placement_model(problem, free, candidates, fixed)
     hint_placement(model, x, index, free)
-    # its work limit decides; the wall clock only at the placement's cap ``deadline``
-    cap = max(1e-3, deadline - time.monotonic())
+    # its work limit decides; the wall clock only at the run's deadline
     options = work_options(backend, seconds) | WINDOW_OPTIONS.get(backend, {})
-    result = model.solve(backend=backend, time_limit=cap, seed=seed, threads=1,
+    result = model.solve(backend=backend, time_limit=budget.wall_left(), seed=seed, threads=1,
                          mip_gap=1e-6, options=options)
     used = work_of(result)
     used = seconds if used is None else min(seconds, used)
+    budget.spend(used)
     fast = result.status.name == "OPTIMAL" and used < 0.25 * seconds
     if not result.has_solution:
-        return None, False, used, was_cut_short(result)
-    return fixed | decode_placement(result, x, free), fast, used, was_cut_short(result)
+        return None, False, was_cut_short(result)
+    return fixed | decode_placement(result, x, free), fast, was_cut_short(result)
 
 
 def _window_candidates(problem, index, free, sites: np.ndarray, radius: int = 1

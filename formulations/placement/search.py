@@ -49,7 +49,7 @@ from formulations.placement.problem import (PlacementOutcome, PlacementProblem, 
                                             cost_terms, placement_problem, problem_cost)
 from formulations.placement.settings import PlacementSearch
 from formulations.placement.site_model import site_model_fits, solve_site_model
-from formulations.solver import SolveSettings, deadline_for, was_cut_short, work_options
+from formulations.solver import Budget, SolveSettings, was_cut_short, work_options
 from hardware import RduFabric
 from model.graph import Graph
 
@@ -75,10 +75,10 @@ def place_model(graph: Graph, fabric: RduFabric, order: list[str], settings: Sol
     ----------
     graph, fabric, order : the section, the chip and the sorter's order (for the warm start).
     settings : ``backend`` (a LinearModel backend: ``cp-sat``, ``highs``, ``scip``, ...),
-        ``time_limit`` (planned seconds for the whole placement: warm anneals, exact solve
-        or all LNS rounds, spent as counted work: moves, CP-SAT deterministic time, HiGHS
-        nodes, LNS rounds), ``deadline`` (the wall-clock outer cap, with
-        :func:`~formulations.solver.budget.deadline_for`), ``seed`` (of the solver, the
+        ``time_limit`` and ``deadline`` (its :meth:`~formulations.solver.SolveSettings.budget`:
+        planned seconds for the whole placement, warm anneals, exact solve or all LNS
+        rounds, spent as counted work: moves, CP-SAT deterministic time, HiGHS nodes, LNS
+        rounds; the run's deadline as the outer cap), ``seed`` (of the solver, the
         anneals and the LNS), ``export_dir`` (when set, the full model is written there as
         ``placement_<graph name>.mps``). Same settings and seed, same placement, unless
         the wall clock cuts a search short (``extra["cut_short"]``).
@@ -114,18 +114,18 @@ def place_model(graph: Graph, fabric: RduFabric, order: list[str], settings: Sol
     """
     search = search or PlacementSearch()
     started = time.perf_counter()
-    deadline = deadline_for(settings.time_limit, settings.deadline)
+    budget = settings.budget()
     problem = placement_problem(graph, fabric, site_penalty, search.cut_share)
     check_capacity(problem)
     idle = {n for n in problem.nodes if problem.degree[n] == 0}
     if not (search.drop_idle and idle and len(idle) < len(problem.nodes)):
-        return _place_all(problem, graph, fabric, order, settings, search, started, deadline,
+        return _place_all(problem, graph, fabric, order, settings, search, started, budget,
                           keep)
     busy = graph.subgraph([n for n in graph.node_ids if n not in idle])
     busy_started = time.perf_counter()
     busy_problem = placement_problem(busy, fabric, site_penalty, search.cut_share)
     out = _place_all(busy_problem, busy, fabric, [n for n in order if n not in idle], settings,
-                     search, busy_started, deadline, keep)
+                     search, busy_started, budget, keep)
     completed = fill_idle(problem, out.placement, sorted(idle))
     if keep is not None:
         keep.complete(lambda p: fill_idle(problem, p, sorted(idle)))
@@ -135,17 +135,17 @@ def place_model(graph: Graph, fabric: RduFabric, order: list[str], settings: Sol
     # the leftover sites cannot take the idle nodes: everything again, on half the plan
     again = settings.with_time(max(0.5, 0.5 * settings.time_limit))
     return _place_all(problem, graph, fabric, order, again, search, time.perf_counter(),
-                      deadline_for(again.time_limit, settings.deadline), keep)
+                      again.budget(), keep)
 
 
 def _place_all(problem: PlacementProblem, graph: Graph, fabric: RduFabric, order: list[str],
-               settings: SolveSettings, search: PlacementSearch, started: float, deadline: float,
+               settings: SolveSettings, search: PlacementSearch, started: float, budget: Budget,
                keep: CandidatePool | None = None) -> PlacementOutcome:
     """Every node of ``problem``: the annealed greedy, then the site model, the exact
     model or the LNS (``started``: when this placement's clock started, for the reported
-    times; ``deadline``: the ``time.monotonic()`` cap). The budget is work planned from
-    ``settings.time_limit``: the anneal's share of it in moves, the rest in solver work or
-    LNS rounds; ``extra["cut_short"]`` when the wall clock stopped a search first."""
+    times). ``budget`` (planned ``settings.time_limit``) is spent as work: the anneal's
+    share of it in moves, the rest in solver work or LNS rounds; ``extra["cut_short"]``
+    when the wall clock stopped a search first."""
     current = greedy_place(graph, fabric, order)
     greedy_cost = problem_cost(problem, current)
     extra = {"greedy_cost": greedy_cost,
@@ -160,8 +160,8 @@ def _place_all(problem: PlacementProblem, graph: Graph, fabric: RduFabric, order
     if greedy_cost > extra["star_bound"] and share > 0:
         annealed = share * settings.time_limit
         current, extra["anneal_run_time"], cut = _warm_anneal(
-            problem, fabric, current, annealed, settings.seed, fill=not exact, deadline=deadline,
-            keep=keep)
+            problem, fabric, current, budget.share(annealed), settings.seed,
+            fill=not exact, keep=keep)
         if cut:
             extra["cut_short"] = True
     start_cost = problem_cost(problem, current)
@@ -180,18 +180,19 @@ def _place_all(problem: PlacementProblem, graph: Graph, fabric: RduFabric, order
     # stopped early leaves the rest of its share unused)
     left = max(MIN_SOLVE_SECONDS, settings.time_limit - (annealed if not exact else
                                                          extra.get("anneal_run_time", 0.0)))
-    cap = max(1e-3, deadline - time.monotonic())
+    solve = Budget(left, parent=budget)    # may pass what is left: MIN_SOLVE_SECONDS
     if site_model:
-        found, status, bound, cut = solve_site_model(
-            problem, index, cap, settings.seed, work_seconds=left, with_cut=True)
+        found, status, bound, cut = solve_site_model(problem, index, solve, settings.seed,
+                                                     with_cut=True)
         if cut:
             extra["cut_short"] = True
         return _exact_outcome(problem, index, start_cost, found, status, bound, "cp-sat",
                               "placement site model", started, extra, keep)
     if exact:
         hint_placement(model, x, index, problem.nodes)
-        result = model.solve(backend=settings.backend, time_limit=cap, seed=settings.seed,
-                             threads=1, options=work_options(settings.backend, left))
+        result = model.solve(backend=settings.backend, time_limit=solve.wall_left(),
+                             seed=settings.seed, threads=1,
+                             options=work_options(settings.backend, left))
         if was_cut_short(result):
             extra["cut_short"] = True
         found, bound = None, None
@@ -201,8 +202,8 @@ def _place_all(problem: PlacementProblem, graph: Graph, fabric: RduFabric, order
         extra["hint"] = result.hint_status
         return _exact_outcome(problem, index, start_cost, found, result.status.name, bound,
                               result.backend, "placement model", started, extra, keep)
-    return _lns(problem, fabric, index, start_cost, settings.with_time(left), search, started,
-                extra, deadline, keep)
+    return _lns(problem, fabric, index, start_cost, settings, solve, search, started, extra,
+                keep)
 
 
 def anneal_share_for(problem: PlacementProblem) -> float:
@@ -273,13 +274,13 @@ def _match(nodes: list[str], options: dict[str, list[int]]) -> dict[str, int] | 
 
 
 def _warm_anneal(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str],
-                 seconds: float, seed: int, fill: bool = True, deadline: float | None = None,
+                 budget: Budget, seed: int, fill: bool = True,
                  keep: CandidatePool | None = None) -> tuple[dict[str, str], float, bool]:
     """A second warm start: :func:`~formulations.placement.annealing.anneal_to_budget` from
-    ``start`` for ``seconds`` planned seconds of moves (its first anneal cools within them:
-    a large section gets fewer moves per temperature); returns the result, the planned
-    seconds one anneal took (the LNS gives its annealing slices at least that long) and
-    whether the wall clock ``deadline`` cut it short.
+    ``start`` spending ``budget`` as moves (its first anneal cools within them: a large
+    section gets fewer moves per temperature); returns the result, the planned seconds one
+    anneal took (the LNS gives its annealing slices at least that long) and whether the
+    wall clock cut it short.
 
     The anneals see the wirelength and penalty only (a faster surrogate: the congestion
     term is 0 at good placements; the model and its LNS see it); the caller gets whichever
@@ -290,9 +291,8 @@ def _warm_anneal(problem: PlacementProblem, fabric: RduFabric, start: dict[str, 
     anneals' states at their light cost.
     """
     light = replace(problem, congestion_weight=0.0)
-    best, _, stats = anneal_to_budget(light, fabric, start, time_limit=seconds, seed=seed,
-                                      fill=fill, range_floor=same_kind_step(problem, fabric),
-                                      deadline=deadline, keep=keep)
+    best, _, stats = anneal_to_budget(light, fabric, start, budget, seed=seed, fill=fill,
+                                      range_floor=same_kind_step(problem, fabric), keep=keep)
     better = problem_cost(problem, best) < problem_cost(problem, start)
     return (best if better else start), stats["one_run"], bool(stats.get("cut_short"))
 
@@ -323,15 +323,13 @@ def _exact_outcome(problem, index, start_cost, found, solver_status, bound, back
                             status, backend, extra)
 
 
-def _lns(problem, fabric: RduFabric, index, cost, settings: SolveSettings,
-         search: PlacementSearch, started, extra, deadline, keep=None) -> PlacementOutcome:
+def _lns(problem, fabric: RduFabric, index, cost, settings: SolveSettings, budget: Budget,
+         search: PlacementSearch, started, extra, keep=None) -> PlacementOutcome:
     """Large-neighbourhood search (:mod:`formulations.placement.lns`) with the star bound,
-    for ``settings.time_limit`` planned seconds of work."""
-    index, cost, stats = lns(problem, fabric, index, cost, backend=settings.backend,
-                             seconds=settings.time_limit, seed=settings.seed,
-                             window=search.window, patience=search.patience,
-                             anneal_seconds=extra.get("anneal_run_time", 0), deadline=deadline,
-                             keep=keep)
+    spending ``budget``."""
+    index, cost, stats = lns(problem, fabric, index, cost, budget, backend=settings.backend,
+                             seed=settings.seed, window=search.window, patience=search.patience,
+                             one_anneal=extra.get("anneal_run_time", 0), keep=keep)
     bound = extra.get("star_bound", 0.0)
     if "last_improvement" in stats:
         extra["best_found_time"] = round(stats.pop("last_improvement") - started, 4)

@@ -39,7 +39,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from formulations.placement.problem import PlacementProblem
-from formulations.solver import CP_SAT_WORK_PER_SECOND, solve_cp_model, was_cut_short
+from formulations.solver import CP_SAT_WORK_PER_SECOND, Budget, solve_cp_model, was_cut_short
 
 __all__ = ["solve_site_model", "translation_floor", "site_model_applies", "site_model_fits",
            "SITE_MODEL_NODES"]
@@ -63,15 +63,15 @@ def site_model_fits(problem: PlacementProblem) -> bool:
     return len(problem.nodes) <= SITE_MODEL_NODES and site_model_applies(problem)
 
 
-def solve_site_model(problem, start: dict[str, int] | None, time_limit: float, seed: int = 0,
+def solve_site_model(problem, start: dict[str, int] | None, budget: Budget, seed: int = 0,
                      options: dict | None = None, symmetry: bool = True,
-                     work_seconds: float | None = None, with_cut: bool = False):
-    """Solve the site model of ``problem`` hinted with ``start`` (node -> site index).
+                     with_cut: bool = False):
+    """Solve the site model of ``problem`` hinted with ``start`` (node -> site index),
+    spending ``budget`` as CP-SAT deterministic time (its deadline the wall-clock cap).
 
     ``options`` are CP-SAT parameters by name; ``symmetry=False`` leaves out the
-    translation floor (:func:`translation_floor`). ``work_seconds``: the planned seconds,
-    as CP-SAT deterministic time (``time_limit`` is then the wall-clock cap); with
-    ``with_cut`` a fourth value says whether the wall clock cut the solve short.
+    translation floor (:func:`translation_floor`); with ``with_cut`` a fourth value says
+    whether the wall clock cut the solve short.
 
     Returns
     -------
@@ -89,11 +89,11 @@ def solve_site_model(problem, start: dict[str, int] | None, time_limit: float, s
         model.add_min_equality(first, [lo[n, axis] for n in problem.nodes])
     model.minimize(sum(_pair_terms(model, problem, lo, hi))
                    + sum(_penalty_terms(model, problem, site)))
-    result = solve_cp_model(model, time_limit=time_limit, seed=seed, hint=start and
+    wall, work = budget.cp_limits(budget.left(), CP_SAT_WORK_PER_SECOND)
+    result = solve_cp_model(model, time_limit=wall, seed=seed, hint=start and
                             {site[n]: int(s) for n, s in start.items()}, variables=site,
-                            params=options,
-                            deterministic_time=None if work_seconds is None
-                            else work_seconds * CP_SAT_WORK_PER_SECOND)
+                            params=options, deterministic_time=work)
+    budget.charge(result, CP_SAT_WORK_PER_SECOND)
     index = ({n: int(result.values[n]) for n in problem.nodes} if result.has_solution
              else None)
     bound = max(0.0, (result.bound or 0.0) * problem.quantum) if result.has_solution else 0.0

@@ -23,17 +23,16 @@ Caveats
 The congestion term is left out (as in the model's warm anneals); callers keep an answer
 only when its full cost (:func:`formulations.placement.problem.problem_cost`) is lower. An
 iteration costs ``O(n^2 + n * free sites)``: about 0.1 ms at a hundred nodes, a few
-milliseconds at six hundred. The budget is a step count planned from the seconds
-(:func:`planned_steps`), so same seed and seconds, same answer.
+milliseconds at six hundred. The work is a step count planned from the seconds a
+:class:`~formulations.solver.budget.Budget` has left (:func:`planned_steps`), so same seed
+and budget, same answer.
 """
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from formulations.solver import deadline_for, stop_requested
+from formulations.solver import Budget
 
 __all__ = ["tabu_search", "TabuSearch", "planned_steps", "ENTRIES_PER_SECOND"]
 
@@ -49,26 +48,25 @@ ENTRIES_PER_SECOND = 15_000_000
 TENURE = (0.2, 0.4)
 
 
-def tabu_search(problem, index: dict[str, int], seconds: float, seed: int = 0,
-                deadline: float | None = None, stats: dict | None = None
-                ) -> tuple[dict[str, int], float]:
-    """Tabu search from ``index`` (node -> site index) for ``seconds`` planned seconds of
-    work (:func:`planned_steps`: a step count, the same on every machine); ``deadline`` is the
-    ``time.monotonic()`` outer cap (default :func:`~formulations.solver.budget.deadline_for`
-    ``seconds``), and ``stats["cut_short"]`` is set when it stopped the search first.
-    Returns the best placement seen and its cost without the congestion term."""
+def tabu_search(problem, index: dict[str, int], budget: Budget, seed: int = 0,
+                stats: dict | None = None) -> tuple[dict[str, int], float]:
+    """Tabu search from ``index`` (node -> site index) for what ``budget`` has left
+    (:func:`planned_steps`: a step count, the same on every machine), charged to it; its
+    deadline is the outer cap, and ``stats["cut_short"]`` is set when it stopped the search
+    first. Returns the best placement seen and its cost without the congestion term."""
     search = TabuSearch(problem, index, np.random.default_rng(seed))
-    steps = planned_steps(problem, index, seconds)
-    deadline = deadline_for(seconds) if deadline is None else deadline
+    planned = budget.left()
+    steps = planned_steps(problem, index, planned)
     done = 0
     while done < steps and search.best_cost > 0:
-        if time.monotonic() >= deadline or stop_requested():   # or the run is interrupted
+        if budget.wall_out():
             if stats is not None:
                 stats["cut_short"] = True
             break
         for _ in range(min(20, steps - done)):
             search.step()
         done += 20
+    budget.spend(planned * min(1.0, done / steps))
     return dict(zip(problem.nodes, map(int, search.best))), search.best_cost
 
 

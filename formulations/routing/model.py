@@ -342,12 +342,7 @@ def _solve_region(fab, nets, trees, backend, budget: Budget, seed, progress):
         left = budget.left() / (len(chunks) - position)
         if left < 0.1 or budget.wall_out():
             break
-        cap = budget.wall_left()
-        result, new = _solve_chunk(fab, nets, chunk, trees, backend, cap, seed, left)
-        used = work_of(result)
-        budget.spend(min(left, used + CHUNK_SECONDS) if used is not None else left)
-        if was_cut_short(result):
-            budget.mark_cut()
+        result, new = _solve_chunk(fab, nets, chunk, trees, backend, budget.share(left), seed)
         solved += 1
         if new is not None and _score(fab, nets, trees | new) <= _score(fab, nets, trees):
             trees |= new
@@ -376,7 +371,9 @@ def _chunks(fab: FabricView, nets: list[RouteNet]) -> list[list[int]]:
     return chunks + ([current] if current else [])
 
 
-def _solve_chunk(fab, nets, chunk, trees, backend, time_limit, seed, work_seconds=None):
+def _solve_chunk(fab, nets, chunk, trees, backend, budget: Budget, seed):
+    """One chunk's model, solved within ``budget`` (charged the work it used plus
+    :data:`CHUNK_SECONDS`, at most the whole budget); returns the result and the new trees."""
     members = [nets[k] for k in chunk]
     in_chunk = set(chunk)
     others = [n for k, n in enumerate(nets) if k not in in_chunk]
@@ -385,9 +382,12 @@ def _solve_chunk(fab, nets, chunk, trees, backend, time_limit, seed, work_second
         n.tree = trees.get(n.id, [])
     model, u, f, _ = build_routing_model(fab, members, fixed)
     model.set_hint(_routing_hint(fab, members, u, f))
-    result = model.solve(backend=backend, time_limit=time_limit, seed=seed, threads=1,
-                         options=None if work_seconds is None
-                         else work_options(backend, work_seconds))
+    result = model.solve(backend=backend, time_limit=budget.wall_left(), seed=seed, threads=1,
+                         options=work_options(backend, budget.seconds))
+    used = work_of(result)
+    budget.spend(budget.seconds if used is None else min(budget.seconds, used + CHUNK_SECONDS))
+    if was_cut_short(result):
+        budget.mark_cut()
     if not result.has_solution:
         return result, None
     return result, _decode_trees(fab, members, u, result)

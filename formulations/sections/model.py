@@ -262,14 +262,15 @@ def _add_categories(model, graph: Graph, x, count: int) -> dict:
 def solve_section_model(model, settings: SolveSettings, stem: str | None = None,
                         budget: Budget | None = None):
     """Solve ``model`` on ``settings`` (backend, planned seconds as a deterministic work
-    limit with the wall clock as the outer cap, seed); the work used is charged to
-    ``budget`` (when given). When ``stem`` is given and ``settings.export_dir`` is set,
+    limit with the run's deadline as the outer cap, seed); the work used is charged to
+    ``budget`` too (when given). When ``stem`` is given and ``settings.export_dir`` is set,
     write it there first as ``<model name>_<stem>.mps``."""
     if stem is not None and settings.export_dir:
         Path(settings.export_dir).mkdir(parents=True, exist_ok=True)
         model.write_mps(str(Path(settings.export_dir) / f"{model.name}_{stem}.mps"))
-    return solve_planned(model, settings.backend, settings.time_limit, budget,
-                         seed=settings.seed, deadline=settings.deadline)
+    planned = (settings.budget() if budget is None
+               else Budget(settings.time_limit, parent=budget))
+    return solve_planned(model, settings.backend, planned, seed=settings.seed)
 
 
 def decode_assignment(graph: Graph, x, count: int, result) -> dict[str, int]:

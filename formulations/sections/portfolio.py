@@ -121,8 +121,7 @@ def _solve_built(task: CutSolve, model: Any, x: Any) -> CutSolved:
     wall = from_epoch(task.wall)
     budget = Budget(task.seconds, wall)
     arrays = model.to_arrays()
-    result = solve_planned(arrays, task.backend, task.seconds, budget, seed=task.seed,
-                           deadline=wall)
+    result = solve_planned(arrays, task.backend, budget, seed=task.seed)
     assignment = decode_assignment(task.graph, x, task.count, result) \
         if result.has_solution else None
     bound = model.bytes_of_bound(result.bound) if result.bound is not None else None

@@ -281,15 +281,14 @@ def solve(model: LinearModel, backend: str = DEFAULT_BACKEND, time_limit: float 
     return _result(arrays, raw, hint, backend, wall)
 
 
-def solve_planned(model, backend: str, seconds: float, budget: Budget | None = None,
-                  seed: int = 0, deadline: float | None = None, mip_gap: float | None = None,
+def solve_planned(model, backend: str, budget: Budget, seed: int = 0,
+                  mip_gap: float | None = None,
                   options: Mapping[str, Any] | None = None) -> SolveResult:
-    """Solve ``model`` (a LinearModel) with a work limit of ``seconds`` planned seconds
-    (:func:`work_options`) and a wall-clock cap (``budget``'s deadline, else ``deadline``,
-    else :func:`~formulations.solver.budget.deadline_for` the plan);
-    the work used (all of ``seconds`` when the backend does not say) is charged to
-    ``budget``, and a cut by the wall clock marks it."""
-    cap = (budget if budget is not None else Budget(seconds, deadline)).wall_left()
+    """Solve ``model`` (a LinearModel) with what ``budget`` has left as a work limit
+    (:func:`work_options`) and its deadline as the wall-clock cap; the work used (all of
+    it when the backend does not say) is charged to ``budget``, and a cut by the wall
+    clock marks it."""
+    seconds, cap = budget.left(), budget.wall_left()
     arrays = model if isinstance(model, ModelArrays) else model.to_arrays()
     # the model's translation and the solver's start are work too (by the model's size)
     overhead = MIN_CHARGE + SETUP_SECONDS_PER_NONZERO * (arrays.n_vars + len(arrays.row_index))
@@ -297,11 +296,10 @@ def solve_planned(model, backend: str, seconds: float, budget: Budget | None = N
     native = work_options(backend, limit) | dict(options or {})
     result = solve(arrays, backend=backend, time_limit=cap, seed=seed, mip_gap=mip_gap,
                    options=native)
-    if budget is not None:         # the overhead in full: a large model costs it however
-        used = work_of(result)     # little its search is planned
-        budget.spend(overhead + (limit if used is None else min(limit, used)))
-        if was_cut_short(result):
-            budget.mark_cut()
+    used = work_of(result)         # the overhead in full: a large model costs it however
+    budget.spend(overhead + (limit if used is None else min(limit, used)))   # little its
+    if was_cut_short(result):                                                # search is planned
+        budget.mark_cut()
     return result
 
 

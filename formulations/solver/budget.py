@@ -33,6 +33,7 @@ import time
 from typing import Callable
 
 from .cp import CP_SAT_WORK_PER_SECOND, was_cut_short, work_of
+from .interrupt import stop_requested
 from .result import SolveResult
 
 __all__ = ["Budget", "deadline_for", "to_epoch", "from_epoch", "WALL_SLACK", "WALL_FLOOR",
@@ -126,8 +127,10 @@ class Budget:
         return max(1e-3, self.deadline - time.monotonic())
 
     def wall_out(self) -> bool:
-        """Whether the deadline has passed (then counted as cut short)."""
-        if time.monotonic() >= self.deadline:
+        """Whether the deadline has passed or the run was interrupted (Ctrl-C, SIGTERM:
+        every search stops at once and the run keeps its best checked answer); then the
+        search counts as cut short."""
+        if time.monotonic() >= self.deadline or stop_requested():
             self.mark_cut()
             return True
         return False

@@ -51,15 +51,17 @@ class SolveSettings:
         """The same settings with another time limit."""
         return replace(self, time_limit=seconds)
 
-    def budget(self) -> Budget:
-        """The budget this solve spends: ``time_limit`` planned seconds, capped by the run's
-        deadline (:func:`~formulations.solver.budget.deadline_for`).
+    def budget(self, seconds: float | None = None) -> Budget:
+        """The budget this solve spends: ``time_limit`` planned seconds (or ``seconds``, a
+        part planned apart), capped by the run's deadline
+        (:func:`~formulations.solver.budget.deadline_for`).
 
         >>> b = SolveSettings(time_limit=3.0, deadline=time.monotonic() + 60).budget()
         >>> b.left(), 59 < b.wall_left() <= 60
         (3.0, True)
         """
-        return Budget(self.time_limit, deadline_for(self.time_limit, self.deadline))
+        seconds = self.time_limit if seconds is None else seconds
+        return Budget(seconds, deadline_for(seconds, self.deadline))
 
     def wall_seconds(self) -> float:
         """Seconds this solve may take on the wall clock: until the run's deadline (the one

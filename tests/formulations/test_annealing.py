@@ -5,7 +5,7 @@ import pytest
 from formulations.placement import (PlacementSearch, anneal, fitted_moves, greedy_place,
                                     place_annealing, placement_problem, problem_cost,
                                     same_kind_step)
-from formulations.solver import SolveSettings
+from formulations.solver import Budget, SolveSettings
 from model.graph import Edge, Graph, Node
 from sim.check import check_placement
 from tests.formulations.test_placement_model import exhaustive_optimum, random_section, star_graph
@@ -24,8 +24,8 @@ def test_annealing_is_deterministic_for_a_seed(plasticine):
     g = random_section(30, seed=3)
     problem = placement_problem(g, plasticine)
     start = greedy_place(g, plasticine, g.node_ids)
-    a = anneal(problem, plasticine, start, time_limit=30, seed=5)
-    b = anneal(problem, plasticine, start, time_limit=30, seed=5)
+    a = anneal(problem, plasticine, start, Budget(30), seed=5)
+    b = anneal(problem, plasticine, start, Budget(30), seed=5)
     assert a[0] == b[0] and a[1] == b[1]
 
 
@@ -71,8 +71,8 @@ def test_the_range_limit_never_falls_below_its_floor(plasticine):
     g = random_section(40, seed=2)
     problem = placement_problem(g, plasticine)
     start = greedy_place(g, plasticine, g.node_ids)
-    _, _, vpr = anneal(problem, plasticine, start, time_limit=30, seed=1)
-    _, cost, floored = anneal(problem, plasticine, start, time_limit=30, seed=1, range_floor=3)
+    _, _, vpr = anneal(problem, plasticine, start, Budget(30), seed=1)
+    _, cost, floored = anneal(problem, plasticine, start, Budget(30), seed=1, range_floor=3)
     assert vpr["range_limit"] < 3 <= floored["range_limit"]
     assert cost <= problem_cost(problem, start) + 1e-9
 

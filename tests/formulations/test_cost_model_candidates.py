@@ -8,6 +8,7 @@ from formulations.solver import SolveSettings
 from pipeline.cost_model import candidate_pool, rank_placement
 from sim.check import check_placement
 from tests.formulations.test_placement_model import random_section
+from formulations.solver import Budget
 
 
 def _key(p):
@@ -63,7 +64,7 @@ def test_candidates_take_the_pool_first_and_within_max_worse(plasticine):
     pool = CandidatePool(16)
     out = place_model(g, plasticine, g.node_ids, SolveSettings(time_limit=1.5, seed=3), keep=pool)
     members = [p for p, _ in pool.members()]
-    found = placement_candidates(g, plasticine, out.placement, count=6, seconds=0.0, seed=0,
+    found = placement_candidates(g, plasticine, out.placement, count=6, budget=Budget(0.0), seed=0,
                                  pool=members)
     problem = placement_problem(g, plasticine)
     base = problem_cost(problem, out.placement)
@@ -85,7 +86,7 @@ def test_ranking_reports_how_many_candidates_came_from_the_search(tiny):
     start = {"a": "U0_0", "b": "U1_1", "c": "U2_2", "d": "U3_3"}
     other = {"a": "U0_0", "b": "U0_1", "c": "U2_2", "d": "U3_3"}
     chosen, extra = rank_placement(graph, tiny, start, lambda g, f, items: [
-        1.0 if p == other else 0.0 for p, _ in items], name="test", seconds=0.0, seed=0,
+        1.0 if p == other else 0.0 for p, _ in items], name="test", budget=Budget(0.0), seed=0,
         count=2, pool=[start, other])
     assert chosen == other and extra["from_search"] == 1 and extra["candidates"] == 2
     assert candidate_pool("greedy") is None and candidate_pool("annealing", 3).size == 6

@@ -8,7 +8,7 @@ import pytest
 
 from formulations.placement import (PlacementSearch, place_model, placement_problem,
                                     problem_cost, solve_site_model, translation_floor)
-from formulations.solver import SolveSettings
+from formulations.solver import Budget, SolveSettings
 from model.graph import Edge, Graph, Node
 from sim.check import check_placement
 from tests.formulations.test_placement_model import exhaustive_optimum
@@ -32,7 +32,7 @@ def names(problem, index):
 def test_site_model_finds_the_exhaustive_optimum_on_tiny_grid(tiny, seed):
     g = small_graph(5, seed)
     problem = placement_problem(g, tiny)
-    index, status, bound = solve_site_model(problem, None, time_limit=20)
+    index, status, bound = solve_site_model(problem, None, Budget(20))
     assert status == "OPTIMAL"
     assert check_placement(g, tiny, names(problem, index)).ok
     optimum = exhaustive_optimum(g, tiny)
@@ -57,7 +57,7 @@ def test_symmetry_floor_keeps_the_optimum(plasticine, spokes):
     problem = placement_problem(g, plasticine)
     costs = []
     for symmetry in (True, False):
-        index, status, _ = solve_site_model(problem, None, time_limit=30, symmetry=symmetry)
+        index, status, _ = solve_site_model(problem, None, Budget(30), symmetry=symmetry)
         assert status == "OPTIMAL"
         costs.append(problem_cost(problem, names(problem, index)))
     assert costs[0] == pytest.approx(costs[1])

@@ -6,6 +6,7 @@ import pytest
 
 from formulations.placement import (TabuSearch, greedy_place, placement_problem, problem_cost,
                                     tabu_search)
+from formulations.solver import Budget
 from tests.formulations.test_placement_model import exhaustive_optimum, random_section, star_graph
 
 
@@ -36,7 +37,7 @@ def test_incremental_cost_equals_the_recomputed_cost(plasticine):
 def test_tabu_search_improves_greedy_and_stays_legal(plasticine):
     problem, index = start_of(random_section(60, seed=2), plasticine)
     start_cost = problem_cost(problem, problem.to_site_ids(index))
-    found, cost = tabu_search(problem, index, 1.0, seed=1)
+    found, cost = tabu_search(problem, index, Budget(1.0), seed=1)
     assert_legal(problem, found)
     assert cost == pytest.approx(problem_cost(problem, problem.to_site_ids(found)))
     assert cost < start_cost
@@ -45,6 +46,6 @@ def test_tabu_search_improves_greedy_and_stays_legal(plasticine):
 def test_tabu_search_reaches_the_exhaustive_optimum_on_a_tiny_grid(tiny):
     graph = star_graph()
     problem, index = start_of(graph, tiny)
-    found, cost = tabu_search(problem, index, 1.0, seed=0)
+    found, cost = tabu_search(problem, index, Budget(1.0), seed=0)
     assert_legal(problem, found)
     assert cost == pytest.approx(exhaustive_optimum(graph, tiny))

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from formulations.solver import (
+    Budget,
     INF,
     LinearModel,
     SolveResult,
@@ -580,7 +581,7 @@ def test_solve_planned_charges_its_work_and_caps_the_wall_clock():
     m.add(2 * x <= 7, name="cap")
     m.maximize(x)
     budget = Budget(1.0, time.monotonic() + 60)
-    result = solve_planned(m, "cp-sat", 0.5, budget)
+    result = solve_planned(m, "cp-sat", budget.share(0.5))
     assert result.objective == 3 and 0 < budget.spent <= 0.5 and not budget.cut_short
     now = time.monotonic()
     assert 6.0 <= deadline_for(3.0) - now < 6.5 and 2.0 <= deadline_for(0.01) - now < 2.5
@@ -626,5 +627,5 @@ def test_an_anneal_after_a_stop_request_returns_at_once(stop_asked, plasticine):
     g = random_section(40)
     problem = placement_problem(g, plasticine)
     _, _, stats = anneal(problem, plasticine, greedy_place(g, plasticine, g.node_ids),
-                         time_limit=60, seed=0)
+                         Budget(60), seed=0)
     assert stats["temperatures"] == 0 and stats["cut_short"]

@@ -13,6 +13,7 @@ from pipeline.options import OptionError, RunOptions
 from pipeline.run import main
 from model.graph import Edge, Graph, Node
 from sim.check import check_placement
+from formulations.solver import Budget
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "fig9.json"
@@ -74,12 +75,12 @@ def test_ranking_keeps_the_best_scored_candidate_and_it_is_legal():
     fabric = build_fabric(load_hardware("tiny"))
     graph = _two_flows()
     start = {"a": "U0_0", "b": "U1_1", "c": "U2_2", "d": "U3_3"}
-    found = placement_candidates(graph, fabric, start, count=6, seconds=0.2, seed=0)
+    found = placement_candidates(graph, fabric, start, count=6, budget=Budget(0.2), seed=0)
     assert found[0] == start and len(found) > 1
     # a scorer that prefers the candidate with "a" farthest right: the ranking must pick it
     def scorer(g, fab, items):
         return [float(fab.site(p["a"]).col) for p, _ in items]
-    chosen, extra = rank_placement(graph, fabric, start, scorer, name="test", seconds=0.2,
+    chosen, extra = rank_placement(graph, fabric, start, scorer, name="test", budget=Budget(0.2),
                                    seed=0, count=6)
     best_col = max(fabric.site(p["a"]).col for p in found)
     assert fabric.site(chosen["a"]).col == best_col and extra["routed"] == len(found)

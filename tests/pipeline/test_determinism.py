@@ -22,6 +22,7 @@ import pytest
 from benchmarks.generators import random_dag
 from formulations.placement import greedy_place
 from formulations.placement.problem import placement_problem
+from formulations.solver import Budget
 from hardware import build_fabric, load_hardware
 from model.graphjson import graph_to_dict, write_json_atomic
 from pipeline.run import main
@@ -131,8 +132,8 @@ def test_anneal_to_budget_is_the_same_when_slowed_down(section, monkeypatch):
     problem, fabric, start = section
 
     def run():
-        return _annealing.anneal_to_budget(problem, fabric, start, time_limit=0.4, seed=3,
-                                           deadline=time.monotonic() + 120)
+        return _annealing.anneal_to_budget(problem, fabric, start,
+                                           Budget(0.4, time.monotonic() + 120), seed=3)
 
     fast, fast_cost, fast_stats = run()
     calls = _slowed(monkeypatch, _annealing, "propose_move", every=200)
@@ -146,9 +147,9 @@ def test_anneal_to_budget_is_the_same_when_slowed_down(section, monkeypatch):
 def test_tabu_search_is_the_same_when_slowed_down(section, monkeypatch):
     problem, _, start = section
     index = problem.to_indices(start)
-    fast = _tabu.tabu_search(problem, index, 0.3, seed=2, deadline=time.monotonic() + 120)
+    fast = _tabu.tabu_search(problem, index, Budget(0.3, time.monotonic() + 120), seed=2)
     calls = _slowed(monkeypatch, _tabu.TabuSearch, "step", every=2)
-    slow = _tabu.tabu_search(problem, index, 0.3, seed=2, deadline=time.monotonic() + 120)
+    slow = _tabu.tabu_search(problem, index, Budget(0.3, time.monotonic() + 120), seed=2)
     assert calls[0] > 10
     assert slow == fast
 
@@ -160,9 +161,9 @@ def test_lns_is_the_same_when_slowed_down(section, monkeypatch, patience):
     cost = _lns.problem_cost(problem, start)
 
     def run():
-        return _lns.lns(problem, fabric, index, cost, backend="cp-sat", seconds=2.0, seed=5,
-                        window=8, patience=patience, anneal_seconds=0.1,
-                        deadline=time.monotonic() + 120)
+        return _lns.lns(problem, fabric, index, cost, Budget(2.0, time.monotonic() + 120),
+                        backend="cp-sat", seed=5, window=8, patience=patience,
+                        one_anneal=0.1)
 
     fast_index, fast_cost, fast_stats = run()
     calls = _slowed(monkeypatch, _lns, "problem_cost", every=1, seconds=0.02)
@@ -177,10 +178,10 @@ def test_lns_is_the_same_when_slowed_down(section, monkeypatch, patience):
 
 def test_a_search_the_wall_clock_stops_says_so(section):
     problem, fabric, start = section
-    _, _, stats = _annealing.anneal(problem, fabric, start, time_limit=5.0, seed=0,
-                                    deadline=time.monotonic() - 1)
+    _, _, stats = _annealing.anneal(problem, fabric, start,
+                                    Budget(5.0, time.monotonic() - 1), seed=0)
     assert stats["cut_short"] and stats["proposals"] == 0
     stats = {}
-    _tabu.tabu_search(problem, problem.to_indices(start), 5.0, deadline=time.monotonic() - 1,
+    _tabu.tabu_search(problem, problem.to_indices(start), Budget(5.0, time.monotonic() - 1),
                       stats=stats)
     assert stats["cut_short"]
