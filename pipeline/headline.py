@@ -23,12 +23,12 @@ from pipeline.metric_notes import sample_meaning
 __all__ = ["headline_lines", "result_lines"]
 
 
-def headline_lines(mapping: Mapping, graph_attrs: dict | None, seconds: float, out: Path,
+def headline_lines(mapping: Mapping, graph_attrs: dict | None, elapsed: float, out: Path,
                    written: list[str]) -> list[str]:
     """Every closing line of a mapped run (printed to stderr, last)."""
     m = mapping.metrics
     lines = [f"mapped {mapping.graph} ({m.get('nodes')} nodes, {m.get('edges')} edges) onto "
-             f"{mapping.hardware} in {seconds:.2f} s"]
+             f"{mapping.hardware} in {elapsed:.2f} s"]
     lines += ["  " + line for line in result_lines(mapping, graph_attrs)]
     lines += ["  " + line for line in files_lines(out, written)]
     return lines

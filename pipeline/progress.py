@@ -22,11 +22,11 @@ QUIET_SECONDS = 5.0
 class Console:
     """Lines to stderr: ``quiet`` prints none, ``verbose`` also the detail lines."""
 
-    def __init__(self, quiet: bool, verbose: bool, budget: float | None = None,
+    def __init__(self, quiet: bool, verbose: bool, time_limit: float | None = None,
                  started: float | None = None):
-        """``budget``: the run's seconds; ``started``: when its clock began
+        """``time_limit``: the run's seconds; ``started``: when its clock began
         (``time.monotonic()``, default now)."""
-        self.quiet, self.verbose, self.budget = quiet, verbose, budget
+        self.quiet, self.verbose, self.time_limit = quiet, verbose, time_limit
         self.tty = sys.stderr.isatty()
         self.started = time.monotonic() if started is None else started
         self._last_line, self._last_time = "starting", time.monotonic()
@@ -107,9 +107,9 @@ class Console:
                             f"ago){self._budget_note()}")
 
     def _budget_note(self) -> str:
-        if not self.budget:
+        if not self.time_limit:
             return ""
-        return f"; {self.elapsed():.0f} of {self.budget:g} s budget used"
+        return f"; {self.elapsed():.0f} of {self.time_limit:g} s budget used"
 
     def _print(self, text: str) -> None:
         if self._live is not None:

@@ -175,7 +175,7 @@ def _record_cross_section_edges(mapping: Mapping, graph: Graph) -> None:
 
 
 def _metrics(graph: Graph, fabric: RduFabric, mapping: Mapping, final: list[dict],
-             check: CheckReport, seconds: float) -> dict:
+             check: CheckReport, elapsed: float) -> dict:
     """Totals over the final sections (``final``: their stage records), as checked."""
     cross = [r for r in mapping.routes if r.get("via") == "dram"]
     return {
@@ -186,5 +186,5 @@ def _metrics(graph: Graph, fabric: RduFabric, mapping: Mapping, final: list[dict
         "routing_iterations": max((s.get("iterations", 0) for s in final), default=0),
         "dram_edges": len(cross), "dram_bytes": sum(r.get("bytes") or 0 for r in cross),
         "units_used": len(mapping.placement), "sites": len(fabric.sites),
-        "seconds": round(seconds, 3),
+        "seconds": round(elapsed, 3),
     }

@@ -35,7 +35,7 @@ _BYTE_METRICS = ("dram_bytes",)
 
 def render_report(mapping: Mapping, pictures: list[str] | None = None,
                   hardware_summary: str = "", extra: list[str] | None = None,
-                  seconds: float | None = None, graph_attrs: dict | None = None) -> str:
+                  elapsed: float | None = None, graph_attrs: dict | None = None) -> str:
     """Markdown text: outcome, metrics, sections, stages, a target's own lines, pictures.
 
     Parameters
@@ -48,7 +48,7 @@ def render_report(mapping: Mapping, pictures: list[str] | None = None,
         One line describing the hardware.
     extra : list of str, optional
         Markdown lines of the target's own (e.g. the Streaming Engine's tiles).
-    seconds : float, optional
+    elapsed : float, optional
         Wall time of the whole run, the number the command line prints; shown
         with two decimals, as the command line shows it.
     graph_attrs : dict, optional
@@ -67,8 +67,8 @@ def render_report(mapping: Mapping, pictures: list[str] | None = None,
         lines += ["", f"Hardware: {_md(hardware_summary)}"]    # its name is the file's
     if mapping.run:
         lines += _run(mapping.run)
-    if mapping.metrics or seconds is not None:
-        lines += _metrics(mapping, seconds)
+    if mapping.metrics or elapsed is not None:
+        lines += _metrics(mapping, elapsed)
     if mapping.sections and mapping.ii is None:        # an RDU run (sections of sites)
         lines += _sections(mapping) + _cuts(mapping) + _buffers(mapping) + _performance(mapping)
     if mapping.trace:
@@ -139,16 +139,16 @@ def section_wirelength(mapping: Mapping, section: int) -> int | None:
     return found
 
 
-def _metrics(mapping: Mapping, seconds: float | None) -> list[str]:
+def _metrics(mapping: Mapping, elapsed: float | None) -> list[str]:
     lines = ["", "## Metrics", "", "| metric | value | unit | meaning |", "|---|---|---|---|"]
     for key, value in mapping.metrics.items():
         label = key.replace("_", " ")
-        if key == "seconds" and seconds is not None:
+        if key == "seconds" and elapsed is not None:
             label = "seconds of the mapping passes"      # not the run's wall time: named apart
         shown = _bytes(value) if key in _BYTE_METRICS else _yes_no(value)
         lines.append(_row(label, shown, unit_of(key) or "-", meaning_of(key) or "-"))
-    if seconds is not None:
-        lines.append(f"| wall time of the whole run | {seconds:.2f} | s | from the process start "
+    if elapsed is not None:
+        lines.append(f"| wall time of the whole run | {elapsed:.2f} | s | from the process start "
                      "to this report: loading, mapping and pictures |")
     return lines
 

@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args, started: float) -> int:
     """Load, map and write, the run's clock started at ``started`` (``time.monotonic()``),
     never silent for long (:class:`Console`); the exit code."""
-    console = Console(args.quiet, args.verbose, budget=args.time_limit, started=started)
+    console = Console(args.quiet, args.verbose, time_limit=args.time_limit, started=started)
     with console.watch():
         return _run_watched(args, started, console)
 
@@ -241,13 +241,13 @@ def _run_watched(args, started: float, console: Console) -> int:
     except InputError as exc:        # e.g. a --scheduler that cannot be reached
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    seconds = time.monotonic() - options.started
+    elapsed = time.monotonic() - options.started
     console.say("writing mapping.json, the reports and the pictures")
     with deferred_signals():     # outputs are written whole: an interrupt waits for them
         written = _write_outputs(mapping, spec, out, args, options.started, deadline, graph)
         remove_stale_outputs(out, written)
     if code == EXIT_MAPPED:
-        for line in headline_lines(mapping, graph.attrs, seconds, out, written):
+        for line in headline_lines(mapping, graph.attrs, elapsed, out, written):
             console.say(line, stamp=False)
     else:
         print(f"could not map {graph.name}: {mapping.diagnosis}", file=sys.stderr)
@@ -307,9 +307,9 @@ def _write_outputs(mapping: Mapping, spec, out: Path, args, started: float,
     pictures = None
     if mapping.status == "mapped" and not args.no_pictures:
         pictures = target.draw(mapping, spec, fabric, out, args.picture_format, deadline)
-    seconds = time.monotonic() - started
+    elapsed = time.monotonic() - started
     write_report(render_report(mapping, pictures, target.describe(spec, fabric),
-                               target.report_lines(mapping), seconds=seconds,
+                               target.report_lines(mapping), elapsed=elapsed,
                                graph_attrs=graph.attrs if graph is not None else None),
                  out / "report.md")
     files = ["mapping.json", "report.md", *(pictures or [])]

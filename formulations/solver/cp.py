@@ -134,20 +134,20 @@ def solve_cp_model(model: cp_model.CpModel, time_limit: float = 10.0, seed: int 
     ('OPTIMAL', 5.0, 2, 'accepted')
     """
     start = time.perf_counter()
-    work = model
+    hinted = model
     try:
         if hint is not None:
-            work = model.clone()
-            work.clear_hints()
-            work.proto.solution_hint.vars.extend(_index(v) for v in hint)
-            work.proto.solution_hint.values.extend(int(val) for val in hint.values())
-        check = check_cp_hint(work, time_limit=min(1.0, time_limit))
-        out = run_cp_sat(work, time_limit, seed, workers, mip_gap, verbose, variables, params,
+            hinted = model.clone()
+            hinted.clear_hints()
+            hinted.proto.solution_hint.vars.extend(_index(v) for v in hint)
+            hinted.proto.solution_hint.values.extend(int(val) for val in hint.values())
+        check = check_cp_hint(hinted, time_limit=min(1.0, time_limit))
+        out = run_cp_sat(hinted, time_limit, seed, workers, mip_gap, verbose, variables, params,
                          stall, deterministic_time)
     except Exception as exc:  # noqa: BLE001 - a failed solve is a result, not a crash
         check = HintCheck("none")
         out = {"status": SolveStatus.ERROR, "message": f"cp-sat: {type(exc).__name__}: {exc}"}
-    return _result(model, work, out, check, time.perf_counter() - start, name)
+    return _result(model, hinted, out, check, time.perf_counter() - start, name)
 
 
 def run_cp_sat(model: cp_model.CpModel, time_limit: float, seed: int, workers: int,
@@ -263,7 +263,7 @@ def _index(var: Any) -> int:
     return i
 
 
-def _result(model: cp_model.CpModel, work: cp_model.CpModel, out: dict, check: HintCheck,
+def _result(model: cp_model.CpModel, hinted: cp_model.CpModel, out: dict, check: HintCheck,
             wall: float, name: str | None) -> SolveResult:
     message = out.get("message", "")
     if check.status == "infeasible":
@@ -271,8 +271,8 @@ def _result(model: cp_model.CpModel, work: cp_model.CpModel, out: dict, check: H
     result = SolveResult(
         status=out["status"], objective=out.get("objective"), bound=out.get("bound"),
         gap=relative_gap(out.get("objective"), out.get("bound")), wall_time=wall,
-        backend="cp-sat", n_vars=len(work.proto.variables),
-        n_constraints=len(work.proto.constraints), values=out.get("values") or {},
+        backend="cp-sat", n_vars=len(hinted.proto.variables),
+        n_constraints=len(hinted.proto.constraints), values=out.get("values") or {},
         message=message, hint_status=check.status, hint_violations=check.violations,
         model_name=name if name is not None else model.name)
     return annotate(result, out.get("work"), out.get("cut_short", False))

@@ -24,7 +24,7 @@ def test_plain_lines_with_the_elapsed_time_when_not_a_terminal(capsys):
 
 def test_a_silent_stretch_is_broken_by_a_line_saying_what_runs(capsys, monkeypatch):
     monkeypatch.setattr(progress, "QUIET_SECONDS", 0.3)
-    console = Console(quiet=False, verbose=False, budget=60)
+    console = Console(quiet=False, verbose=False, time_limit=60)
     with console.watch():
         console.say("placing section 3")
         time.sleep(1.2)

@@ -43,7 +43,7 @@ def test_dram_bytes_are_whole_bytes():
 
 
 def test_wall_time_is_the_command_lines_number_and_named_apart():
-    text = render_report(rdu_mapping(), seconds=1.834)
+    text = render_report(rdu_mapping(), elapsed=1.834)
     assert "| wall time of the whole run | 1.83 | s |" in text
     assert f"in {1.834:.2f} s" .split()[-2] in text              # the CLI's own format
     assert "| seconds of the mapping passes | 1.042 | s |" in text
@@ -100,5 +100,5 @@ def test_a_real_run_agrees_with_its_mapping(tmp_path):
         matplotlib.rcParams["svg.fonttype"] = "path"
     for name in ("section0.svg", "section0_nets.svg"):
         assert f"wirelength {total} links" in (tmp_path / name).read_text()
-    text = render_report(mapping, names, seconds=2.0)
+    text = render_report(mapping, names, elapsed=2.0)
     assert f"| wirelength | {total} |" in text and "were drawn" not in text
