@@ -1,6 +1,7 @@
 """Stage-buffer balancing: equal depth on every reconvergent path, fewest PMUs (source 001)."""
 
 from formulations.buffers.heuristic import HeuristicAnswer, pairwise_balance, warm_start
+from formulations.buffers.materialize import materialize_buffers
 from formulations.buffers.model import (BufferSolution, BufferVars, buffer_hint,
                                         build_buffer_model, solve_buffers)
 from formulations.buffers.problem import (DEFAULT_DEPTH, MODES, BufferBalancingError,
@@ -13,4 +14,5 @@ __all__ = ["MODES", "DEFAULT_DEPTH", "BufferOptions", "StageBuffer", "InsertionS
            "BufferProblem", "BufferVars", "BufferSolution", "BufferBalancingError",
            "buffer_problem", "build_buffer_model", "buffer_hint", "solve_buffers",
            "buffer_capacity", "edge_depth", "arrival_depths", "unbalanced_joins",
-           "balanced_as_is", "pmus_for", "HeuristicAnswer", "pairwise_balance", "warm_start"]
+           "balanced_as_is", "pmus_for", "HeuristicAnswer", "pairwise_balance", "warm_start",
+           "materialize_buffers"]

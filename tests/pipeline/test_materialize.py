@@ -1,7 +1,7 @@
 """Stage buffers built as units: each sink of a shared chain gets its own depth."""
 
 from model.graph import Edge, Graph, Node
-from pipeline.levels import materialize_buffers
+from formulations.buffers import materialize_buffers
 from sim.backpressure import steady_state_throughput
 
 
