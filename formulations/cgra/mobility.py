@@ -53,7 +53,7 @@ from typing import Callable
 
 from ortools.sat.python import cp_model
 
-from formulations.cgra.model import build_full_model, decode_full, model_size
+from formulations.cgra.model import build_description, decode_full, model_size
 from formulations.cgra.problem import CgraProblem, CgraSchedule, length_bound, lower_bounds
 from formulations.cgra.relax import CP_PARAMS
 from formulations.cgra.work import BUILD_SECONDS, FULL_WORK_PER_SECOND
@@ -115,14 +115,15 @@ def window_map(problem: CgraProblem, ii: int, work: Budget, seed: int = 0,
     if work.left() < build + LEAST_QUESTION * 0.5 or work.over():
         return None
     work.spend(build)
-    model, fv = build_full_model(problem, ii, horizon)
+    d, fv = build_description(problem, ii, horizon)
     if fv.windows is None:
         return None
     lo = fv.windows[0]
     order = sorted(range(problem.n), key=lambda v: (lo[v], v))
-    model.add_decision_strategy([b for v in order for _, b in sorted(fv.at[v].items())]
-                                + [b for v in order for _, b in sorted(fv.on[v].items())],
-                                cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)
+    d.branch_on([b for v in order for _, b in sorted(fv.at[v].items())]
+                + [b for v in order for _, b in sorted(fv.on[v].items())],
+                cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)
+    model, fv.emitted = d.to_cp()
     limit, steps = work.cp_limits(work.left(), FULL_WORK_PER_SECOND)
     params = dict(CP_PARAMS, stop_after_first_solution=True)
     result = solve_cp_model(model, time_limit=limit, seed=seed, workers=1,
