@@ -100,9 +100,15 @@ class ModelDescription:
         return self.int(name, 0, 1)
 
     def int(self, name: str, lo: int, hi: int) -> DVar:
-        var = DVar(len(self.vars), name, lo, hi)
+        return self._var("var", DVar(len(self.vars), name, lo, hi))
+
+    def constant(self, value: int) -> DVar:
+        """A fixed variable (CP-SAT: ``new_constant``)."""
+        return self._var("const", DVar(len(self.vars), f"const{len(self.vars)}", value, value))
+
+    def _var(self, kind: str, var: DVar) -> DVar:
         self.vars.append(var)
-        self.steps.append(("var", "", None, (var,)))
+        self.steps.append((kind, "", None, (var,)))
         return var
 
     # -- constraints ----------------------------------------------------------------------------
@@ -123,19 +129,38 @@ class ModelDescription:
         self._add("implication", family, None, a, b)
 
     def linear(self, terms: Terms, lo: int | None, hi: int | None, family: str,
-               name: str | None = None) -> None:
-        """``lo <= sum(coef * var) <= hi`` (None: no bound on that side)."""
-        self._add("linear", family, name, list(terms), lo, hi)
+               name: str | None = None, enforce: Literal | None = None) -> None:
+        """``lo <= sum(coef * var) <= hi`` (None: no bound on that side), only where the
+        literal ``enforce`` holds when one is given."""
+        self._add("linear", family, name, list(terms), lo, hi, enforce)
+
+    def channel(self, var: DVar, value: int, lit: DVar, family: str) -> None:
+        """``lit`` holds exactly when ``var == value``."""
+        self._add("channel", family, None, var, value, lit)
+
+    def all_different(self, vars: Sequence[DVar], family: str, name: str | None = None) -> None:
+        """Integer variables with pairwise different values."""
+        self._add("different", family, name, list(vars))
 
     def all_different_pairs(self, rows: Sequence[tuple[Terms, Terms]], width: int, family: str,
                             name: str | None = None) -> None:
-        """Per item a pair of values, each chosen by one-hot literals ``(value, literal)``
-        (second values ``< width``); no two items take the same pair."""
+        """Per item a pair of values, each given either by one-hot literals ``(value,
+        literal)`` or by one integer variable ``[(1, var)]`` (second values ``< width``); no
+        two items take the same pair."""
         self._add("pairs", family, name, [(list(a), list(b)) for a, b in rows], width)
+
+    def table(self, vars: Sequence[DVar], rows: Sequence[Sequence[int]], family: str,
+              name: str | None = None) -> None:
+        """The values of ``vars`` are one of ``rows``."""
+        self._add("table", family, name, list(vars), [tuple(r) for r in rows])
 
     def min_equality(self, target: DVar, exprs: Sequence[Terms], family: str) -> None:
         """``target == min(exprs)``."""
         self._add("min", family, None, target, [list(e) for e in exprs])
+
+    def max_equality(self, target: DVar, exprs: Sequence[Terms], family: str) -> None:
+        """``target == max(exprs)``."""
+        self._add("max", family, None, target, [list(e) for e in exprs])
 
     def minimize(self, terms: Terms) -> None:
         self.objective = list(terms)
@@ -148,7 +173,7 @@ class ModelDescription:
 
     def families(self) -> Counter:
         """Constraints stated per family."""
-        return Counter(family for kind, family, _, _ in self.steps if kind != "var")
+        return Counter(family for kind, family, _, _ in self.steps if family)
 
     # -- emitters -------------------------------------------------------------------------------
     def to_cp(self) -> tuple[cp_model.CpModel, list]:
@@ -168,13 +193,13 @@ class ModelDescription:
 
     def to_linear(self) -> tuple[LinearModel, list]:
         """The MILP and its variables, by :attr:`DVar.index` (same names as the CP model)."""
-        model = LinearModel(self.name.replace("/", "_").replace(" ", "_"))
-        out: list = []
+        emit = _Linear(LinearModel(self.name.replace("/", "_").replace(" ", "_")))
         for step, (kind, family, _, payload) in enumerate(self.steps):
-            _LINEAR_EMIT[kind](model, out, family or "", step, *payload)
+            emit.family, emit.step = family, step
+            getattr(emit, kind)(*payload)
         if self.objective is not None:
-            model.minimize(_linear_sum(out, self.objective))
-        return model, out
+            emit.model.minimize(emit.sum(self.objective))
+        return emit.model, emit.out
 
     @staticmethod
     def cp_hint(out: list, hint: dict[DVar, int]) -> dict:
@@ -196,11 +221,18 @@ def _cp_var(model, out, var):
                else model.new_int_var(var.lo, var.hi, var.name))
 
 
-def _cp_linear(model, out, terms, lo, hi):
+def _cp_linear(model, out, terms, lo, hi, enforce):
     expr = _cp_sum(out, terms)
     if lo is not None and hi is not None:
-        return model.add_linear_constraint(expr, lo, hi)
-    return model.add(expr >= lo) if lo is not None else model.add(expr <= hi)
+        made = model.add_linear_constraint(expr, lo, hi)
+    else:
+        made = model.add(expr >= lo) if lo is not None else model.add(expr <= hi)
+    return made if enforce is None else made.only_enforce_if(_cp_lit(out, enforce))
+
+
+def _cp_channel(model, out, var, value, lit):
+    model.add(out[var.index] == value).only_enforce_if(out[lit.index])
+    model.add(out[var.index] != value).only_enforce_if(out[lit.index].Not())
 
 
 def _cp_pairs(model, out, rows, width):
@@ -209,22 +241,25 @@ def _cp_pairs(model, out, rows, width):
 
 _CP_EMIT = {
     "var": _cp_var,
+    "const": lambda model, out, var: out.append(model.new_constant(var.lo)),
     "exactly_one": lambda model, out, lits: model.add_exactly_one([out[v.index] for v in lits]),
     "at_most_one": lambda model, out, lits: model.add_at_most_one([out[v.index] for v in lits]),
     "clause": lambda model, out, lits: model.add_bool_or([_cp_lit(out, x) for x in lits]),
     "implication": lambda model, out, a, b: model.add_implication(out[a.index], out[b.index]),
     "linear": _cp_linear,
+    "channel": _cp_channel,
+    "different": lambda model, out, vars: model.add_all_different([out[v.index] for v in vars]),
     "pairs": _cp_pairs,
+    "table": lambda model, out, vars, rows: model.add_allowed_assignments(
+        [out[v.index] for v in vars], rows),
     "min": lambda model, out, target, exprs: model.add_min_equality(
+        out[target.index], [_cp_sum(out, e) for e in exprs]),
+    "max": lambda model, out, target, exprs: model.add_max_equality(
         out[target.index], [_cp_sum(out, e) for e in exprs]),
 }
 
 
 # -- the linear emitter --------------------------------------------------------------------------
-def _linear_sum(out: list, terms: Terms):
-    return quicksum(c * out[v.index] for c, v in terms)
-
-
 def _bounds(terms: Terms) -> tuple[int, int]:
     """Smallest and largest value of ``terms`` over the variables' bounds."""
     lo = sum(min(c * v.lo, c * v.hi) for c, v in terms)
@@ -232,63 +267,130 @@ def _bounds(terms: Terms) -> tuple[int, int]:
     return lo, hi
 
 
-def _lin_var(model, out, family, step, var):
-    out.append(model.add_binary(var.name) if var.is_bool
-               else model.add_var(var.name, var.lo, var.hi, integer=True))
+class _Linear:
+    """Emits a description's steps into one :class:`LinearModel` (one method per kind)."""
 
+    def __init__(self, model: LinearModel):
+        self.model, self.out = model, []
+        self.family, self.step = "", 0
+        self.one_hots: dict[int, list[tuple[int, Any]]] = {}
 
-def _lin_clause(model, out, family, step, lits):
-    pos = [out[x.index] for x in lits if isinstance(x, DVar)]
-    neg = [out[x.var.index] for x in lits if isinstance(x, Negated)]
-    model.add(quicksum(pos) - quicksum(neg) >= 1 - len(neg), family=family)
+    def sum(self, terms: Terms):
+        return quicksum(c * self.out[v.index] for c, v in terms)
 
+    def lit(self, lit: Literal):
+        """A literal as an expression: the binary, or one minus it."""
+        return 1 - self.out[lit.var.index] if isinstance(lit, Negated) else self.out[lit.index]
 
-def _lin_linear(model, out, family, step, terms, lo, hi):
-    expr = _linear_sum(out, terms)
-    if lo is not None and hi is not None:
-        model.add_range(lo, expr, hi, family=family)
-    elif lo is not None:
-        model.add(expr >= lo, family=family)
-    else:
-        model.add(expr <= hi, family=family)
+    def add(self, constraint) -> None:
+        self.model.add(constraint, family=self.family)
 
+    def binary(self, tag: str):
+        return self.model.add_binary(f"{self.family}_{self.step}_{tag}")
 
-def _lin_pairs(model, out, family, step, rows, width):
-    """Product binaries ``x >= first + second - 1``; at most one item per pair of values."""
-    per: dict[tuple[int, int], list] = defaultdict(list)
-    for item, (first, second) in enumerate(rows):
-        for s in range(width):
-            in_s = quicksum(out[v.index] for c, v in second if c == s)
-            for p, lit in first:
-                x = model.add_binary(f"{family}_{step}_{item}_{p}_{s}")
-                model.add(x - out[lit.index] - in_s >= -1, family=family)
-                per[(p, s)].append(x)
-    for key, xs in sorted(per.items()):
-        if len(xs) > 1:
-            model.add(quicksum(xs) <= 1, family=family)
+    def one_hot(self, var: DVar) -> list[tuple[int, Any]]:
+        """``(value, binary)`` per value of an integer variable, made once per variable."""
+        if var.index not in self.one_hots:
+            row = [(value, self.model.add_binary(f"{var.name}_is{value}"))
+                   for value in range(var.lo, var.hi + 1)]
+            self.add(quicksum(b for _, b in row) == 1)
+            self.add(self.out[var.index] - quicksum(value * b for value, b in row) == 0)
+            self.one_hots[var.index] = row
+        return self.one_hots[var.index]
 
+    def choices(self, terms: Terms) -> list[tuple[int, Any]]:
+        """A side of a pair as ``(value, binary)``: its literals, or its variable's one-hot."""
+        if len(terms) == 1 and terms[0][0] == 1 and not terms[0][1].is_bool:
+            return self.one_hot(terms[0][1])
+        return [(c, self.out[v.index]) for c, v in terms]
 
-def _lin_min(model, out, family, step, target, exprs):
-    """``target <= e`` for each, and ``target >= e`` for the one a selector binary picks."""
-    pick = [model.add_binary(f"{family}_{step}_pick{i}") for i in range(len(exprs))]
-    model.add(quicksum(pick) == 1, family=family)
-    for expr, chosen in zip(exprs, pick):
-        big = _bounds(expr)[1] - target.lo
-        e = _linear_sum(out, expr)
-        model.add(out[target.index] - e <= 0, family=family)
-        model.add(out[target.index] - e - big * chosen >= -big, family=family)
+    # -- one method per kind of step ------------------------------------------------------------
+    def var(self, var: DVar) -> None:
+        self.out.append(self.model.add_binary(var.name) if var.is_bool
+                        else self.model.add_var(var.name, var.lo, var.hi, integer=True))
 
+    def const(self, var: DVar) -> None:
+        self.out.append(self.model.add_var(var.name, var.lo, var.hi, integer=True))
 
-_LINEAR_EMIT = {
-    "var": _lin_var,
-    "exactly_one": lambda model, out, family, step, lits: model.add(
-        quicksum(out[v.index] for v in lits) == 1, family=family),
-    "at_most_one": lambda model, out, family, step, lits: model.add(
-        quicksum(out[v.index] for v in lits) <= 1, family=family),
-    "clause": _lin_clause,
-    "implication": lambda model, out, family, step, a, b: model.add(
-        out[a.index] - out[b.index] <= 0, family=family),
-    "linear": _lin_linear,
-    "pairs": _lin_pairs,
-    "min": _lin_min,
-}
+    def exactly_one(self, lits: list[DVar]) -> None:
+        self.add(quicksum(self.out[v.index] for v in lits) == 1)
+
+    def at_most_one(self, lits: list[DVar]) -> None:
+        self.add(quicksum(self.out[v.index] for v in lits) <= 1)
+
+    def clause(self, lits: list[Literal]) -> None:
+        """``sum(pos) + sum(1 - neg) >= 1``."""
+        pos = [self.out[x.index] for x in lits if isinstance(x, DVar)]
+        neg = [self.out[x.var.index] for x in lits if isinstance(x, Negated)]
+        self.add(quicksum(pos) - quicksum(neg) >= 1 - len(neg))
+
+    def implication(self, a: DVar, b: DVar) -> None:
+        self.add(self.out[a.index] - self.out[b.index] <= 0)
+
+    def linear(self, terms: Terms, lo: int | None, hi: int | None,
+               enforce: Literal | None) -> None:
+        """The bounds; with ``enforce``, relaxed by big-M (from the bounds) where it fails."""
+        expr = self.sum(terms)
+        low, high = _bounds(terms)
+        off = 0 if enforce is None else 1 - self.lit(enforce)
+        if lo is not None:
+            self.add(expr + (lo - low) * off >= lo)
+        if hi is not None:
+            self.add(expr - (high - hi) * off <= hi)
+
+    def channel(self, var: DVar, value: int, lit: DVar) -> None:
+        chosen = dict(self.one_hot(var)).get(value)
+        self.add(self.out[lit.index] - (chosen if chosen is not None else 0) == 0)
+
+    def different(self, vars: list[DVar]) -> None:
+        per: dict[int, list] = defaultdict(list)
+        for var in vars:
+            for value, b in self.one_hot(var):
+                per[value].append(b)
+        for value, bs in sorted(per.items()):
+            if len(bs) > 1:
+                self.add(quicksum(bs) <= 1)
+
+    def pairs(self, rows: list, width: int) -> None:
+        """Product binaries ``x >= first + second - 1``; at most one item per pair."""
+        per: dict[tuple[int, int], list] = defaultdict(list)
+        for item, (first, second) in enumerate(rows):
+            second = self.choices(second)
+            for s in range(width):
+                in_s = quicksum(b for c, b in second if c == s)
+                for p, lit in self.choices(first):
+                    x = self.binary(f"{item}_{p}_{s}")
+                    self.add(x - lit - in_s >= -1)
+                    per[(p, s)].append(x)
+        for key, xs in sorted(per.items()):
+            if len(xs) > 1:
+                self.add(quicksum(xs) <= 1)
+
+    def table(self, vars: list[DVar], rows: list[tuple]) -> None:
+        """One binary per row, exactly one chosen; each variable its chosen row's value."""
+        pick = [self.binary(f"row{r}") for r in range(len(rows))]
+        self.add(quicksum(pick) == 1)
+        for j, var in enumerate(vars):
+            self.add(self.out[var.index] - quicksum(row[j] * b for row, b in zip(rows, pick))
+                     == 0)
+
+    def min(self, target: DVar, exprs: list) -> None:
+        """``target <= e`` for each, ``target >= e`` for the one a selector binary picks."""
+        self._extreme(target, exprs, 1)
+
+    def max(self, target: DVar, exprs: list) -> None:
+        self._extreme(target, exprs, -1)
+
+    def _extreme(self, target: DVar, exprs: list, sign: int) -> None:
+        pick = [self.binary(f"pick{i}") for i in range(len(exprs))]
+        self.add(quicksum(pick) == 1)
+        t = self.out[target.index]
+        for expr, chosen in zip(exprs, pick):
+            low, high = _bounds(expr)
+            e = self.sum(expr)
+            if sign > 0:     # t <= e always; t >= e - big where not chosen
+                self.add(t - e <= 0)
+                self.add(t - e + (high - target.lo) * (1 - chosen) >= 0)
+            else:            # t >= e always; t <= e + big where not chosen
+                self.add(t - e >= 0)
+                self.add(t - e - (target.hi - low) * (1 - chosen) <= 0)

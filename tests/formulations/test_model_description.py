@@ -60,3 +60,19 @@ def test_clauses_and_pairs_mean_the_same_on_both_sides():
     d.minimize([(s, b[i][s]) for i in range(3) for s in range(2)])
     cp_result, milp_result = _both(d)
     assert cp_result.objective == milp_result.objective == 1   # two pairs have s = 0
+
+
+def test_streaming_description_feeds_cp_sat_and_highs_alike():
+    from benchmarks.se_generators import se_random_dag
+    from formulations.streaming.model import build_description as streaming_description
+    from formulations.streaming.problem import lower_bounds, problem_from_graph as se_problem
+    problem = se_problem(se_random_dag(6, seed=2), load_hardware("se16"))
+    d, _ = streaming_description(problem, lower_bounds(problem)["ii"] + 1)
+    cp, _ = d.to_cp()
+    linear, _ = d.to_linear()
+    assert set(linear.families()) == set(d.families())
+    assert {"A3_slot", "R1_reach", "T2_timing", "H1_hold", "O2_anchor"} <= set(d.families())
+    assert len(cp.proto.constraints) == sum(d.families().values()) + d.families()["M2_capacity"]
+    cp_result, milp_result = _both(d)
+    assert cp_result.status is milp_result.status is SolveStatus.OPTIMAL
+    assert cp_result.objective == milp_result.objective
