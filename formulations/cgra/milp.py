@@ -21,7 +21,8 @@ Examples
 >>> from formulations.cgra.problem import problem_from_graph
 >>> g = Graph("pair", [Node("a", op="LOAD"), Node("b", op="ADD")], [Edge("a", "b")])
 >>> p = problem_from_graph(g, load_hardware("cgra4x4"))
->>> result, sched = solve_milp(p, 1, horizon=3, backend="highs", time_limit=20)
+>>> from formulations.solver import SolveSettings
+>>> result, sched = solve_milp(p, 1, 3, SolveSettings(backend="highs", time_limit=20))
 >>> result.status.name, sched.length      # II 1: one slot per PE, so b waits one hop
 ('OPTIMAL', 3)
 """
@@ -45,22 +46,23 @@ def build_milp(problem: CgraProblem, ii: int, horizon: int) -> tuple[LinearModel
     return m, fv
 
 
-def solve_milp(problem: CgraProblem, ii: int, horizon: int, backend: str = "highs",
-               time_limit: float = 30.0, seed: int = 0
+def solve_milp(problem: CgraProblem, ii: int, horizon: int, settings: SolveSettings
                ) -> tuple[SolveResult, CgraSchedule | None]:
-    """Solve :func:`build_milp` on a linear backend and decode it."""
+    """Solve :func:`build_milp` on ``settings.backend`` (a linear one) within
+    ``settings.time_limit`` seconds and decode it."""
     m, fv = build_milp(problem, ii, horizon)
-    result = m.solve(backend=backend, time_limit=time_limit, seed=seed)
+    result = m.solve(backend=settings.backend, time_limit=settings.time_limit, seed=settings.seed)
     if not result.has_solution:
         return result, None
-    return result, decode_full(problem, ii, fv, result, method=f"milp:{backend}")
+    return result, decode_full(problem, ii, fv, result, method=f"milp:{settings.backend}")
 
 
 def sweep_milp(problem: CgraProblem, settings: SolveSettings,
                warm: CgraSchedule | None = None) -> CgraSchedule:
     """Smallest II on ``settings.backend``: one MILP per II from the lower bound (horizon: the
     critical path + II + 2 x diameter, or the warm start's length at its II), each written as
-    ``.mps`` when ``settings.export_dir`` is set; ``settings.time_limit`` seconds each. Keeps
+    ``.mps`` when ``settings.export_dir`` is set; each until the run's deadline
+    (``settings.budget().wall_left()``). Keeps
     ``warm`` when no MILP finds a shorter mapping at its II or below."""
     bounds = lower_bounds(problem)
     reasons = precheck(problem)
@@ -75,8 +77,8 @@ def sweep_milp(problem: CgraProblem, settings: SolveSettings,
         if settings.export_dir:
             build_milp(problem, ii, horizon)[0].write_mps(
                 str(Path(settings.export_dir) / f"cgra_{problem.name}_ii{ii}.mps"))
-        result, sched = solve_milp(problem, ii, horizon, settings.backend,
-                                   settings.wall_seconds(), settings.seed)
+        result, sched = solve_milp(problem, ii, horizon,
+                                   settings.with_time(settings.budget().wall_left()))
         results.append(result)
         if sched is not None:
             sched.results, sched.ii_bound = results, bounds["ii"]

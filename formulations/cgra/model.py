@@ -35,7 +35,8 @@ Examples
 >>> g = Graph("acc", [Node("a", op="LOAD"), Node("b", op="MUL"), Node("c", op="ADD")],
 ...           [Edge("a", "b"), Edge("b", "c"), Edge("c", "c", distance=1)])
 >>> p = problem_from_graph(g, load_hardware("cgra4x4"))
->>> result, sched = solve_full(p, 1, horizon=8, time_limit=10)
+>>> from formulations.solver import Budget
+>>> result, sched = solve_full(p, 1, 8, Budget(10))
 >>> result.status.name, sched.length
 ('OPTIMAL', 5)
 """
@@ -44,13 +45,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
-
 from ortools.sat.python import cp_model
 
 from formulations.cgra.problem import CgraProblem, CgraSchedule, time_windows
 from formulations.cgra.relax import CP_PARAMS
-from formulations.solver import DVar, ModelDescription, SolveResult, solve_cp_model
+from formulations.cgra.work import FULL_WORK_PER_SECOND
+from formulations.solver import Budget, DVar, ModelDescription, SolveResult, solve_cp_model
 
 __all__ = ["FullVars", "model_size", "build_description", "build_full_model", "full_hint",
            "decode_full", "solve_full", "net_windows"]
@@ -254,20 +254,20 @@ def _trace(problem: CgraProblem, ii: int, fv: FullVars, values: dict, u: int,
     return path[::-1]
 
 
-def solve_full(problem: CgraProblem, ii: int, horizon: int, time_limit: float, seed: int = 0,
-               warm: CgraSchedule | None = None, stall: float | None = None,
-               deterministic_time: float | None = None
-               ) -> tuple[SolveResult, CgraSchedule | None]:
-    """Build, solve (hinted by ``warm`` at this II) and decode the full model;
-    ``deterministic_time`` is CP-SAT's work limit (``time_limit`` then only the cap)."""
+def solve_full(problem: CgraProblem, ii: int, horizon: int, budget: Budget, seed: int = 0,
+               warm: CgraSchedule | None = None) -> tuple[SolveResult, CgraSchedule | None]:
+    """Build, solve (hinted by ``warm`` at this II) and decode the full model with all of
+    ``budget`` (CP-SAT's deterministic time at :data:`~formulations.cgra.work.FULL_WORK_PER_SECOND`
+    units per planned second, the deadline as the cap; the work used is charged to it)."""
     model, fv = build_full_model(problem, ii, horizon)
     hint = full_hint(problem, fv, warm) if warm is not None and warm.ii == ii and \
         fv.windows is not None and _fits(problem, fv, warm) else None
     if hint is not None:
         hint = ModelDescription.cp_hint(fv.emitted, hint)
-    result = solve_cp_model(model, time_limit=time_limit, seed=seed, workers=1, hint=hint,
-                            variables=fv.reported(), params=CP_PARAMS, stall=stall,
-                            deterministic_time=deterministic_time)
+    limit, steps = budget.cp_limits(budget.left(), FULL_WORK_PER_SECOND)
+    result = solve_cp_model(model, time_limit=limit, seed=seed, workers=1, hint=hint,
+                            variables=fv.reported(), params=CP_PARAMS, deterministic_time=steps)
+    budget.charge(result, FULL_WORK_PER_SECOND)
     if not result.has_solution:
         return result, None
     return result, decode_full(problem, ii, fv, result)
