@@ -45,15 +45,17 @@ def build_milp(problem: StreamingProblem, ii: int, horizon: int | None = None) -
     return build_description(problem, ii, horizon)[0].to_linear()[0]
 
 
-def solve_milp(problem: StreamingProblem, ii: int, backend: str = "highs",
-               time_limit: float = 30.0, seed: int = 0) -> tuple[SolveResult, StreamingSchedule | None]:
-    """Solve :func:`build_milp` on a linear backend and decode it."""
+def solve_milp(problem: StreamingProblem, ii: int, settings: SolveSettings
+               ) -> tuple[SolveResult, StreamingSchedule | None]:
+    """Solve :func:`build_milp` on ``settings.backend`` (a linear one) within
+    ``settings.time_limit`` seconds and decode it."""
     d, variables = build_description(problem, ii)
-    result = d.to_linear()[0].solve(backend=backend, time_limit=time_limit, seed=seed)
+    result = d.to_linear()[0].solve(backend=settings.backend, time_limit=settings.time_limit,
+                                    seed=settings.seed)
     if not result.has_solution:
         return result, None
     status = "optimal" if result.status is SolveStatus.OPTIMAL else "feasible"
-    return result, decode_schedule(problem, ii, variables, result, f"milp:{backend}", status)
+    return result, decode_schedule(problem, ii, variables, result, f"milp:{settings.backend}", status)
 
 
 def sweep_milp(problem: StreamingProblem, settings: SolveSettings,
@@ -68,8 +70,7 @@ def sweep_milp(problem: StreamingProblem, settings: SolveSettings,
         if settings.export_dir:
             build_milp(problem, ii).write_mps(
                 str(Path(settings.export_dir) / f"streaming_{problem.name}_ii{ii}.mps"))
-        result, sched = solve_milp(problem, ii, settings.backend, settings.time_limit,
-                                   settings.seed)
+        result, sched = solve_milp(problem, ii, settings)
         results.append(result)
         if sched is not None:
             sched.results = results

@@ -43,7 +43,8 @@ Examples
 >>> g = Graph("chain", [Node("a"), Node("b"), Node("c")], [Edge("a", "b"), Edge("b", "c")])
 >>> p = problem_from_graph(g, load_hardware("se16"))
 >>> model, cp = build_cp_model(p, 1)
->>> result = solve_model(model, time_limit=5, variables=reported_variables(cp))
+>>> from formulations.solver import Budget
+>>> result = solve_model(model, Budget(5), variables=reported_variables(cp))
 >>> decode_schedule(p, 1, cp, result).cycles
 11
 """
@@ -57,8 +58,7 @@ from typing import Any, Iterable
 import networkx as nx
 from ortools.sat.python import cp_model
 
-from formulations.solver import (Budget, DVar, ModelDescription, SolveResult, solve_cp_model,
-                                 solve_cp_planned)
+from formulations.solver import Budget, DVar, ModelDescription, SolveResult, solve_cp_planned
 from formulations.streaming.bounds import cycle_bound, issue_windows
 from formulations.streaming.problem import (RULES, WINDOW_FAMILIES, StreamingProblem,
                                             StreamingSchedule, asap_and_tail, default_horizon,
@@ -325,30 +325,20 @@ SOLVE_CHARGE = 0.02
 CHARGE_PER_CONSTRAINT = 3e-5
 
 
-def solve_model(model: cp_model.CpModel, time_limit: float, seed: int = 0, workers: int = 1,
+def solve_model(model: cp_model.CpModel, budget: Budget, seed: int = 0, workers: int = 1,
                 hint: dict | None = None, variables: dict | None = None,
-                name: str | None = None, stall: float | None = None,
-                budget: Budget | None = None, rate: float = SE_WORK_PER_SECOND
-                ) -> SolveResult:
-    """:func:`~formulations.solver.solve_cp_model` with :data:`CP_PARAMS`; ``variables`` maps
-    names to the variables to report (default none); ``stall`` stops the search after that
-    many seconds without a better solution.
-
-    With a ``budget`` the solve is planned
-    (:func:`~formulations.solver.backends.solve_cp_planned`): ``time_limit`` planned seconds
-    become CP-SAT's deterministic time (``rate`` units a second, less the model's charge),
-    the wall clock
-    only caps it (at the budget's wall, the run's deadline), ``stall`` (a wall-clock
-    rule) is not used, and the work used is charged to ``budget`` (a cut by the wall clock
-    marks it and the result: :func:`~formulations.solver.cp.was_cut_short`). Same seed,
-    same plan: same answer whatever the machine's load.
+                name: str | None = None, rate: float = SE_WORK_PER_SECOND) -> SolveResult:
+    """Solve with :data:`CP_PARAMS`, planned
+    (:func:`~formulations.solver.backends.solve_cp_planned`): what is left of ``budget``
+    (at least the model's charge) becomes CP-SAT's deterministic time (``rate`` units a
+    planned second, less the charge), the wall clock only caps it (the budget's deadline),
+    and the work used is charged to ``budget`` (a cut by the wall clock marks it and the
+    result: :func:`~formulations.solver.cp.was_cut_short`). Same seed, same plan: same answer
+    whatever the machine's load. ``variables`` maps names to the variables to report
+    (default none).
     """
-    if budget is None:
-        return solve_cp_model(model, time_limit=time_limit, seed=seed, workers=workers,
-                              hint=hint or None, variables=variables or {}, name=name,
-                              params=CP_PARAMS, stall=stall)
     charge = SOLVE_CHARGE + CHARGE_PER_CONSTRAINT * len(model.proto.constraints)
-    return solve_cp_planned(model, max(time_limit, charge + SOLVE_CHARGE), budget, rate=rate,
+    return solve_cp_planned(model, max(budget.left(), charge + SOLVE_CHARGE), budget, rate=rate,
                             charge=charge, seed=seed, workers=workers, hint=hint or None,
                             variables=variables or {}, name=name, params=CP_PARAMS)
 
