@@ -55,7 +55,8 @@ def solve_milp(problem: StreamingProblem, ii: int, settings: SolveSettings
     if not result.has_solution:
         return result, None
     status = "optimal" if result.status is SolveStatus.OPTIMAL else "feasible"
-    return result, decode_schedule(problem, ii, variables, result, f"milp:{settings.backend}", status)
+    return result, decode_schedule(problem, ii, variables, result, f"milp:{settings.backend}",
+                                   status)
 
 
 def sweep_milp(problem: StreamingProblem, settings: SolveSettings,
