@@ -9,12 +9,13 @@ emitters read it:
 
 * :meth:`ModelDescription.to_cp` builds a :class:`~ortools.sat.python.cp_model.CpModel` with
   CP-SAT's own constraints (exactly-one, at-most-one, clauses, implications, AllDifferent,
-  min-equality, search strategies);
-* :meth:`ModelDescription.to_linear` builds a :class:`~formulations.solver.LinearModel` with
-  one family per rule: clauses as ``sum(pos) + sum(1 - neg) >= 1``, ``all_different_pairs`` as
-  product binaries (one per item, first value and second value) with at most one item per
-  pair, ``min_equality`` exactly with one selector binary per expression (big-M from the
-  bounds).
+  tables, min/max-equalities, enforced rows) and search strategies (:meth:`branch_on`);
+* :meth:`ModelDescription.to_linear` builds a :class:`~formulations.solver.LinearModel`, each
+  row in its statement's family, every statement exact: clauses as ``sum(pos) + sum(1 - neg)
+  >= 1``; an integer variable an AllDifferent, pair or channel reads as one-hot binaries (made
+  once per variable); ``all_different_pairs`` through product binaries with at most one item
+  per pair; a table through one binary per row; min/max-equalities through one selector
+  binary per expression and enforced rows through big-M, both from the variables' bounds.
 
 Why a description rather than a ``LinearModel`` read by CP-SAT's linear backend: the CP models
 rest on global constraints (AllDifferent over ``PE x II + slot``) that a linear row set states
