@@ -649,7 +649,7 @@ def list_schedule(problem: CgraProblem, seed: int = 0, tries: int = 3,
             break
     if best is None:
         raise CgraInfeasible([f"T0 time limit: list scheduling found no mapping within "
-                              f"{work.seconds:.3g} s (IIs {sorted(tried)} tried)"
+                              f"{budget.seconds:.3g} s (IIs {sorted(tried)} tried)"
                               if budget.over() else
                               f"list scheduling found no mapping ({ROUNDS} passes over IIs "
                               f"{sorted(tried)}; nothing proven)"])

@@ -148,7 +148,7 @@ def mobility_search(problem: CgraProblem, best: CgraSchedule, budget: Budget, se
         mid = (low + high) // 2
         need = question_seconds(problem, mid)
         if need > budget.left():
-            say(f"mobility windows: II {mid} needs about {need:.1f} s, {work.left():.1f} left")
+            say(f"mobility windows: II {mid} needs about {need:.1f} s, {budget.left():.1f} left")
             break
         share = budget.share(max(LEAST_QUESTION, need, budget.left() * QUESTION_SHARE))
         found = window_map(problem, mid, share, seed)

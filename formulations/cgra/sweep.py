@@ -200,20 +200,20 @@ def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule |
             budget.mark_cut()
             break
         at_warm = warm if warm is not None and warm.ii == ii else None
-        ii_work = budget.share(budget.left() * _share(problem, ii, warm, ii == bounds["ii"]))
-        verdict, low, layout = _relax(problem, ii, ii_work.share(ii_work.left() * RELAX_SHARE),
+        ii_budget = budget.share(budget.left() * _share(problem, ii, warm, ii == bounds["ii"]))
+        verdict, low, layout = _relax(problem, ii, ii_budget.share(ii_budget.left() * RELAX_SHARE),
                                       settings.seed, results)
         say(f"II {ii}: relaxation {verdict}" + (f", length >= {low}" if low else ""))
         if verdict == "refuted":
             ii_bound += proven
             continue
         low = max(low, length_bound(problem, ii) or 0)
-        routed = _routed(problem, ii, layout, ii_work, settings.seed, results, say) \
+        routed = _routed(problem, ii, layout, ii_budget, settings.seed, results, say) \
             if ii > 1 else None        # at II 1 transit values fill registers it ignores
         start = _shorter(at_warm, routed)
         if start is not None:        # a mapping at this II: the rest of the work is its own
-            ii_work = budget
-        sched, bound = _ladder(problem, ii, low, start, ii_work, settings, results, say)
+            ii_budget = budget
+        sched, bound = _ladder(problem, ii, low, start, ii_budget, settings, results, say)
         if sched is not None:
             lower = _revisit(problem, opened, sched, budget, settings, results, say)
             if lower is not None:
