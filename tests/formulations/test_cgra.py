@@ -109,6 +109,13 @@ def test_registers_bind_the_mapping():
         list_schedule(one)
 
 
+def test_list_scheduling_without_work_left_says_it_ran_out_of_time():
+    p = problem_from_graph(kernel(), load_hardware("cgra4x4"))
+    with pytest.raises(CgraInfeasible, match="T0 time limit: list scheduling found no mapping "
+                                             "within 0 s"):
+        list_schedule(p, budget=Budget(0.0))
+
+
 def test_milp_twin_agrees_with_cp_sat(tmp_path):
     g = Graph("pair", [Node("a", op="LOAD"), Node("b", op="ADD"), Node("c", op="STORE")],
               [Edge("a", "b"), Edge("b", "c")])
