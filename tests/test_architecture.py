@@ -14,7 +14,10 @@
   outside it imports one of its modules (backends, CP-SAT, budget) directly;
 - every ``fabric`` parameter says its type (``RduFabric``);
 - public functions take no ``**kwargs`` catch-all, and no function is longer than
-  :data:`MAX_LINES` lines.
+  :data:`MAX_LINES` lines;
+- a model that both CP-SAT and the linear backends solve is written once: in the packages of
+  :data:`ONE_MODEL_PACKAGES` no module builds a ``LinearModel`` itself (the MILP is emitted from
+  the ``ModelDescription`` the CP model is emitted from).
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ MAX_LINES = 80
 TARGET_TABLE = "pipeline.targets"
 #: The solver layer's package: the one door to the backends.
 SOLVER = "formulations.solver"
+#: Packages whose models are stated once, as a ``ModelDescription``, for every backend.
+ONE_MODEL_PACKAGES = ("formulations.cgra", "formulations.streaming")
 
 
 def _modules() -> dict[str, Path]:
@@ -173,3 +178,10 @@ def test_functions_are_short():
             if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
             and fn.end_lineno - fn.lineno + 1 > MAX_LINES]
     assert long == []
+
+
+def test_models_for_both_backends_are_written_once():
+    built = [name for name, tree in TREES.items() if name.startswith(ONE_MODEL_PACKAGES)
+             for node in ast.walk(tree) if isinstance(node, ast.Call)
+             and getattr(node.func, "id", getattr(node.func, "attr", "")) == "LinearModel"]
+    assert built == []

@@ -37,7 +37,7 @@ import numpy as np
 
 from benchmarks.registry import Column, Entry, Suite
 from benchmarks.se_generators import ifft_graph, se_random_dag
-from formulations.solver import SolveSettings
+from formulations.solver import Budget, SolveSettings
 from formulations.streaming.env import (evolutionary_schedule, greedy_schedule,
                                         random_schedule)
 from formulations.streaming.kernel import schedule_kernel
@@ -115,7 +115,7 @@ def _baselines(graph: Graph, se, cp_limit: float) -> dict[str, Any]:
     out: dict[str, Any] = {}
     runs = (("greedy", lambda: greedy_schedule(graph, se)),
             ("random", lambda: random_schedule(graph, se, seed=0, tries=20)),
-            ("evo", lambda: evolutionary_schedule(graph, se, seed=0, time_limit=5.0)),
+            ("evo", lambda: evolutionary_schedule(graph, se, seed=0, budget=Budget(5.0))),
             ("cp", lambda: _one_sdf(schedule_kernel(graph, se, SolveSettings(
                 time_limit=cp_limit, seed=0)))))
     for name, run in runs:

@@ -37,6 +37,7 @@ from benchmarks.registry import Column, Entry, Suite
 from benchmarks.se_generators import ifft_graph, se_random_dag
 from benchmarks.suites.common import graphs_root, shorten
 from benchmarks.tables import replace_summary
+from formulations.solver import Budget
 from formulations.streaming.bounds import cycle_bound
 from formulations.streaming.env import evolutionary_schedule, greedy_schedule, random_schedule
 from formulations.streaming.problem import (StreamingInfeasible, lower_bounds, precheck,
@@ -130,7 +131,8 @@ def _heuristics(graph, se, problem, evo_limit: float, row: dict) -> tuple[list[b
     runs = {
         "greedy": _run("greedy", lambda: greedy_schedule(graph, se)),
         "random": _run("random", lambda: random_schedule(graph, se, seed=0, tries=20)),
-        "evo": _run("evo", lambda: evolutionary_schedule(graph, se, seed=0, time_limit=evo_limit)),
+        "evo": _run("evo", lambda: evolutionary_schedule(graph, se, seed=0,
+                                                              budget=Budget(evo_limit))),
     }
     sim_ok, notes = [], []
     for method, (sched, seconds, err) in runs.items():

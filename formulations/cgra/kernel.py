@@ -19,8 +19,8 @@ The placer ``"list"`` keeps the baseline (the classic mapper, for comparison).
 Budget: :data:`~formulations.cgra.work.WORK_SHARE` of ``settings.time_limit`` is planned as
 deterministic work (:class:`~formulations.solver.budget.Budget`), and every share above is a share
 of it (of the work left, never of the wall time left): the same seed gives the same mapping
-whatever the machine's load. ``settings.wall_seconds()`` (the time limit, or the run's
-deadline when sooner) is only the outer cap; the searches it stopped are counted in
+whatever the machine's load. The run's deadline (``settings.deadline``, else twice the plan)
+is only the outer cap; the searches it stopped are counted in
 :attr:`CgraResult.cut_short` (then the answer is legal but not promised to repeat).
 
 Examples
@@ -110,33 +110,33 @@ class CgraResult:
 
 
 def map_kernel(graph: Graph, spec: CgraSpec, settings: SolveSettings, placer: str = "model",
-               progress: Callable[[str], None] | None = None, work: Budget | None = None
+               progress: Callable[[str], None] | None = None, budget: Budget | None = None
                ) -> CgraResult:
     """Map ``graph`` on ``spec`` (see the module); raises :class:`CgraInfeasible` with the
-    reasons in the user's terms when nothing maps. ``work``: the budget (default
+    reasons in the user's terms when nothing maps. ``budget``: the search's (default
     :data:`~formulations.cgra.work.WORK_SHARE` x ``settings.time_limit`` planned seconds,
-    capped by ``settings.wall_seconds()``)."""
+    capped by the run's deadline)."""
     say = progress or (lambda line: None)
     if placer not in PLACERS:
         raise ValueError(f"unknown CGRA placer {placer!r}; use one of {PLACERS}")
     started = time.perf_counter()
-    if work is None:
-        work = Budget(settings.time_limit * WORK_SHARE, settings.deadline)
+    if budget is None:
+        budget = Budget(settings.time_limit * WORK_SHARE, settings.deadline)
     problem = problem_from_graph(graph, spec)
     reasons = precheck(problem)
     if reasons:
         raise CgraInfeasible(reasons)
     bounds = lower_bounds(problem)
-    share = work.seconds * (1.0 if placer == "list" else BASELINE_SHARE)
+    share = budget.seconds * (1.0 if placer == "list" else BASELINE_SHARE)
     baseline, note = None, ""
     try:
-        baseline = list_schedule(problem, settings.seed, work=work.share(share))
+        baseline = list_schedule(problem, settings.seed, budget=budget.share(share))
         say(f"list scheduling: II {baseline.ii}, length {baseline.length}")
     except CgraInfeasible as exc:
         note = "; ".join(exc.reasons)
         say(f"list scheduling: {note}")
     if baseline is None and placer == "model":
-        baseline, note = _second_chance(graph, spec, problem, settings, work, say, note)
+        baseline, note = _second_chance(graph, spec, problem, settings, budget, say, note)
     baseline_seconds = time.perf_counter() - started
     if placer == "list":
         if baseline is None:
@@ -144,20 +144,20 @@ def map_kernel(graph: Graph, spec: CgraSpec, settings: SolveSettings, placer: st
         baseline.ii_bound = bounds["ii"]
         baseline.proven_ii = baseline.ii == bounds["ii"]
         return CgraResult(problem, bounds, baseline, baseline, baseline_seconds, note,
-                          work.cuts, work.spent)
-    warm = _descent(problem, bounds, baseline, settings, work, say)
+                          budget.cuts, budget.spent)
+    warm = _descent(problem, bounds, baseline, settings, budget, say)
     if settings.backend == "cp-sat":
-        warm = _region_warm(graph, spec, problem, settings, warm, work, say)
+        warm = _region_warm(graph, spec, problem, settings, warm, budget, say)
         sched = sweep_ii(problem, settings, warm, say,
-                         Budget(max(SWEEP_LEAST, work.left()), parent=work))
+                         Budget(max(SWEEP_LEAST, budget.left()), parent=budget))
     else:
-        sched = sweep_milp(problem, settings.with_time(max(SWEEP_LEAST, work.wall_left())), warm)
-    return CgraResult(problem, bounds, sched, baseline, baseline_seconds, note, work.cuts,
-                      work.spent)
+        sched = sweep_milp(problem, settings.with_time(max(SWEEP_LEAST, budget.wall_left())), warm)
+    return CgraResult(problem, bounds, sched, baseline, baseline_seconds, note, budget.cuts,
+                      budget.spent)
 
 
 def _descent(problem: CgraProblem, bounds: dict[str, int], baseline: CgraSchedule | None,
-             settings: SolveSettings, work: Budget, say: Callable[[str], None]
+             settings: SolveSettings, budget: Budget, say: Callable[[str], None]
              ) -> CgraSchedule | None:
     """A copy of the baseline, or a mapping at a smaller II: on a kernel of more than
     :data:`DESCENT_NODES` operations whose baseline is above the II bound, first the full
@@ -171,18 +171,18 @@ def _descent(problem: CgraProblem, bounds: dict[str, int], baseline: CgraSchedul
     if baseline is None or problem.n <= DESCENT_NODES or baseline.ii <= bounds["ii"]:
         return replace(baseline) if baseline else None
     start = mobility_search(problem, replace(baseline),
-                            work.share(work.left() * MOBILITY_SHARE), settings.seed, say)
+                            budget.share(budget.left() * MOBILITY_SHARE), settings.seed, say)
     if start.ii <= bounds["ii"]:
         return start
     share = DESCENT_SHARE if problem.n > LARGE_KERNEL else MID_DESCENT_SHARE
-    found = descend(problem, start, work.share(work.left() * share), settings.seed, say)
+    found = descend(problem, start, budget.share(budget.left() * share), settings.seed, say)
     if found.ii < start.ii:
         say(f"descent below the baseline: II {found.ii}, length {found.length}")
     return found
 
 
 def _second_chance(graph: Graph, spec: CgraSpec, problem: CgraProblem,
-                   settings: SolveSettings, work: Budget, say: Callable[[str], None],
+                   settings: SolveSettings, budget: Budget, say: Callable[[str], None],
                    note: str) -> tuple[CgraSchedule | None, str]:
     """The baseline found nothing: on a kernel of more than :data:`SECOND_NODES` operations
     the sweep rarely maps from nothing (its relaxation alone takes seconds), so list
@@ -200,11 +200,11 @@ def _second_chance(graph: Graph, spec: CgraSpec, problem: CgraProblem,
     split = EJECT_SPLIT if target is problem else 1.0
     try:
         baseline = list_schedule(target, settings.seed + ROUNDS,
-                                 work=work.share(work.left() * SECOND_SHARE * split))
+                                 budget=budget.share(budget.left() * SECOND_SHARE * split))
     except CgraInfeasible as exc:
         note += "; " + "; ".join(exc.reasons)
-        left = work.left()
-        baseline = eject_from_top(target, work.share(left * EJECT_SHARE), settings.seed,
+        left = budget.left()
+        baseline = eject_from_top(target, budget.share(left * EJECT_SHARE), settings.seed,
                                   progress=say)
         if baseline is None:
             return None, (f"{note}; iterative modulo scheduling (ejection) from II "
@@ -236,7 +236,7 @@ def region_spec(spec: CgraSpec) -> CgraSpec | None:
 
 
 def _region_warm(graph: Graph, spec: CgraSpec, problem: CgraProblem, settings: SolveSettings,
-                 warm: CgraSchedule | None, work: Budget, say: Callable[[str], None]
+                 warm: CgraSchedule | None, budget: Budget, say: Callable[[str], None]
                  ) -> CgraSchedule | None:
     """On a fabric larger than :data:`REGION` x :data:`REGION`, map the kernel on its corner
     first (:func:`region_spec`, :data:`REGION_SHARE` of the work left: the full model there is a
@@ -254,7 +254,8 @@ def _region_warm(graph: Graph, spec: CgraSpec, problem: CgraProblem, settings: S
             problem.n <= LAST_NODES and corner_ii > bound):
         return warm                          # nothing to gain: the II is at its bound already
     try:
-        inner = map_kernel(graph, sub, settings, work=work.share(work.left() * REGION_SHARE))
+        inner = map_kernel(graph, sub, settings,
+                           budget=budget.share(budget.left() * REGION_SHARE))
     except CgraInfeasible:
         return warm
     found = _moved(problem, inner.problem, inner.schedule, f"the {sub.rows} x {sub.cols} corner")

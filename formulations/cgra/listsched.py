@@ -50,7 +50,7 @@ from formulations.solver import Budget
 __all__ = ["list_schedule", "schedule_at_ii", "schedule_with_ejection", "eject_from_top",
            "descend",
            "route_fixed", "Router", "NEGOTIATION_ROUNDS", "DESCENT_SEED", "EJECTIONS",
-           "CANDIDATES", "GROWTH", "LARGE_KERNEL", "ROUNDS"]
+           "CANDIDATES", "GROWTH", "LARGE_KERNEL", "ROUNDS", "LIST_SECONDS"]
 
 #: PathFinder rounds of rip-up and re-route per II.
 NEGOTIATION_ROUNDS = 40
@@ -72,6 +72,8 @@ TIME_WEIGHT = 2.0
 EJECTIONS = 20
 #: First seed of :func:`descend`'s attempts (far from the seeds :func:`list_schedule` uses).
 DESCENT_SEED = 1000
+#: Planned seconds of :func:`list_schedule` called without a budget.
+LIST_SECONDS = 10.0
 _BIG = 10**9
 
 
@@ -96,7 +98,7 @@ class Router:
     paths: dict = field(default_factory=dict)
     over: int = 0
     #: The search's budget: every route spends its steps on it (None: not counted).
-    work: Budget | None = None
+    budget: Budget | None = None
     #: Cells examined per PE expanded at one cycle (the PE and its out-links).
     fan: float = field(init=False)
 
@@ -166,8 +168,8 @@ class Router:
                         nxt[q], prev[q] = w, p
             cost = nxt
             back.append(prev)
-        if self.work is not None:
-            self.work.spend(steps * self.fan / ROUTER_STEPS_PER_SECOND)
+        if self.budget is not None:
+            self.budget.spend(steps * self.fan / ROUTER_STEPS_PER_SECOND)
         if p1 not in cost:
             return float("inf"), None
         path = [(p1, c1)]
@@ -372,14 +374,14 @@ class _Attempt:
         """Count the bookkeeping of placing ``v``: :data:`PLACE_STEPS` router steps, and
         :data:`PLACE_EDGE_STEPS` per candidate PE and edge of the kernel (each candidate's
         window reads every edge)."""
-        if self.router.work is not None:
+        if self.router.budget is not None:
             steps = PLACE_STEPS + PLACE_EDGE_STEPS * len(self.problem.allowed[v]) * len(
                 self.problem.edges)
-            self.router.work.spend(steps / ROUTER_STEPS_PER_SECOND)
+            self.router.budget.spend(steps / ROUTER_STEPS_PER_SECOND)
 
     def over(self) -> bool:
         """Whether the attempt's budget is spent (or its wall cap passed)."""
-        return self.router.work is not None and self.router.work.over()
+        return self.router.budget is not None and self.router.budget.over()
 
     def _spread(self, v: int, pe: int) -> int:
         return sum(self.problem.dist[self.pe[u]][pe] for u, w, _ in self.problem.edges
@@ -476,12 +478,12 @@ class _Attempt:
 
 
 def route_fixed(problem: CgraProblem, ii: int, pe: list[int], t: list[int],
-                work: Budget | None = None, method: str = "relaxation + PathFinder"
+                budget: Budget | None = None, method: str = "relaxation + PathFinder"
                 ) -> CgraSchedule | None:
     """Route a placement and timing fixed elsewhere (e.g. the relaxation's, whose slots and
-    hop distances are already legal) with PathFinder, within ``work``; None when congestion
+    hop distances are already legal) with PathFinder, within ``budget``; None when congestion
     remains."""
-    attempt = _Attempt(problem, ii, Router(problem, ii, work=work))
+    attempt = _Attempt(problem, ii, Router(problem, ii, budget=budget))
     for v in range(problem.n):
         attempt.pe[v], attempt.t[v] = pe[v], t[v]
     for u, w, d in sorted(problem.edges, key=lambda e: (e[0], t[e[1]] + e[2] * ii)):
@@ -497,9 +499,9 @@ def route_fixed(problem: CgraProblem, ii: int, pe: list[int], t: list[int],
 
 
 def schedule_at_ii(problem: CgraProblem, ii: int, seed: int = 0,
-                   work: Budget | None = None, guide: CgraSchedule | None = None
+                   budget: Budget | None = None, guide: CgraSchedule | None = None
                    ) -> CgraSchedule | None:
-    """One list-scheduling attempt at ``ii`` within ``work`` (None when it dead-ends,
+    """One list-scheduling attempt at ``ii`` within ``budget`` (None when it dead-ends,
     cannot route or its budget is spent).
 
     ``guide`` (a mapping, e.g. at a larger II) orders the operations by their issue cycles
@@ -520,7 +522,7 @@ def schedule_at_ii(problem: CgraProblem, ii: int, seed: int = 0,
         early_of = early
     order = sorted(range(problem.n), key=lambda v: (early_of[v] + jitter[v], -height[v], v))
     plain = seed % 2 == 1   # every other try: no recurrence look-ahead, earliest issue 0
-    attempt = _Attempt(problem, ii, Router(problem, ii, work=work),
+    attempt = _Attempt(problem, ii, Router(problem, ii, budget=budget),
                        scc=[] if plain else _sccs(problem))
     for v in order:
         if attempt.over():
@@ -533,14 +535,14 @@ def schedule_at_ii(problem: CgraProblem, ii: int, seed: int = 0,
 
 
 def schedule_with_ejection(problem: CgraProblem, ii: int, seed: int = 0,
-                           work: Budget | None = None) -> CgraSchedule | None:
+                           budget: Budget | None = None) -> CgraSchedule | None:
     """One iterative modulo scheduling attempt at ``ii`` (Rau 1994, on this list scheduler):
     an operation with no legal ``(PE, cycle)`` is placed anyway where it ejects the fewest
     placed operations (:meth:`_Attempt.force`; the slot's holder and the neighbours it would
     reach out of time), and those go back to the queue; an operation placed again starts one
     cycle after its last issue, so the search moves on. At most :data:`EJECTIONS` x the
     operations are ejected before the attempt gives up. Then PathFinder negotiates. Within
-    ``work`` (None: unbounded)."""
+    ``budget`` (None: unbounded)."""
     horizon = sum(problem.latency) + problem.n * (ii + problem.diameter) + ii
     windows = time_windows(problem, ii, horizon)
     if windows is None:
@@ -549,11 +551,11 @@ def schedule_with_ejection(problem: CgraProblem, ii: int, seed: int = 0,
     rng = random.Random(seed * 7919 + ii)
     rank = {v: k for k, v in enumerate(sorted(range(problem.n),
                                               key=lambda v: (early[v], -height[v], v)))}
-    attempt = _Attempt(problem, ii, Router(problem, ii, work=work), scc=_sccs(problem))
+    attempt = _Attempt(problem, ii, Router(problem, ii, budget=budget), scc=_sccs(problem))
     queue = [(rank[v], v) for v in range(problem.n)]
     heapq.heapify(queue)
     last: dict[int, int] = {}
-    budget = EJECTIONS * problem.n
+    ejections_left = EJECTIONS * problem.n
     while queue:
         if attempt.over():
             return None
@@ -566,8 +568,8 @@ def schedule_with_ejection(problem: CgraProblem, ii: int, seed: int = 0,
         ejected = attempt.force(v, start)
         if ejected is None:
             return None
-        budget -= len(ejected)
-        if budget < 0:
+        ejections_left -= len(ejected)
+        if ejections_left < 0:
             return None
         for w in ejected:
             heapq.heappush(queue, (rank[w], w))
@@ -579,18 +581,18 @@ def schedule_with_ejection(problem: CgraProblem, ii: int, seed: int = 0,
     return sched
 
 
-def eject_from_top(problem: CgraProblem, work: Budget, seed: int = 0, tries: int = 2,
+def eject_from_top(problem: CgraProblem, budget: Budget, seed: int = 0, tries: int = 2,
                    progress: Callable[[str], None] | None = None) -> CgraSchedule | None:
     """Iterative modulo scheduling (:func:`schedule_with_ejection`) from ``max_ii`` down: new
-    seeds at ``max_ii`` until one maps (or ``work`` is spent), then each II below gets ``tries``
+    seeds at ``max_ii`` until one maps (or ``budget`` is spent), then each II below gets ``tries``
     attempts; the mapping of the smallest II that mapped (None if none). For kernels whose
     large recurrence defeats the list scheduler at every II (adpcm_coder): at a large II
     ejection has room to settle."""
     say = progress or (lambda line: None)
     low = lower_bounds(problem)["ii"]
     best, ii, k, failed = None, problem.max_ii, 0, 0
-    while ii >= low and not work.over():
-        found = schedule_with_ejection(problem, ii, seed + k, work)
+    while ii >= low and not budget.over():
+        found = schedule_with_ejection(problem, ii, seed + k, budget)
         k += 1
         if found is not None:
             best, ii, failed = found, ii - 1, 0
@@ -614,10 +616,10 @@ def _decode(problem: CgraProblem, ii: int, attempt: _Attempt) -> CgraSchedule:
                         routes=routes, method="list scheduling + PathFinder")
 
 
-def list_schedule(problem: CgraProblem, seed: int = 0, time_limit: float = 10.0,
-                  tries: int = 3, work: Budget | None = None) -> CgraSchedule:
+def list_schedule(problem: CgraProblem, seed: int = 0, tries: int = 3,
+                  budget: Budget | None = None) -> CgraSchedule:
     """The smallest II at which list scheduling + PathFinder finds a mapping, searched within
-    ``work`` (default ``time_limit`` planned seconds, capped at
+    ``budget`` (default :data:`LIST_SECONDS` planned seconds, capped at
     :func:`~formulations.solver.budget.deadline_for` of it); raises :class:`CgraInfeasible`.
 
     Up from the lower bound with growing steps (two attempts per II, one per ordering mode;
@@ -631,29 +633,29 @@ def list_schedule(problem: CgraProblem, seed: int = 0, time_limit: float = 10.0,
     if reasons:
         raise CgraInfeasible(reasons)
     started = time.perf_counter()
-    work = work if work is not None else Budget(time_limit)
+    budget = budget if budget is not None else Budget(LIST_SECONDS)
     low, best, failed, tried = lower_bounds(problem)["ii"], None, 0, set()
     for rounds in range(ROUNDS):           # each round: other seeds (the other mode first)
         failed, ii = low - 1, min(problem.max_ii, low + rounds)
-        while ii <= problem.max_ii and best is None and not work.over():
+        while ii <= problem.max_ii and best is None and not budget.over():
             best = _try_ii(problem, ii, seed + rounds, 2 if problem.n <= LARGE_KERNEL else 1,
-                           work)
+                           budget)
             tried.add(ii)
             if best is None:
                 failed = ii
                 ii = ii + 1 if ii == problem.max_ii else \
                     min(problem.max_ii, max(ii + 1, math.ceil(ii * GROWTH)))
-        if best is not None or work.over():
+        if best is not None or budget.over():
             break
     if best is None:
         raise CgraInfeasible([f"T0 time limit: list scheduling found no mapping within "
-                              f"{work.seconds:.3g} s (IIs {sorted(tried)} tried)"
-                              if work.over() else
+                              f"{budget.seconds:.3g} s (IIs {sorted(tried)} tried)"
+                              if budget.over() else
                               f"list scheduling found no mapping ({ROUNDS} passes over IIs "
                               f"{sorted(tried)}; nothing proven)"])
-    while best.ii - failed > 1 and not work.over():   # bisect down
+    while best.ii - failed > 1 and not budget.over():   # bisect down
         mid = (failed + best.ii) // 2
-        found = _try_ii(problem, mid, seed, tries, work)
+        found = _try_ii(problem, mid, seed, tries, budget)
         if found is not None:
             best = found
         else:
@@ -662,11 +664,11 @@ def list_schedule(problem: CgraProblem, seed: int = 0, time_limit: float = 10.0,
     return best
 
 
-def descend(problem: CgraProblem, best: CgraSchedule, work: Budget, seed: int = 0,
+def descend(problem: CgraProblem, best: CgraSchedule, budget: Budget, seed: int = 0,
             progress: Callable[[str], None] | None = None,
             attempts: int | None = None) -> CgraSchedule:
     """Below a mapping's II: list-scheduling attempts at ``best.ii - 1`` until one maps or
-    ``work`` is spent, then at the II below that one, and so on down to the lower bound.
+    ``budget`` is spent, then at the II below that one, and so on down to the lower bound.
 
     The attempts alternate between the operation order of the best mapping so far (its issue
     cycles scaled to the smaller II: an order known to close every recurrence and route at the
@@ -688,11 +690,11 @@ def descend(problem: CgraProblem, best: CgraSchedule, work: Budget, seed: int = 
     low = lower_bounds(problem)["ii"]
     cap = attempts if attempts is not None else _BIG
     done = 0
-    while best.ii > low and not work.over():
+    while best.ii > low and not budget.over():
         ii, found = best.ii - 1, None
-        while found is None and done < cap and not work.over():
+        while found is None and done < cap and not budget.over():
             guide = best if done % 2 == 0 else None
-            found = schedule_at_ii(problem, ii, seed + DESCENT_SEED + done, work, guide)
+            found = schedule_at_ii(problem, ii, seed + DESCENT_SEED + done, budget, guide)
             done += 1
         if found is None:
             break
@@ -702,12 +704,12 @@ def descend(problem: CgraProblem, best: CgraSchedule, work: Budget, seed: int = 
     return best
 
 
-def _try_ii(problem: CgraProblem, ii: int, seed: int, tries: int, work: Budget
+def _try_ii(problem: CgraProblem, ii: int, seed: int, tries: int, budget: Budget
             ) -> CgraSchedule | None:
     for k in range(tries):
-        if work.over():
+        if budget.over():
             return None
-        sched = schedule_at_ii(problem, ii, seed + k, work)
+        sched = schedule_at_ii(problem, ii, seed + k, budget)
         if sched is not None:
             return sched
     return None

@@ -53,7 +53,7 @@ from typing import Callable
 
 from ortools.sat.python import cp_model
 
-from formulations.cgra.model import build_full_model, decode_full, model_size
+from formulations.cgra.model import build_description, decode_full, model_size
 from formulations.cgra.problem import CgraProblem, CgraSchedule, length_bound, lower_bounds
 from formulations.cgra.relax import CP_PARAMS
 from formulations.cgra.work import BUILD_SECONDS, FULL_WORK_PER_SECOND
@@ -102,32 +102,33 @@ def question_seconds(problem: CgraProblem, ii: int, slack: int = SLACK) -> float
     return 0.0 if horizon is None else model_size(problem, ii, horizon) * QUESTION_SECONDS
 
 
-def window_map(problem: CgraProblem, ii: int, work: Budget, seed: int = 0,
+def window_map(problem: CgraProblem, ii: int, budget: Budget, seed: int = 0,
                slack: int = SLACK) -> CgraSchedule | None:
     """One question: a mapping at ``ii`` within the mobility windows of
-    :func:`window_horizon`, asked with all of ``work`` (the build charged
+    :func:`window_horizon`, asked with all of ``budget`` (the build charged
     :data:`~formulations.cgra.work.BUILD_SECONDS` per routing variable); None when none was
     found."""
     horizon = window_horizon(problem, ii, slack)
     if horizon is None:
         return None
     build = model_size(problem, ii, horizon) * BUILD_SECONDS
-    if work.left() < build + LEAST_QUESTION * 0.5 or work.over():
+    if budget.left() < build + LEAST_QUESTION * 0.5 or budget.over():
         return None
-    work.spend(build)
-    model, fv = build_full_model(problem, ii, horizon)
+    budget.spend(build)
+    d, fv = build_description(problem, ii, horizon)
     if fv.windows is None:
         return None
     lo = fv.windows[0]
     order = sorted(range(problem.n), key=lambda v: (lo[v], v))
-    model.add_decision_strategy([b for v in order for _, b in sorted(fv.at[v].items())]
-                                + [b for v in order for _, b in sorted(fv.on[v].items())],
-                                cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)
-    limit, steps = work.cp_limits(work.left(), FULL_WORK_PER_SECOND)
+    d.branch_on([b for v in order for _, b in sorted(fv.at[v].items())]
+                + [b for v in order for _, b in sorted(fv.on[v].items())],
+                cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)
+    model, fv.emitted = d.to_cp()
+    limit, steps = budget.cp_limits(budget.left(), FULL_WORK_PER_SECOND)
     params = dict(CP_PARAMS, stop_after_first_solution=True)
     result = solve_cp_model(model, time_limit=limit, seed=seed, workers=1,
                             variables=fv.reported(), params=params, deterministic_time=steps)
-    work.charge(result, FULL_WORK_PER_SECOND)
+    budget.charge(result, FULL_WORK_PER_SECOND)
     if not result.has_solution:
         return None
     sched = decode_full(problem, ii, fv, result, method="CP-SAT in mobility windows")
@@ -135,7 +136,7 @@ def window_map(problem: CgraProblem, ii: int, work: Budget, seed: int = 0,
     return sched
 
 
-def mobility_search(problem: CgraProblem, best: CgraSchedule, work: Budget, seed: int = 0,
+def mobility_search(problem: CgraProblem, best: CgraSchedule, budget: Budget, seed: int = 0,
                     progress: Progress | None = None) -> CgraSchedule:
     """Bisection over the IIs from the bound to ``best.ii`` (a mapping) with
     :func:`window_map`, each question :data:`QUESTION_SHARE` of the work left (at least
@@ -143,13 +144,13 @@ def mobility_search(problem: CgraProblem, best: CgraSchedule, work: Budget, seed
     when none is lower)."""
     say = progress or (lambda line: None)
     low, high = lower_bounds(problem)["ii"], best.ii
-    while low < high and work.left() >= LEAST_QUESTION and not work.over():
+    while low < high and budget.left() >= LEAST_QUESTION and not budget.over():
         mid = (low + high) // 2
         need = question_seconds(problem, mid)
-        if need > work.left():
-            say(f"mobility windows: II {mid} needs about {need:.1f} s, {work.left():.1f} left")
+        if need > budget.left():
+            say(f"mobility windows: II {mid} needs about {need:.1f} s, {budget.left():.1f} left")
             break
-        share = work.share(max(LEAST_QUESTION, need, work.left() * QUESTION_SHARE))
+        share = budget.share(max(LEAST_QUESTION, need, budget.left() * QUESTION_SHARE))
         found = window_map(problem, mid, share, seed)
         say(f"mobility windows: II {mid} " + (f"mapped, length {found.length}" if found
                                                else "not found"))

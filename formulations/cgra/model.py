@@ -35,7 +35,8 @@ Examples
 >>> g = Graph("acc", [Node("a", op="LOAD"), Node("b", op="MUL"), Node("c", op="ADD")],
 ...           [Edge("a", "b"), Edge("b", "c"), Edge("c", "c", distance=1)])
 >>> p = problem_from_graph(g, load_hardware("cgra4x4"))
->>> result, sched = solve_full(p, 1, horizon=8, time_limit=10)
+>>> from formulations.solver import Budget
+>>> result, sched = solve_full(p, 1, 8, Budget(10))
 >>> result.status.name, sched.length
 ('OPTIMAL', 5)
 """
@@ -44,36 +45,35 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
-
 from ortools.sat.python import cp_model
 
 from formulations.cgra.problem import CgraProblem, CgraSchedule, time_windows
 from formulations.cgra.relax import CP_PARAMS
-from formulations.solver import SolveResult, solve_cp_model
+from formulations.cgra.work import FULL_WORK_PER_SECOND
+from formulations.solver import Budget, DVar, ModelDescription, SolveResult, solve_cp_model
 
-__all__ = ["FullVars", "model_size", "build_full_model", "full_hint", "decode_full",
-           "solve_full", "net_windows"]
+__all__ = ["FullVars", "model_size", "build_description", "build_full_model", "full_hint",
+           "decode_full", "solve_full", "net_windows"]
 
 
 @dataclass
 class FullVars:
-    """The full model's variables (see the module)."""
+    """The full model's variables (see the module): the description's, and ``emitted``, the
+    variables of the model built from it (by :attr:`~formulations.solver.DVar.index`)."""
 
-    on: list[dict[int, Any]]
-    at: list[dict[int, Any]]
-    occ: dict[int, dict[tuple[int, int], Any]] = field(default_factory=dict)
-    mv: dict[int, dict[tuple[int, int, int], Any]] = field(default_factory=dict)
-    length: Any = None
+    on: list[dict[int, DVar]]
+    at: list[dict[int, DVar]]
+    occ: dict[int, dict[tuple[int, int], DVar]] = field(default_factory=dict)
+    mv: dict[int, dict[tuple[int, int, int], DVar]] = field(default_factory=dict)
+    length: DVar | None = None
     windows: tuple[list[int], list[int]] | None = None
+    emitted: list = field(default_factory=list)
 
     def reported(self) -> dict:
-        """Every variable a mapping is decoded from, by name."""
+        """Every emitted variable a mapping is decoded from, by name."""
         out = {}
-        for row in self.on + self.at:
-            out.update({var.name: var for var in row.values()})
-        for cells in list(self.occ.values()) + list(self.mv.values()):
-            out.update({var.name: var for var in cells.values()})
+        for row in self.on + self.at + list(self.occ.values()) + list(self.mv.values()):
+            out.update({var.name: self.emitted[var.index] for var in row.values()})
         return out
 
 
@@ -99,39 +99,47 @@ def model_size(problem: CgraProblem, ii: int, horizon: int) -> int:
                for a, b in net_windows(problem, ii, *windows).values())
 
 
-def build_full_model(problem: CgraProblem, ii: int, horizon: int
-                     ) -> tuple[cp_model.CpModel, FullVars]:
-    """The full model at ``ii`` with every operation ending by ``horizon``."""
-    model = cp_model.CpModel()
-    model.name = f"{problem.name}_cgra_ii{ii}".replace(" ", "_")
+def build_description(problem: CgraProblem, ii: int, horizon: int
+                      ) -> tuple[ModelDescription, FullVars]:
+    """The full model at ``ii`` with every operation ending by ``horizon``, once for every
+    backend (:meth:`~formulations.solver.ModelDescription.to_cp`, ``to_linear``)."""
+    d = ModelDescription(f"{problem.name}_cgra_ii{ii}".replace(" ", "_"))
     windows = time_windows(problem, ii, horizon)
     if windows is None:
-        model.add_bool_or([])
-        return model, FullVars([], [], windows=None)
+        d.clause([], "C7_recurrence")
+        return d, FullVars([], [], windows=None)
     lo, hi = windows
     n = problem.n
-    on = [{p: model.new_bool_var(f"on_{v}_{p}") for p in problem.allowed[v]} for v in range(n)]
-    at = [{c: model.new_bool_var(f"at_{v}_{c}") for c in range(lo[v], hi[v] + 1)}
-          for v in range(n)]
+    on = [{p: d.bool(f"on_{v}_{p}") for p in problem.allowed[v]} for v in range(n)]
+    at = [{c: d.bool(f"at_{v}_{c}") for c in range(lo[v], hi[v] + 1)} for v in range(n)]
     for v in range(n):
-        model.add_exactly_one(on[v].values())
-        model.add_exactly_one(at[v].values())
-    pe = [sum(p * b for p, b in on[v].items()) for v in range(n)]
-    slot = [sum((c % ii) * b for c, b in at[v].items()) for v in range(n)]
-    model.add_all_different([pe[v] * ii + slot[v] for v in range(n)]).with_name("C1_slot")
+        d.exactly_one(on[v].values(), "A1_place")
+        d.exactly_one(at[v].values(), "A1_time")
+    d.all_different_pairs([(list(on[v].items()), [(c % ii, b) for c, b in at[v].items()])
+                           for v in range(n)], ii, "C1_slot", name="C1_slot")
     fv = FullVars(on, at, windows=windows)
-    _routes(model, problem, ii, fv)
-    _capacity(model, problem, ii, fv)
-    first = model.new_int_var(0, ii - 1, "first")
-    model.add_min_equality(first, [sum(c * b for c, b in at[v].items()) for v in range(n)])
-    fv.length = model.new_int_var(0, horizon, "length")
+    _routes(d, problem, ii, fv)
+    _capacity(d, problem, ii, fv)
+    first = d.int("first", 0, ii - 1)
+    d.min_equality(first, [[(c, b) for c, b in at[v].items()] for v in range(n)], "O1_anchor")
+    fv.length = d.int("length", 0, horizon)
     for v in range(n):
-        model.add(fv.length >= sum((c + problem.latency[v]) * b for c, b in at[v].items()))
-    model.minimize(fv.length)
+        d.linear([(1, fv.length)] + [(-(c + problem.latency[v]), b) for c, b in at[v].items()],
+                 0, None, "O1_length")
+    d.minimize([(1, fv.length)])
+    return d, fv
+
+
+def build_full_model(problem: CgraProblem, ii: int, horizon: int
+                     ) -> tuple[cp_model.CpModel, FullVars]:
+    """The CP-SAT model of :func:`build_description` (``fv`` holds the description's
+    variables; :meth:`FullVars.reported` names the model's)."""
+    d, fv = build_description(problem, ii, horizon)
+    model, fv.emitted = d.to_cp()
     return model, fv
 
 
-def _routes(model: cp_model.CpModel, problem: CgraProblem, ii: int, fv: FullVars) -> None:
+def _routes(d: ModelDescription, problem: CgraProblem, ii: int, fv: FullVars) -> None:
     """C4: every register a value sits in has a reason; every read finds the value."""
     links, P = problem.links, problem.pe_count
     into: dict[int, list[int]] = defaultdict(list)
@@ -139,30 +147,30 @@ def _routes(model: cp_model.CpModel, problem: CgraProblem, ii: int, fv: FullVars
         for q in links[p]:
             into[q].append(p)
     for u, (first, last) in net_windows(problem, ii, *fv.windows).items():
-        occ = {(c, p): model.new_bool_var(f"occ_{u}_{c}_{p}")
+        occ = {(c, p): d.bool(f"occ_{u}_{c}_{p}")
                for c in range(first, last + 1) for p in range(P)}
-        mv = {(c, p, q): model.new_bool_var(f"mv_{u}_{c}_{p}_{q}")
+        mv = {(c, p, q): d.bool(f"mv_{u}_{c}_{p}_{q}")
               for c in range(first, last) for p in range(P) for q in links[p]}
         fv.occ[u], fv.mv[u] = occ, mv
         for (c, p, q), m in mv.items():
-            model.add_implication(m, occ[(c, p)])
+            d.implication(m, occ[(c, p)], "C4_route")
         for (c, q), o in occ.items():
             born = fv.at[u].get(c - problem.latency[u])
             reasons = [] if born is None else [born]
             if c > first:
                 reasons += [occ[(c - 1, q)]] + [mv[(c - 1, p, q)] for p in into[q]]
-            model.add_bool_or(reasons + [o.Not()])
+            d.clause(reasons + [~o], "C4_route")
             if born is not None:   # born at c: only on u's PE
                 here = fv.on[u].get(q)
-                model.add_bool_or([o.Not(), born.Not()] + ([here] if here is not None else []))
-        for v, d in problem.nets[u]:
+                d.clause([~o, ~born] + ([here] if here is not None else []), "C4_route")
+        for v, dist in problem.nets[u]:
             for c, a in fv.at[v].items():
                 for q, b in fv.on[v].items():
-                    cell = occ.get((c + d * ii, q))
-                    model.add_bool_or([a.Not(), b.Not()] + ([cell] if cell is not None else []))
+                    cell = occ.get((c + dist * ii, q))
+                    d.clause([~a, ~b] + ([cell] if cell is not None else []), "C4_read")
 
 
-def _capacity(model: cp_model.CpModel, problem: CgraProblem, ii: int, fv: FullVars) -> None:
+def _capacity(d: ModelDescription, problem: CgraProblem, ii: int, fv: FullVars) -> None:
     """C5 registers and C6 links per cycle slot (all iterations in flight)."""
     regs: dict[tuple[int, int], list] = defaultdict(list)
     wires: dict[tuple[int, int, int], list] = defaultdict(list)
@@ -174,14 +182,16 @@ def _capacity(model: cp_model.CpModel, problem: CgraProblem, ii: int, fv: FullVa
             wires[(p, q, c % ii)].append(m)
     for key, cells in sorted(regs.items()):
         if len(cells) > problem.registers:
-            model.add(sum(cells) <= problem.registers).with_name(f"C5_registers_{key}")
+            d.linear([(1, o) for o in cells], None, problem.registers, "C5_registers",
+                     name=f"C5_registers_{key}")
     for key, uses in sorted(wires.items()):
         if len(uses) > 1:
-            model.add_at_most_one(uses)
+            d.at_most_one(uses, "C6_links")
 
 
-def full_hint(problem: CgraProblem, fv: FullVars, warm: CgraSchedule) -> dict:
-    """A complete hint from ``warm`` (same II; its cycles shifted into the windows)."""
+def full_hint(problem: CgraProblem, fv: FullVars, warm: CgraSchedule) -> dict[DVar, int]:
+    """A complete hint from ``warm`` over the description's variables (same II; its cycles
+    shifted into the windows)."""
     names = problem.names
     hint: dict = {}
     for v in range(problem.n):
@@ -244,18 +254,20 @@ def _trace(problem: CgraProblem, ii: int, fv: FullVars, values: dict, u: int,
     return path[::-1]
 
 
-def solve_full(problem: CgraProblem, ii: int, horizon: int, time_limit: float, seed: int = 0,
-               warm: CgraSchedule | None = None, stall: float | None = None,
-               deterministic_time: float | None = None
-               ) -> tuple[SolveResult, CgraSchedule | None]:
-    """Build, solve (hinted by ``warm`` at this II) and decode the full model;
-    ``deterministic_time`` is CP-SAT's work limit (``time_limit`` then only the cap)."""
+def solve_full(problem: CgraProblem, ii: int, horizon: int, budget: Budget, seed: int = 0,
+               warm: CgraSchedule | None = None) -> tuple[SolveResult, CgraSchedule | None]:
+    """Build, solve (hinted by ``warm`` at this II) and decode the full model with all of
+    ``budget`` (CP-SAT's deterministic time at :data:`~formulations.cgra.work.FULL_WORK_PER_SECOND`
+    units per planned second, the deadline as the cap; the work used is charged to it)."""
     model, fv = build_full_model(problem, ii, horizon)
     hint = full_hint(problem, fv, warm) if warm is not None and warm.ii == ii and \
         fv.windows is not None and _fits(problem, fv, warm) else None
-    result = solve_cp_model(model, time_limit=time_limit, seed=seed, workers=1, hint=hint,
-                            variables=fv.reported(), params=CP_PARAMS, stall=stall,
-                            deterministic_time=deterministic_time)
+    if hint is not None:
+        hint = ModelDescription.cp_hint(fv.emitted, hint)
+    limit, steps = budget.cp_limits(budget.left(), FULL_WORK_PER_SECOND)
+    result = solve_cp_model(model, time_limit=limit, seed=seed, workers=1, hint=hint,
+                            variables=fv.reported(), params=CP_PARAMS, deterministic_time=steps)
+    budget.charge(result, FULL_WORK_PER_SECOND)
     if not result.has_solution:
         return result, None
     return result, decode_full(problem, ii, fv, result)

@@ -27,9 +27,10 @@ Examples
 >>> ring = Graph("ring", [Node(f"n{i}") for i in range(6)],
 ...              [Edge(f"n{i}", f"n{(i + 1) % 6}", distance=int(i == 5)) for i in range(6)])
 >>> p = problem_from_graph(ring, load_hardware("cgra4x4"))
->>> [solve_relaxation(p, ii, 5)[0].status.name for ii in (5, 6)]
+>>> from formulations.solver import Budget
+>>> [solve_relaxation(p, ii, Budget(5))[0].status.name for ii in (5, 6)]
 ['INFEASIBLE', 'OPTIMAL']
->>> solve_relaxation(p, 6, 5)[0].objective   # the ring on one PE, one slot each
+>>> solve_relaxation(p, 6, Budget(5))[0].objective   # the ring on one PE, one slot each
 6.0
 """
 
@@ -42,7 +43,8 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from formulations.cgra.problem import CgraProblem, time_windows
-from formulations.solver import SolveResult, solve_cp_model
+from formulations.cgra.work import RELAX_WORK_PER_SECOND
+from formulations.solver import Budget, SolveResult, solve_cp_model
 
 __all__ = ["RelaxVars", "safe_horizon", "build_relaxation", "solve_relaxation", "CP_PARAMS"]
 
@@ -219,18 +221,19 @@ def _per_pe(model: cp_model.CpModel, problem: CgraProblem, ii: int, on: list) ->
                   ).with_name(f"C5_registers_{q}")
 
 
-def solve_relaxation(problem: CgraProblem, ii: int, time_limit: float, seed: int = 0,
-                     hint: dict | None = None, slack: int = 0, objective: bool = True,
-                     stall: float | None = None, deterministic_time: float | None = None
+def solve_relaxation(problem: CgraProblem, ii: int, budget: Budget, seed: int = 0,
+                     hint: dict | None = None, slack: int = 0, objective: bool = True
                      ) -> tuple[SolveResult, RelaxVars]:
-    """Solve :func:`build_relaxation` at ``ii``; the result and the variables. ``hint`` maps
-    variable names (``pe<v>``, ``t<v>``) to values; ``stall`` stops the search after that
-    many seconds without a shorter solution (a wall-clock rule: not for budgeted runs);
-    ``deterministic_time`` is CP-SAT's work limit (``time_limit`` then only the cap)."""
+    """Solve :func:`build_relaxation` at ``ii`` with all of ``budget`` (CP-SAT's
+    deterministic time at :data:`~formulations.cgra.work.RELAX_WORK_PER_SECOND` units per
+    planned second, the deadline as the cap; the work used is charged to it); the result
+    and the variables. ``hint`` maps variable names (``pe<v>``, ``t<v>``) to values."""
     model, rv = build_relaxation(problem, ii, slack, objective)
     variables = {v.name: v for v in rv.pe + rv.t}
     hinted = {variables[k]: val for k, val in (hint or {}).items() if k in variables}
-    result = solve_cp_model(model, time_limit=time_limit, seed=seed, workers=1,
+    limit, steps = budget.cp_limits(budget.left(), RELAX_WORK_PER_SECOND)
+    result = solve_cp_model(model, time_limit=limit, seed=seed, workers=1,
                             hint=hinted or None, variables=variables, params=CP_PARAMS,
-                            stall=stall, deterministic_time=deterministic_time)
+                            deterministic_time=steps)
+    budget.charge(result, RELAX_WORK_PER_SECOND)
     return result, rv

@@ -49,8 +49,7 @@ from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule
                                        lower_bounds, precheck)
 from formulations.cgra.listsched import route_fixed
 from formulations.cgra.relax import solve_relaxation
-from formulations.cgra.work import (BUILD_SECONDS, FULL_WORK_PER_SECOND, RELAX_BUILD_SECONDS,
-                                   RELAX_WORK_PER_SECOND)
+from formulations.cgra.work import BUILD_SECONDS, RELAX_BUILD_SECONDS
 from formulations.solver import Budget, SolveResult, SolveSettings, SolveStatus, export_cp_model
 
 __all__ = ["sweep_ii", "length_ladder", "MAX_ROUTING_VARIABLES", "RELAX_SHARE", "LADDER_SLACK",
@@ -84,7 +83,7 @@ QUESTION_SHARE = 0.6
 Progress = Callable[[str], None]
 
 
-def length_ladder(problem: CgraProblem, ii: int, low: int, high: int, work: Budget,
+def length_ladder(problem: CgraProblem, ii: int, low: int, high: int, budget: Budget,
                   seed: int, results: list[SolveResult], warm: CgraSchedule | None = None
                   ) -> tuple[CgraSchedule | None, int]:
     """Horizons ``low..high``: the first mapping found and the length bound proven.
@@ -98,18 +97,16 @@ def length_ladder(problem: CgraProblem, ii: int, low: int, high: int, work: Budg
     bound = low
     for horizon in range(low, high + 1):
         build = model_size(problem, ii, horizon) * BUILD_SECONDS
-        left = work.left() - build
-        if left < LEAST_QUESTION or work.over():    # not even work to build the model and ask
+        left = budget.left() - build
+        if left < LEAST_QUESTION or budget.over():    # not even work to build the model and ask
             break
-        if work.wall_left() < build + LEAST_QUESTION:   # the wall cap comes first
-            work.mark_cut()
+        if budget.wall_left() < build + LEAST_QUESTION:   # the wall cap comes first
+            budget.mark_cut()
             break
-        work.spend(build)
+        budget.spend(build)
         share = QUESTION_SHARE if warm is not None else FIRST_QUESTION_SHARE
-        limit, steps = work.cp_limits(min(left, max(0.5, left * share)), FULL_WORK_PER_SECOND)
-        result, sched = solve_full(problem, ii, horizon, limit, seed, warm=warm,
-                                   deterministic_time=steps)
-        work.charge(result, FULL_WORK_PER_SECOND)
+        result, sched = solve_full(problem, ii, horizon,
+                                   budget.share(min(left, max(0.5, left * share))), seed, warm)
         results.append(result)
         if result.status is SolveStatus.INFEASIBLE:
             bound = horizon + 1
@@ -118,34 +115,35 @@ def length_ladder(problem: CgraProblem, ii: int, low: int, high: int, work: Budg
     return None, bound
 
 
-def _relax(problem: CgraProblem, ii: int, work: Budget, seed: int,
+def _relax(problem: CgraProblem, ii: int, budget: Budget, seed: int,
            results: list[SolveResult], slack: int = 0
            ) -> tuple[str, int, tuple[list[int], list[int]] | None]:
-    """The relaxation at ``ii`` within ``work``: ``("refuted" | "bound" | "open", length
+    """The relaxation at ``ii`` within ``budget``: ``("refuted" | "bound" | "open", length
     bound, its PEs and cycles or None)``. With ``slack`` it is a placement heuristic, not a
     bound. The compact layout after it gets :data:`COMPACT_SECONDS` at most (half the
     share), charged to the enclosing budget, as is the model's build."""
-    work.spend(relax_build(problem))
-    limit, steps = work.cp_limits(max(LEAST_QUESTION, work.left()), RELAX_WORK_PER_SECOND)
-    result, rv = solve_relaxation(problem, ii, limit, seed, slack=slack, objective=False,
-                                  deterministic_time=steps)
-    work.charge(result, RELAX_WORK_PER_SECOND)
+    budget.spend(relax_build(problem))
+    result, rv = solve_relaxation(problem, ii, _at_least(budget, LEAST_QUESTION), seed,
+                                  slack=slack, objective=False)
     results.append(result)
     if result.status is SolveStatus.INFEASIBLE:
         return "refuted", 0, None
     if not result.has_solution:
         return "open", 0, None
-    limit, steps = work.cp_limits(min(COMPACT_SECONDS, max(LEAST_QUESTION, work.seconds * 0.5)),
-                                  RELAX_WORK_PER_SECOND)
-    short, _ = solve_relaxation(problem, ii, limit, seed, slack=slack, hint=dict(result.values),
-                                deterministic_time=steps)
-    work.charge(short, RELAX_WORK_PER_SECOND)
+    compact = Budget(min(COMPACT_SECONDS, max(LEAST_QUESTION, budget.seconds * 0.5)),
+                     parent=budget)
+    short, _ = solve_relaxation(problem, ii, compact, seed, slack=slack, hint=dict(result.values))
     results.append(short)             # the same question, shorter: a compact layout to route
     best = short if short.has_solution else result
     low = math.ceil(short.bound - 1e-6) if not slack and short.bound is not None else 0
     pe = [int(best.values[v.name]) for v in rv.pe]
     t = [int(best.values[v.name]) for v in rv.t]
     return "feasible", low, (pe, t)
+
+
+def _at_least(budget: Budget, seconds: float) -> Budget:
+    """All that is left of ``budget``, but at least ``seconds`` (charged to it all the same)."""
+    return Budget(max(seconds, budget.left()), parent=budget)
 
 
 def relax_build(problem: CgraProblem) -> float:
@@ -155,19 +153,19 @@ def relax_build(problem: CgraProblem) -> float:
 
 
 def _routed(problem: CgraProblem, ii: int, layout: tuple[list[int], list[int]] | None,
-            work: Budget, seed: int, results: list[SolveResult], say: Progress
+            budget: Budget, seed: int, results: list[SolveResult], say: Progress
             ) -> CgraSchedule | None:
     """The relaxation's PEs and cycles routed by PathFinder; if congestion remains, once more
     with one spare cycle per hop-crossing edge (:data:`ROUTE_SLACK`)."""
     for slack in (0, ROUTE_SLACK):
-        if layout is None or work.left() < LEAST_QUESTION or work.over():
+        if layout is None or budget.left() < LEAST_QUESTION or budget.over():
             return None
-        sched = route_fixed(problem, ii, *layout, work)
+        sched = route_fixed(problem, ii, *layout, budget)
         say(f"II {ii}: relaxation placement (slack {slack}) routed: "
             f"{'yes, length ' + str(sched.length) if sched else 'no'}")
         if sched is not None:
             return sched
-        _, _, layout = _relax(problem, ii, work.share(work.left() * 0.3), seed, results,
+        _, _, layout = _relax(problem, ii, budget.share(budget.left() * 0.3), seed, results,
                               slack + 1)
     return None
 
@@ -179,14 +177,14 @@ def _export(problem: CgraProblem, ii: int, horizon: int, export_dir: str | None)
 
 
 def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule | None = None,
-             progress: Progress | None = None, work: Budget | None = None) -> CgraSchedule:
+             progress: Progress | None = None, budget: Budget | None = None) -> CgraSchedule:
     """Smallest II, then shortest iteration (see the module); raises :class:`CgraInfeasible`.
-    ``work``: the sweep's budget (default ``settings.time_limit`` planned seconds, capped by
-    ``settings.wall_seconds()``)."""
+    ``budget``: the sweep's budget (default ``settings.budget()``: ``settings.time_limit``
+    planned seconds, capped by the run's deadline)."""
     say = progress or (lambda line: None)
     started = time.perf_counter()
-    if work is None:
-        work = settings.budget()
+    if budget is None:
+        budget = settings.budget()
     reasons = precheck(problem)
     if reasons:
         raise CgraInfeasible(reasons)
@@ -196,28 +194,28 @@ def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule |
     opened: list[tuple[int, int]] = []          # IIs whose ladder ended unanswered
     top = warm.ii if warm is not None else problem.max_ii
     for ii in range(bounds["ii"], top + 1):
-        if work.left() < LEAST_QUESTION or work.over():
+        if budget.left() < LEAST_QUESTION or budget.over():
             break
-        if work.wall_left() < relax_build(problem) + LEAST_QUESTION:    # the cap comes first
-            work.mark_cut()
+        if budget.wall_left() < relax_build(problem) + LEAST_QUESTION:    # the cap comes first
+            budget.mark_cut()
             break
         at_warm = warm if warm is not None and warm.ii == ii else None
-        ii_work = work.share(work.left() * _share(problem, ii, warm, ii == bounds["ii"]))
-        verdict, low, layout = _relax(problem, ii, ii_work.share(ii_work.left() * RELAX_SHARE),
+        ii_budget = budget.share(budget.left() * _share(problem, ii, warm, ii == bounds["ii"]))
+        verdict, low, layout = _relax(problem, ii, ii_budget.share(ii_budget.left() * RELAX_SHARE),
                                       settings.seed, results)
         say(f"II {ii}: relaxation {verdict}" + (f", length >= {low}" if low else ""))
         if verdict == "refuted":
             ii_bound += proven
             continue
         low = max(low, length_bound(problem, ii) or 0)
-        routed = _routed(problem, ii, layout, ii_work, settings.seed, results, say) \
+        routed = _routed(problem, ii, layout, ii_budget, settings.seed, results, say) \
             if ii > 1 else None        # at II 1 transit values fill registers it ignores
         start = _shorter(at_warm, routed)
         if start is not None:        # a mapping at this II: the rest of the work is its own
-            ii_work = work
-        sched, bound = _ladder(problem, ii, low, start, ii_work, settings, results, say)
+            ii_budget = budget
+        sched, bound = _ladder(problem, ii, low, start, ii_budget, settings, results, say)
         if sched is not None:
-            lower = _revisit(problem, opened, sched, work, settings, results, say)
+            lower = _revisit(problem, opened, sched, budget, settings, results, say)
             if lower is not None:
                 return _finish(lower[0], True, ii_bound, lower[1], results, started)
             return _finish(sched, proven, ii_bound, bound, results, started)
@@ -230,21 +228,21 @@ def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule |
 
 
 def _revisit(problem: CgraProblem, opened: list[tuple[int, int]], found: CgraSchedule,
-             work: Budget, settings: SolveSettings, results: list[SolveResult], say: Progress
+             budget: Budget, settings: SolveSettings, results: list[SolveResult], say: Progress
              ) -> tuple[CgraSchedule, int] | None:
     """The work left once ``found`` is shortened goes back to the IIs below it whose ladder
     ended unanswered (``opened``: II and the length proven there), smallest first, their
     questions going on from that length: a mapping there is a smaller II. Returns it with
     its length bound, or None."""
     for ii, low in opened:
-        if ii >= found.ii or work.left() < LEAST_QUESTION or work.over():
+        if ii >= found.ii or budget.left() < LEAST_QUESTION or budget.over():
             break
         high = low + LADDER_SLACK + ii + problem.n // 2 + 2 * problem.diameter
         while high > low and model_size(problem, ii, high) > MAX_ROUTING_VARIABLES:
             high = low + (high - low) // 2
         if model_size(problem, ii, high) > MAX_ROUTING_VARIABLES:
             continue
-        sched, bound = length_ladder(problem, ii, low, high, work, settings.seed, results)
+        sched, bound = length_ladder(problem, ii, low, high, budget, settings.seed, results)
         say(f"II {ii} again with the work left: "
             + (f"length {sched.length}" if sched is not None else f"length >= {bound}"))
         if sched is not None:
@@ -271,7 +269,7 @@ def _shorter(a: CgraSchedule | None, b: CgraSchedule | None) -> CgraSchedule | N
 
 
 def _ladder(problem: CgraProblem, ii: int, low: int, start: CgraSchedule | None,
-            work: Budget, settings: SolveSettings, results: list[SolveResult],
+            budget: Budget, settings: SolveSettings, results: list[SolveResult],
             say: Progress) -> tuple[CgraSchedule | None, int]:
     """Destructive lower bounding from ``low`` below ``start`` (a mapping at ``ii``, or
     None); ``start`` is kept when nothing shorter is found."""
@@ -282,7 +280,7 @@ def _ladder(problem: CgraProblem, ii: int, low: int, start: CgraSchedule | None,
     sched, bound = None, low
     if model_size(problem, ii, high) <= MAX_ROUTING_VARIABLES:
         _export(problem, ii, high, settings.export_dir)
-        sched, bound = length_ladder(problem, ii, low, high, work, settings.seed, results,
+        sched, bound = length_ladder(problem, ii, low, high, budget, settings.seed, results,
                                      start)
     else:
         say(f"II {ii}: routing graph too large for the full model")

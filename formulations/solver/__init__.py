@@ -6,6 +6,8 @@
   (:func:`available_backends`: ``highs``, ``cp-sat``, ``scip``, ``cbc``, ``pyomo-highs``,
   ``pyomo:<solver>``), always returning a :class:`SolveResult` (:mod:`.backends`).
 * :func:`solve_cp_model` / :func:`export_cp_model` -- CP-SAT models with CP constraints (:mod:`.cp`).
+* :class:`ModelDescription` -- one model stated once, emitted as a CP-SAT model or a
+  :class:`LinearModel` (:mod:`.description`).
 * :func:`write_model_file` / :func:`solve_model_file` -- model files by suffix (:mod:`.files`).
 * :class:`Budget` -- the planned work a search spends and the run's deadline (:mod:`.budget`);
   :class:`SolveSettings` -- what a decision's solve takes from the run (:mod:`.settings`).
@@ -29,6 +31,7 @@ from .backends import (DEFAULT_BACKEND, Backend, SolveOptions, available_backend
                        unregister_backend, work_options)
 from .cp import (CP_SAT_WORK_PER_SECOND, check_cp_hint, export_cp_model, load_cp_model,
                  run_cp_sat, solve_cp_model, was_cut_short, work_of)
+from .description import DVar, ModelDescription, Negated
 from .diagnose import Diagnosis, diagnose_infeasible, explain_infeasible
 from .files import MODEL_SUFFIXES, solve_model_file, write_model_file
 from .linear import (INF, HintCheck, LinearConstraint, LinearModel, LinExpr, ModelArrays, Var,
@@ -51,6 +54,8 @@ __all__ = [
     # backends
     "Backend", "DEFAULT_BACKEND", "available_backends", "get_backend", "register_backend",
     "unregister_backend",
+    # one model for CP-SAT and the linear backends
+    "ModelDescription", "DVar", "Negated",
     # CP-SAT models
     "solve_cp_model", "export_cp_model", "load_cp_model", "check_cp_hint", "run_cp_sat",
     # files

@@ -52,7 +52,7 @@ from model.graph import Graph
 
 __all__ = ["StreamingEnv", "Candidate", "Policy", "greedy_policy", "random_policy",
            "run_policy", "greedy_schedule", "random_schedule", "greedy_or_none",
-           "evolutionary_schedule", "LAMBDA", "STEP_SECONDS"]
+           "evolutionary_schedule", "LAMBDA", "STEP_SECONDS", "EVOLUTION_SECONDS"]
 
 #: Penalty of a dead end (the paper's lambda, value not given).
 LAMBDA = 1000.0
@@ -63,6 +63,8 @@ LAMBDA = 1000.0
 #: instructions at II 1-32, load 2-3; 0.41 ms on the 8,263 steps of Taylor FullPred's second
 #: SDF.
 STEP_SECONDS = 5e-4
+#: Planned seconds of :func:`evolutionary_schedule` called without a budget.
+EVOLUTION_SECONDS = 10.0
 
 
 @dataclass
@@ -384,10 +386,11 @@ def random_schedule(graph: Graph, spec: StreamingEngineSpec, seed: int = 0,
 
 def evolutionary_schedule(graph: Graph, spec: StreamingEngineSpec, seed: int = 0,
                           generations: int = 30, population: int = 8, children: int = 16,
-                          time_limit: float = 10.0) -> StreamingSchedule:
+                          budget: Budget | None = None) -> StreamingSchedule:
     """(mu + lambda) search over rank genomes; fitness = (II, cycles, delay entries), for
-    at most ``generations`` per II and ``time_limit`` planned seconds of placement steps
-    (:data:`STEP_SECONDS` each: the same genomes on any machine).
+    at most ``generations`` per II within ``budget`` (default :data:`EVOLUTION_SECONDS`
+    planned seconds), spent as placement steps (:data:`STEP_SECONDS` each: the same genomes
+    on any machine).
 
     Examples
     --------
@@ -398,7 +401,8 @@ def evolutionary_schedule(graph: Graph, spec: StreamingEngineSpec, seed: int = 0
     True
     """
     started = time.perf_counter()
-    rng, budget = random.Random(seed), Budget(time_limit)
+    rng = random.Random(seed)
+    budget = budget if budget is not None else Budget(EVOLUTION_SECONDS)
     problem = problem_from_graph(graph, spec)
     reasons = precheck(problem)
     if reasons:

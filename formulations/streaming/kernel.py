@@ -185,8 +185,8 @@ def plan_kernel(graph: Graph, spec: StreamingEngineSpec, settings: SolveSettings
         plan.pass_seconds = time.perf_counter() - started
         say(f"pass tree: {len(plan.passes)} pass instructions")
     plan.unmappable = stuck_recurrences(
-        plan.work, spec, time_limit=min(settings.time_limit, RECURRENCE_PROOF_SECONDS),
-        seed=settings.seed, budget=budget, floors=plan.floors)
+        plan.work, spec, settings.with_time(min(settings.time_limit, RECURRENCE_PROOF_SECONDS)),
+        budget=budget, floors=plan.floors)
     if plan.unmappable:  # proven: neither one SDF nor any split maps it
         return plan
     if plan.passes:

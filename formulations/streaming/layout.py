@@ -26,7 +26,8 @@ Examples
 >>> star = Graph("star", [Node("p")] + [Node(f"c{i}") for i in range(5)],
 ...              [Edge("p", f"c{i}") for i in range(5)])
 >>> p = problem_from_graph(star, load_hardware("se16"))
->>> layout_refutes(p, 1), layout_refutes(p, 2)
+>>> from formulations.solver import Budget
+>>> layout_refutes(p, 1, Budget(5)), layout_refutes(p, 2, Budget(5))
 (True, False)
 """
 
@@ -84,15 +85,14 @@ def _reach(model: cp_model.CpModel, problem: StreamingProblem, on: list) -> None
             model.add_bool_or([on[a][s] for s in window] + [on[b][t].Not()])
 
 
-def solve_layout(problem: StreamingProblem, ii: int, time_limit: float = 5.0,
-                 seed: int = 0, budget: Budget | None = None
+def solve_layout(problem: StreamingProblem, ii: int, budget: Budget, seed: int = 0
                  ) -> tuple[SolveResult, list[int] | None]:
-    """Solve the layout model; the result and a tile per instruction (None without one).
-    With ``budget``, ``time_limit`` is planned seconds charged to it (see
-    :func:`~formulations.streaming.model.solve_model`)."""
+    """Solve the layout model with all of ``budget`` (planned seconds charged to it, see
+    :func:`~formulations.streaming.model.solve_model`); the result and a tile per
+    instruction (None without one)."""
     model, on = build_layout_model(problem, ii)
-    result = solve_model(model, time_limit=time_limit, seed=seed,
-                         variables={lit.name: lit for row in on for lit in row}, budget=budget,
+    result = solve_model(model, budget, seed=seed,
+                         variables={lit.name: lit for row in on for lit in row},
                          rate=LAYOUT_WORK_PER_SECOND)
     if not result.has_solution:
         return result, None
@@ -100,8 +100,8 @@ def solve_layout(problem: StreamingProblem, ii: int, time_limit: float = 5.0,
     return result, [comp_tile[problem.component[i]] for i in range(problem.n)]
 
 
-def layout_refutes(problem: StreamingProblem, ii: int, time_limit: float = 5.0,
-                   seed: int = 0) -> bool:
-    """True when the layout relaxation is proven INFEASIBLE at ``ii`` (so is the full model)."""
-    result, _ = solve_layout(problem, ii, time_limit, seed)
+def layout_refutes(problem: StreamingProblem, ii: int, budget: Budget, seed: int = 0) -> bool:
+    """True when the layout relaxation is proven INFEASIBLE at ``ii`` (so is the full model)
+    within ``budget``."""
+    result, _ = solve_layout(problem, ii, budget, seed)
     return result.status is SolveStatus.INFEASIBLE

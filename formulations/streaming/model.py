@@ -43,7 +43,8 @@ Examples
 >>> g = Graph("chain", [Node("a"), Node("b"), Node("c")], [Edge("a", "b"), Edge("b", "c")])
 >>> p = problem_from_graph(g, load_hardware("se16"))
 >>> model, cp = build_cp_model(p, 1)
->>> result = solve_model(model, time_limit=5, variables=reported_variables(cp))
+>>> from formulations.solver import Budget
+>>> result = solve_model(model, Budget(5), variables=reported_variables(cp))
 >>> decode_schedule(p, 1, cp, result).cycles
 11
 """
@@ -57,19 +58,20 @@ from typing import Any, Iterable
 import networkx as nx
 from ortools.sat.python import cp_model
 
-from formulations.solver import Budget, SolveResult, solve_cp_model, solve_cp_planned
+from formulations.solver import Budget, DVar, ModelDescription, SolveResult, solve_cp_planned
 from formulations.streaming.bounds import cycle_bound, issue_windows
 from formulations.streaming.problem import (RULES, WINDOW_FAMILIES, StreamingProblem,
                                             StreamingSchedule, asap_and_tail, default_horizon,
                                             schedule_from_lists)
 
-__all__ = ["CP_PARAMS", "CpVars", "build_cp_model", "canonical_schedule", "solve_model",
+__all__ = ["CP_PARAMS", "CpVars", "build_description", "build_cp_model", "canonical_schedule", "solve_model",
            "warm_hint", "tile_hint", "decode_schedule", "reported_variables",
            "SE_WORK_PER_SECOND", "LAYOUT_WORK_PER_SECOND", "SOLVE_CHARGE", "CHARGE_PER_CONSTRAINT"]
 
 @dataclass
 class CpVars:
-    """The variables of one CP model a schedule is read from (tile, slot, issue cycle)."""
+    """The variables a schedule is read from (tile, slot, issue cycle): a description's
+    (:class:`~formulations.solver.DVar`) or those of the CP model built from it."""
 
     tile: list[Any]
     slot: list[Any]
@@ -77,13 +79,50 @@ class CpVars:
     makespan: Any
 
 
-def build_cp_model(problem: StreamingProblem, ii: int, horizon: int | None = None,
-                   families: Iterable[str] | None = None) -> tuple[cp_model.CpModel, CpVars]:
-    """The CP-SAT model of one SDF at a fixed ``ii`` (objective: makespan).
-
-    ``families`` keeps only those rule families (for :func:`explain`); default all.
-    """
+def build_description(problem: StreamingProblem, ii: int, horizon: int | None = None,
+                      families: Iterable[str] | None = None
+                      ) -> tuple[ModelDescription, CpVars]:
+    """The model of one SDF at a fixed ``ii`` (objective: makespan), once for every backend
+    (:meth:`~formulations.solver.ModelDescription.to_cp`, ``to_linear``); ``families`` keeps
+    only those rule families (for :func:`explain`); default all."""
     keep = set(RULES) if families is None else set(families)
+    horizon, lo, hi, windows = _issue_bounds(problem, ii, horizon, keep)
+    d = ModelDescription(f"{problem.name}_ii{ii}")
+    # -- variables: tile, slot, k and issue cycle per instruction (one tile per memory component)
+    comp_tile = [d.int(f"ctile{c}", 0, problem.tiles - 1) for c in range(len(problem.components))]
+    if "M1 memory" in keep:
+        tile = [comp_tile[problem.component[i]] for i in range(problem.n)]
+    else:
+        tile = [d.int(f"tile{i}", 0, problem.tiles - 1) for i in range(problem.n)]
+    slot = [d.int(f"slot{i}", 0, ii - 1) for i in range(problem.n)]
+    tau = [d.int(f"tau{i}", lo[i], hi[i]) for i in range(problem.n)]
+    k = [d.int(f"k{i}", 0, horizon // ii + 1) for i in range(problem.n)]
+    for i in range(problem.n):
+        d.linear([(1, tau[i]), (-1, slot[i]), (-ii, k[i])], 0, 0, "T1_modulo",
+                 name=f"T1_modulo_{i}")
+    _anchor(d, problem, ii, tau)
+    if "R1 reach" in keep:  # the symmetry holds for the full rule set (explain relaxes some)
+        _canonical_tiles(d, problem, tile)
+    # -- constraints, by family
+    if "A3 slot" in keep:
+        d.all_different_pairs([([(1, tile[i])], [(1, slot[i])]) for i in range(problem.n)], ii,
+                              "A3_slot", name="A3_slot")
+    if "B1 starts" in keep and len(problem.starts) > 1:
+        d.all_different([tile[i] for i in problem.starts], "B1_starts", name="B1_starts")
+    if "S1 siblings" in keep:
+        for p, kids in enumerate(problem.children):
+            if len(kids) > 1:
+                d.all_different([tile[c] for c in kids], "S1_siblings", name=f"S1_siblings_{p}")
+    _add_edges(d, problem, ii, tile, tau, keep, horizon)
+    if "M2 capacity" in keep:
+        _add_var_capacity(d, problem, comp_tile)
+    return d, CpVars(tile, slot, tau, _makespan(d, problem, ii, tau, keep, horizon, windows))
+
+
+def _issue_bounds(problem: StreamingProblem, ii: int, horizon: int | None, keep: set[str]
+                  ) -> tuple[int, list[int], list[int], tuple | None]:
+    """The horizon, the earliest and latest issue per instruction, and the issue windows
+    (None when they are off or empty)."""
     holds = "H1 hold" in keep
     if not holds:
         horizon = horizon or default_horizon(problem, ii)
@@ -97,69 +136,53 @@ def build_cp_model(problem: StreamingProblem, ii: int, horizon: int | None = Non
     if windows is not None:
         lo, hi = windows
         horizon = max(hi, default=0)
-    model = cp_model.CpModel()
-    model.name = f"{problem.name}_ii{ii}"
-    # -- variables: tile, slot, k and issue cycle per instruction (one tile per memory component)
-    comp_tile = [model.new_int_var(0, problem.tiles - 1, f"ctile{c}")
-                 for c in range(len(problem.components))]
-    if "M1 memory" in keep:
-        tile = [comp_tile[problem.component[i]] for i in range(problem.n)]
-    else:
-        tile = [model.new_int_var(0, problem.tiles - 1, f"tile{i}") for i in range(problem.n)]
-    slot = [model.new_int_var(0, ii - 1, f"slot{i}") for i in range(problem.n)]
-    tau = [model.new_int_var(lo[i], hi[i], f"tau{i}") for i in range(problem.n)]
-    k = [model.new_int_var(0, horizon // ii + 1, f"k{i}") for i in range(problem.n)]
-    for i in range(problem.n):
-        model.add(tau[i] == slot[i] + ii * k[i]).with_name(f"T1_modulo_{i}")
-    _anchor(model, problem, ii, tau)
-    if "R1 reach" in keep:  # the symmetry holds for the full rule set (explain relaxes some)
-        _canonical_tiles(model, problem, tile)
-    # -- constraints, by family
-    if "A3 slot" in keep:
-        model.add_all_different([tile[i] * ii + slot[i] for i in range(problem.n)]
-                                ).with_name("A3_slot")
-    if "B1 starts" in keep and len(problem.starts) > 1:
-        model.add_all_different([tile[i] for i in problem.starts]).with_name("B1_starts")
-    if "S1 siblings" in keep:
-        for p, kids in enumerate(problem.children):
-            if len(kids) > 1:
-                model.add_all_different([tile[c] for c in kids]).with_name(f"S1_siblings_{p}")
-    _add_edges(model, problem, ii, tile, tau, keep, horizon)
-    if "M2 capacity" in keep:
-        _add_var_capacity(model, problem, comp_tile)
-    # -- objective: fewest cycles (never below the sibling-latency bound when it applies)
+    return horizon, lo, hi, windows
+
+
+def _makespan(d: ModelDescription, problem: StreamingProblem, ii: int, tau: list,
+              keep: set[str], horizon: int, windows: tuple | None) -> DVar:
+    """Objective: fewest cycles (never below the sibling-latency bound when it applies)."""
     floor = cycle_bound(problem, ii) if WINDOW_FAMILIES <= keep else 0
-    makespan = model.new_int_var(0, max(floor, horizon + problem.op_latency), "makespan")
-    model.add(makespan >= floor).with_name("O1_cycle_bound")
+    makespan = d.int("makespan", 0, max(floor, horizon + problem.op_latency))
+    d.linear([(1, makespan)], floor, None, "O1_cycle_bound", name="O1_cycle_bound")
     if WINDOW_FAMILIES <= keep and windows is None:  # no schedule within the horizon / at ii
-        model.add(makespan < floor).with_name("T2_windows_empty")
+        d.linear([(1, makespan)], None, floor - 1, "T2_windows_empty", name="T2_windows_empty")
     for i in range(problem.n):
-        model.add(makespan >= tau[i] + problem.op_latency)
-    model.minimize(makespan)
-    return model, CpVars(tile, slot, tau, makespan)
+        d.linear([(1, makespan), (-1, tau[i])], problem.op_latency, None, "O1_makespan")
+    d.minimize([(1, makespan)])
+    return makespan
 
 
-def _anchor(model: cp_model.CpModel, problem: StreamingProblem, ii: int, tau: list) -> None:
+def build_cp_model(problem: StreamingProblem, ii: int, horizon: int | None = None,
+                   families: Iterable[str] | None = None) -> tuple[cp_model.CpModel, CpVars]:
+    """The CP-SAT model of :func:`build_description` and its variables."""
+    d, dv = build_description(problem, ii, horizon, families)
+    model, out = d.to_cp()
+    return model, CpVars(*([out[v.index] for v in row] for row in (dv.tile, dv.slot, dv.tau)),
+                         out[dv.makespan.index])
+
+
+def _anchor(d: ModelDescription, problem: StreamingProblem, ii: int, tau: list) -> None:
     """Break time-translation symmetry: each weakly connected part starts within one II."""
     und = nx.Graph()
     und.add_nodes_from(range(problem.n))
     und.add_edges_from((u, v) for u, v, _ in problem.edges)
     for part in sorted((sorted(c) for c in nx.connected_components(und)), key=lambda c: c[0]):
-        first = model.new_int_var(0, ii - 1, f"anchor{part[0]}")
-        model.add_min_equality(first, [tau[i] for i in part])
-    if problem.n:
-        model.add_min_equality(model.new_constant(0), tau)  # shift everything to start at 0
+        first = d.int(f"anchor{part[0]}", 0, ii - 1)
+        d.min_equality(first, [[(1, tau[i])] for i in part], "O2_anchor")
+    if problem.n:  # shift everything to start at 0
+        d.min_equality(d.constant(0), [[(1, t)] for t in tau], "O2_anchor")
 
 
-def _canonical_tiles(model: cp_model.CpModel, problem: StreamingProblem, tile: list) -> None:
+def _canonical_tiles(d: ModelDescription, problem: StreamingProblem, tile: list) -> None:
     """Break translation and mirror symmetry of the tile line: the smallest tile used is 0, and
     the first instruction sits in the left half of the span used."""
     if not problem.n:
         return
-    highest = model.new_int_var(0, problem.tiles - 1, "highest_tile")
-    model.add_min_equality(model.new_constant(0), tile)
-    model.add_max_equality(highest, tile)
-    model.add(2 * tile[0] <= highest)
+    highest = d.int("highest_tile", 0, problem.tiles - 1)
+    d.min_equality(d.constant(0), [[(1, t)] for t in tile], "O3_canonical_tiles")
+    d.max_equality(highest, [[(1, t)] for t in tile], "O3_canonical_tiles")
+    d.linear([(2, tile[0]), (-1, highest)], None, 0, "O3_canonical_tiles")
 
 
 def canonical_schedule(schedule: StreamingSchedule, tiles: int) -> StreamingSchedule:
@@ -182,7 +205,7 @@ def canonical_schedule(schedule: StreamingSchedule, tiles: int) -> StreamingSche
                              status=schedule.status)
 
 
-def _add_edges(model: cp_model.CpModel, problem: StreamingProblem, ii: int, tile: list,
+def _add_edges(d: ModelDescription, problem: StreamingProblem, ii: int, tile: list,
                tau: list, keep: set[str], horizon: int) -> None:
     """R1 reach + link latency, T2 timing, H1 hold with delay entries counted per tile."""
     table = sorted(problem.latency.items())
@@ -190,69 +213,70 @@ def _add_edges(model: cp_model.CpModel, problem: StreamingProblem, ii: int, tile
     max_delays = ii - 1  # the consumer's tile has II slots and the consumer takes one
     delay_load: dict[int, list] = defaultdict(list)  # consumer -> its delay counts
     fan_out: dict[int, list] = defaultdict(list)  # producer -> link latencies to its children
-    for e, (u, v, d) in enumerate(problem.edges):
-        if u == v:
-            lat = 0
-        else:
-            dt = model.new_int_var(-reach, reach, f"dt{e}")
-            model.add(dt == tile[v] - tile[u]).with_name(f"R1_reach_{e}")
+    for e, (u, v, dist) in enumerate(problem.edges):
+        lat = None
+        if u != v:
+            dt = d.int(f"dt{e}", -reach, reach)
+            d.linear([(1, dt), (-1, tile[v]), (1, tile[u])], 0, 0, "R1_reach",
+                     name=f"R1_reach_{e}")
             if "R1 reach" in keep:
-                lat = model.new_int_var(0, max(problem.latency.values()), f"lat{e}")
-                model.add_allowed_assignments([dt, lat], table).with_name(f"R1_latency_{e}")
+                lat = d.int(f"lat{e}", 0, max(problem.latency.values()))
+                d.table([dt, lat], table, "R1_reach", name=f"R1_latency_{e}")
                 fan_out[u].append(lat)
-            else:
-                lat = 0
         if "T2 timing" not in keep:
             continue
-        longest = ii * (max_delays + 1) - 1 if "H1 hold" in keep else horizon + d * ii
-        hold = model.new_int_var(0, longest, f"hold{e}")
-        model.add(hold == tau[v] + d * ii - tau[u] - problem.op_latency - lat
-                  ).with_name(f"T2_timing_{e}")
+        longest = ii * (max_delays + 1) - 1 if "H1 hold" in keep else horizon + dist * ii
+        hold = d.int(f"hold{e}", 0, longest)
+        timing = [(1, hold), (-1, tau[v]), (1, tau[u])] + ([(1, lat)] if lat else [])
+        d.linear(timing, dist * ii - problem.op_latency, dist * ii - problem.op_latency,
+                 "T2_timing", name=f"T2_timing_{e}")
         if "H1 hold" in keep:
-            delays = model.new_int_var(0, max_delays, f"delays{e}")
-            model.add(hold >= ii * delays).with_name(f"H1_hold_lo_{e}")
-            model.add(hold <= ii * delays + ii - 1).with_name(f"H1_hold_hi_{e}")
+            delays = d.int(f"delays{e}", 0, max_delays)
+            d.linear([(1, hold), (-ii, delays)], 0, None, "H1_hold", name=f"H1_hold_lo_{e}")
+            d.linear([(1, hold), (-ii, delays)], None, ii - 1, "H1_hold",
+                     name=f"H1_hold_hi_{e}")
             delay_load[v].append(delays)
     if "S1 siblings" in keep:
-        _add_sibling_latency_sums(model, problem, fan_out)
+        _add_sibling_latency_sums(d, problem, fan_out)
     if delay_load and "H1 hold" in keep and ii > 1:
-        _add_slot_capacity(model, problem, ii, tile, delay_load, max_delays)
+        _add_slot_capacity(d, problem, ii, tile, delay_load, max_delays)
 
 
-def _add_sibling_latency_sums(model: cp_model.CpModel, problem: StreamingProblem,
+def _add_sibling_latency_sums(d: ModelDescription, problem: StreamingProblem,
                               fan_out: dict[int, list]) -> None:
     """Redundant S1 x R1: ``k`` children on distinct tiles have link latencies summing to at
     least the ``k`` smallest latencies of the tile line (0, 1, 1, 2, 2)."""
     cheapest = sorted(problem.latency.values())
     for u, lats in sorted(fan_out.items()):
         if len(lats) > 1:
-            model.add(sum(lats) >= sum(cheapest[:len(lats)])).with_name(f"S1_latency_sum_{u}")
+            d.linear([(1, lat) for lat in lats], sum(cheapest[:len(lats)]), None,
+                     "S1_siblings", name=f"S1_latency_sum_{u}")
 
 
-def _add_slot_capacity(model: cp_model.CpModel, problem: StreamingProblem, ii: int, tile: list,
+def _add_slot_capacity(d: ModelDescription, problem: StreamingProblem, ii: int, tile: list,
                        delay_load: dict[int, list], max_delays: int) -> None:
     """Per tile: instructions + delay entries of the edges into it <= II."""
     on = {}
     for i in range(problem.n):
-        row = [model.new_bool_var(f"on{i}_{t}") for t in range(problem.tiles)]
-        model.add_exactly_one(row)
-        model.add(tile[i] == sum(t * b for t, b in enumerate(row)))
+        row = [d.bool(f"on{i}_{t}") for t in range(problem.tiles)]
+        d.exactly_one(row, "H1_hold")
+        d.linear([(1, tile[i])] + [(-t, b) for t, b in enumerate(row)], 0, 0, "H1_hold")
         on[i] = row
     per_tile: list[list] = [[] for _ in range(problem.tiles)]
     for v, counts in sorted(delay_load.items()):
-        total = model.new_int_var(0, max_delays * len(counts), f"delays_into{v}")
-        model.add(total == sum(counts))
+        total = d.int(f"delays_into{v}", 0, max_delays * len(counts))
+        d.linear([(1, total)] + [(-1, c) for c in counts], 0, 0, "H1_hold")
         for t in range(problem.tiles):
-            q = model.new_int_var(0, min(ii, max_delays * len(counts)), f"dq{v}_{t}")
-            model.add(q == total).only_enforce_if(on[v][t])
-            model.add(q == 0).only_enforce_if(on[v][t].Not())
+            q = d.int(f"dq{v}_{t}", 0, min(ii, max_delays * len(counts)))
+            d.linear([(1, q), (-1, total)], 0, 0, "H1_hold", enforce=on[v][t])
+            d.linear([(1, q)], 0, 0, "H1_hold", enforce=~on[v][t])
             per_tile[t].append(q)
     for t in range(problem.tiles):
-        model.add(sum(on[i][t] for i in range(problem.n)) + sum(per_tile[t]) <= ii
-                  ).with_name(f"H1_slots_{t}")
+        d.linear([(1, on[i][t]) for i in range(problem.n)] + [(1, q) for q in per_tile[t]],
+                 None, ii, "H1_hold", name=f"H1_slots_{t}")
 
 
-def _add_var_capacity(model: cp_model.CpModel, problem: StreamingProblem, comp_tile: list) -> None:
+def _add_var_capacity(d: ModelDescription, problem: StreamingProblem, comp_tile: list) -> None:
     """M2: tile-memory variables per tile <= memories x depth (only when it can bind)."""
     sizes = [len(v) for v in problem.component_vars]
     if sum(sizes) <= problem.var_capacity:
@@ -261,11 +285,10 @@ def _add_var_capacity(model: cp_model.CpModel, problem: StreamingProblem, comp_t
         here = []
         for c, size in enumerate(sizes):
             if size:
-                b = model.new_bool_var(f"mem{c}_{t}")
-                model.add(comp_tile[c] == t).only_enforce_if(b)
-                model.add(comp_tile[c] != t).only_enforce_if(b.Not())
-                here.append(size * b)
-        model.add(sum(here) <= problem.var_capacity).with_name(f"M2_capacity_{t}")
+                b = d.bool(f"mem{c}_{t}")
+                d.channel(comp_tile[c], t, b, "M2_capacity")
+                here.append((size, b))
+        d.linear(here, None, problem.var_capacity, "M2_capacity", name=f"M2_capacity_{t}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,30 +325,20 @@ SOLVE_CHARGE = 0.02
 CHARGE_PER_CONSTRAINT = 3e-5
 
 
-def solve_model(model: cp_model.CpModel, time_limit: float, seed: int = 0, workers: int = 1,
+def solve_model(model: cp_model.CpModel, budget: Budget, seed: int = 0, workers: int = 1,
                 hint: dict | None = None, variables: dict | None = None,
-                name: str | None = None, stall: float | None = None,
-                budget: Budget | None = None, rate: float = SE_WORK_PER_SECOND
-                ) -> SolveResult:
-    """:func:`~formulations.solver.solve_cp_model` with :data:`CP_PARAMS`; ``variables`` maps
-    names to the variables to report (default none); ``stall`` stops the search after that
-    many seconds without a better solution.
-
-    With a ``budget`` the solve is planned
-    (:func:`~formulations.solver.backends.solve_cp_planned`): ``time_limit`` planned seconds
-    become CP-SAT's deterministic time (``rate`` units a second, less the model's charge),
-    the wall clock
-    only caps it (at the budget's wall, the run's deadline), ``stall`` (a wall-clock
-    rule) is not used, and the work used is charged to ``budget`` (a cut by the wall clock
-    marks it and the result: :func:`~formulations.solver.cp.was_cut_short`). Same seed,
-    same plan: same answer whatever the machine's load.
+                name: str | None = None, rate: float = SE_WORK_PER_SECOND) -> SolveResult:
+    """Solve with :data:`CP_PARAMS`, planned
+    (:func:`~formulations.solver.backends.solve_cp_planned`): what is left of ``budget``
+    (at least the model's charge) becomes CP-SAT's deterministic time (``rate`` units a
+    planned second, less the charge), the wall clock only caps it (the budget's deadline),
+    and the work used is charged to ``budget`` (a cut by the wall clock marks it and the
+    result: :func:`~formulations.solver.cp.was_cut_short`). Same seed, same plan: same answer
+    whatever the machine's load. ``variables`` maps names to the variables to report
+    (default none).
     """
-    if budget is None:
-        return solve_cp_model(model, time_limit=time_limit, seed=seed, workers=workers,
-                              hint=hint or None, variables=variables or {}, name=name,
-                              params=CP_PARAMS, stall=stall)
     charge = SOLVE_CHARGE + CHARGE_PER_CONSTRAINT * len(model.proto.constraints)
-    return solve_cp_planned(model, max(time_limit, charge + SOLVE_CHARGE), budget, rate=rate,
+    return solve_cp_planned(model, max(budget.left(), charge + SOLVE_CHARGE), budget, rate=rate,
                             charge=charge, seed=seed, workers=workers, hint=hint or None,
                             variables=variables or {}, name=name, params=CP_PARAMS)
 
@@ -360,11 +373,12 @@ def tile_hint(problem: StreamingProblem, cp: CpVars, tiles: list[int] | None) ->
 
 
 def decode_schedule(problem: StreamingProblem, ii: int, cp: CpVars, result: SolveResult,
-                    method: str = "") -> StreamingSchedule:
-    """The schedule of a solved model (its variables reported by :func:`reported_variables`)."""
-    tile = [int(result.values[cp.tile[i].name]) for i in range(problem.n)]
-    tau = [int(result.values[cp.tau[i].name]) for i in range(problem.n)]
-    return schedule_from_lists(problem, ii, tile, tau, method=method)
+                    method: str = "", status: str = "heuristic") -> StreamingSchedule:
+    """The schedule of a solved model, either backend's (its variables reported by
+    :func:`reported_variables`; ``cp`` the emitted or the description's variables)."""
+    tile = [round(result.values[cp.tile[i].name]) for i in range(problem.n)]
+    tau = [round(result.values[cp.tau[i].name]) for i in range(problem.n)]
+    return schedule_from_lists(problem, ii, tile, tau, method=method, status=status)
 
 
 def reported_variables(cp: CpVars) -> dict:

@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from formulations.solver import Budget, SolveStatus
+from formulations.solver import Budget, SolveSettings, SolveStatus
 from formulations.streaming.model import build_cp_model, solve_model
 from formulations.streaming.problem import (RULES, StreamingProblem, StreamingSchedule,
                                             lower_bounds, problem_from_graph)
@@ -432,8 +432,8 @@ def batch_size(plan: SplitPlan, schedules: list[StreamingSchedule], spec: Stream
     return max(best, 0)
 
 
-def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, time_limit: float = 5.0,
-                      seed: int = 0, budget: Budget | None = None,
+def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, settings: SolveSettings,
+                      budget: Budget | None = None,
                       floors: dict[tuple[str, ...], int] | None = None) -> list[str]:
     """Recurrences no split can map: ``R2 recurrence`` reasons, one per such recurrence.
 
@@ -443,8 +443,8 @@ def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, time_limit: float
     terms (fewer siblings, edges, variables, holds). So when the model proves that
     relaxation INFEASIBLE at every II up to ``max_ii``, no split maps the kernel. Each reason
     names the recurrence's instructions and the rules without which it would map (each
-    relaxation solved in at most ``time_limit`` planned seconds of deterministic work,
-    charged to ``budget`` when given).
+    relaxation solved in ``settings.time_limit`` planned seconds of deterministic work,
+    seed ``settings.seed``, charged to ``budget``, default ``settings.budget()``).
 
     ``floors`` (when given) receives, per recurrence that may map (its instructions in graph
     order), the smallest II the relaxation was not proven INFEASIBLE at: a proven lower
@@ -454,6 +454,7 @@ def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, time_limit: float
     cycles = nx.DiGraph()
     cycles.add_edges_from((e.src, e.dst) for e in graph.edges if e.src != e.dst)
     position = {n: i for i, n in enumerate(graph.node_ids)}
+    budget = budget if budget is not None else settings.budget()
     reasons = []
     for members in nx.strongly_connected_components(cycles):
         if len(members) < 2:
@@ -465,15 +466,14 @@ def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, time_limit: float
             continue  # the pre-check already says so (R2 recurrence)
         keep = set(RULES) - {"B1 starts"}
         floor = next((ii for ii in range(low, problem.max_ii + 1)
-                      if _mappable(problem, ii, keep, time_limit, seed, budget) is not False),
+                      if _mappable(problem, ii, keep, settings, budget) is not False),
                      None)
         if floor is not None:
             if floors is not None:
                 floors[tuple(names)] = floor
             continue
         culprits = [rule for rule in sorted(keep)
-                    if _mappable(problem, problem.max_ii, keep - {rule}, time_limit, seed,
-                                 budget)]
+                    if _mappable(problem, problem.max_ii, keep - {rule}, settings, budget)]
         shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
         reasons.append(
             f"R2 recurrence: the loop-carried cycle through {shown} needs II >= {low} and has "
@@ -484,13 +484,13 @@ def stuck_recurrences(graph: Graph, spec: StreamingEngineSpec, time_limit: float
     return reasons
 
 
-def _mappable(problem: StreamingProblem, ii: int, families: set[str], time_limit: float,
-              seed: int, budget: Budget | None = None) -> bool | None:
-    """Whether the model with only ``families`` has a mapping at ``ii`` (None: unknown)."""
+def _mappable(problem: StreamingProblem, ii: int, families: set[str], settings: SolveSettings,
+              budget: Budget) -> bool | None:
+    """Whether the model with only ``families`` has a mapping at ``ii`` (None: unknown), in
+    ``settings.time_limit`` planned seconds charged to ``budget``."""
     model, _ = build_cp_model(problem, ii, families=families)
     model.clear_objective()
-    result = solve_model(model, time_limit=time_limit, seed=seed,
-                         budget=Budget(time_limit) if budget is None else budget)
+    result = solve_model(model, Budget(settings.time_limit, parent=budget), seed=settings.seed)
     if result.status is SolveStatus.INFEASIBLE:
         return False
     return True if result.has_solution else None

@@ -46,7 +46,7 @@ from formulations.streaming.problem import (RULES, StreamingInfeasible, Streamin
 
 __all__ = ["sweep_ii", "solve_at_ii", "timing_for_layout", "relax_holds", "prove_from_above",
            "close_gap", "explain", "LAYOUT_SHARE", "FULL_SHARE", "COLD_SHARE", "RELAX_SHARE",
-           "STALL_SECONDS", "ABOVE_SHARE", "FIXED_SHARE"]
+           "ABOVE_SHARE", "FIXED_SHARE", "RELAXABLE", "EXPLAIN_SECONDS"]
 
 #: Share of the per-II time limit the layout relaxation may use before the full model.
 LAYOUT_SHARE = 0.5
@@ -56,22 +56,21 @@ LAYOUT_SHARE = 0.5
 FULL_SHARE = 0.4
 COLD_SHARE = 0.8
 RELAX_SHARE = 0.5
-#: Without a budget (a direct call of :func:`solve_at_ii` or :func:`prove_from_above`) the
-#: full model stops after this many seconds without a better schedule (a wall-clock rule:
-#: the sweep's planned solves do not use it); the top-down proof
-#: (:func:`prove_from_above`) gets ``ABOVE_SHARE`` of the time left, the hold relaxation and
-#: destructive lower bounding the rest.
-STALL_SECONDS = 0.5
+#: Share of the II's budget left for the top-down proof (:func:`prove_from_above`); the hold
+#: relaxation and destructive lower bounding get the rest.
 ABOVE_SHARE = 0.85
 #: Share of the time left that one II of the sweep may use (the last II that can matter gets
 #: all of it); the sweep stops when less than :data:`LAST_SECONDS` is left.
 II_SHARE = 0.5
 LAST_SECONDS = 0.2
+#: The rule families :func:`explain` relaxes one at a time, and the planned seconds of each
+#: relaxation when it is given no budget.
+RELAXABLE = ("H1 hold", "R1 reach", "S1 siblings", "B1 starts", "M1 memory")
+EXPLAIN_SECONDS = 5.0
 
 
-def relax_holds(problem: StreamingProblem, ii: int, time_limit: float, seed: int = 0,
-                workers: int = 1, warm: StreamingSchedule | None = None,
-                budget: Budget | None = None
+def relax_holds(problem: StreamingProblem, ii: int, budget: Budget, seed: int = 0,
+                workers: int = 1, warm: StreamingSchedule | None = None
                 ) -> tuple[SolveResult, StreamingSchedule | None]:
     """The hold relaxation: the full model without H1 (a value may wait any time, no delay
     entries). It sees tiles, slots, reach and timing together, so its bound is a lower bound on
@@ -79,14 +78,14 @@ def relax_holds(problem: StreamingProblem, ii: int, time_limit: float, seed: int
     ``ii`` impossible. Without the delay-entry slot counts CP-SAT solves it in a fraction of the
     full model's time. Returns the result and its schedule (which may break H1: see
     :func:`holds_fit`). ``warm`` (at ``ii``) is the hint; the layout's tiles are not (measured:
-    they slow the proof down up to 2x). With ``budget``, ``time_limit`` is planned seconds
-    charged to it (deterministic work, :func:`~formulations.streaming.model.solve_model`).
+    they slow the proof down up to 2x). Solved with all of ``budget`` (deterministic work,
+    :func:`~formulations.streaming.model.solve_model`).
     """
     horizon = warm.cycles if warm is not None and warm.ii == ii else None
     model, cp = build_cp_model(problem, ii, horizon, families=set(RULES) - {"H1 hold"})
-    result = solve_model(model, time_limit=time_limit, seed=seed, workers=workers,
+    result = solve_model(model, budget, seed=seed, workers=workers,
                          hint=warm_hint(problem, cp, warm, ii), variables=reported_variables(cp),
-                         name=f"{model.name}_holds_relaxed", budget=budget)
+                         name=f"{model.name}_holds_relaxed")
     if not result.has_solution:
         return result, None
     return result, decode_schedule(problem, ii, cp, result, method="hold relaxation")
@@ -103,7 +102,7 @@ def _layout_first(problem: StreamingProblem, ii: int, budget: Budget, seed: int,
     """
     if warm is not None and warm.ii == ii:
         return None, None  # a mapping exists: nothing to refute
-    layout, tiles = solve_layout(problem, ii, budget.left() * LAYOUT_SHARE, seed, budget)
+    layout, tiles = solve_layout(problem, ii, budget.share(budget.left() * LAYOUT_SHARE), seed)
     if layout.status is SolveStatus.INFEASIBLE:
         return layout, None
     return None, tiles
@@ -114,26 +113,23 @@ FIXED_SHARE = 0.3
 
 
 def close_gap(problem: StreamingProblem, ii: int, incumbent: StreamingSchedule,
-              result: SolveResult | None, time_limit: float, seed: int = 0, workers: int = 1,
-              low: int = 0, budget: Budget | None = None
-              ) -> tuple[StreamingSchedule, bool, list[SolveResult]]:
+              result: SolveResult | None, budget: Budget, seed: int = 0, workers: int = 1,
+              low: int = 0) -> tuple[StreamingSchedule, bool, list[SolveResult]]:
     """Destructive lower bounding: is there a schedule of at most ``H`` cycles, for ``H`` from
     the best bound up to the incumbent's cycles - 1? Each question is the full model with the
     horizon ``H`` (tight issue windows, strong propagation). The first feasible ``H`` is optimal
     (every smaller one was refuted); refuting every ``H`` proves the incumbent optimal.
 
-    ``low`` is a known lower bound (e.g. the hold relaxation's). ``time_limit`` is planned
-    seconds (deterministic work; charged to ``budget`` when given). Returns the best schedule,
-    whether it is proven optimal at ``ii``, and the results.
+    ``low`` is a known lower bound (e.g. the hold relaxation's). The questions spend
+    ``budget`` (deterministic work). Returns the best schedule, whether it is proven optimal
+    at ``ii``, and the results.
     """
-    budget = _planned(time_limit, budget)
     low = _floor(problem, ii, result, low)
     results: list[SolveResult] = []
     for horizon in range(low, incumbent.cycles):
-        left = budget.left()
-        if left < 0.1 or budget.wall_out():
+        if budget.left() < 0.1 or budget.wall_out():
             return incumbent, False, results
-        found, sched = _within(problem, ii, horizon, left, seed, workers, budget=budget)
+        found, sched = _within(problem, ii, horizon, budget, seed, workers)
         results.append(found)
         if found.status is SolveStatus.INFEASIBLE:
             continue
@@ -144,8 +140,7 @@ def close_gap(problem: StreamingProblem, ii: int, incumbent: StreamingSchedule,
 
 
 def prove_from_above(problem: StreamingProblem, ii: int, incumbent: StreamingSchedule,
-                     time_limit: float, seed: int = 0, workers: int = 1,
-                     budget: Budget | None = None
+                     budget: Budget, seed: int = 0, workers: int = 1
                      ) -> tuple[StreamingSchedule, bool, list[SolveResult]]:
     """Top-down: is there a schedule of at most the incumbent's cycles - 1? INFEASIBLE proves
     the incumbent optimal, OPTIMAL proves the better schedule found; a better schedule without
@@ -155,14 +150,12 @@ def prove_from_above(problem: StreamingProblem, ii: int, incumbent: StreamingSch
     refutes 38 and 34 cycles in 4-7 s where the open model, holding the optimum, needed 8 s
     more to prove it.
 
-    ``time_limit`` is planned seconds (deterministic work; charged to ``budget`` when given).
-    Returns the best schedule, whether it is proven optimal at ``ii``, and the results.
+    The questions spend ``budget`` (deterministic work). Returns the best schedule, whether
+    it is proven optimal at ``ii``, and the results.
     """
-    budget = _planned(time_limit, budget)
     results: list[SolveResult] = []
-    while (left := budget.left()) >= 0.1 and not budget.wall_out():
-        found, sched = _within(problem, ii, incumbent.cycles - 1, left, seed, workers,
-                               stall=STALL_SECONDS, budget=budget)
+    while budget.left() >= 0.1 and not budget.wall_out():
+        found, sched = _within(problem, ii, incumbent.cycles - 1, budget, seed, workers)
         results.append(found)
         if found.status is SolveStatus.INFEASIBLE:
             return incumbent, True, results
@@ -174,25 +167,23 @@ def prove_from_above(problem: StreamingProblem, ii: int, incumbent: StreamingSch
     return incumbent, False, results
 
 
-def _planned(time_limit: float, budget: Budget | None) -> Budget:
-    """``time_limit`` planned seconds: a share of ``budget``, or a budget of its own."""
-    return budget.share(time_limit) if budget is not None else Budget(time_limit)
+def _part(budget: Budget, seconds: float) -> Budget:
+    """``seconds`` planned, charged to ``budget`` even beyond what it has left."""
+    return Budget(seconds, parent=budget)
 
 
-def _within(problem: StreamingProblem, ii: int, horizon: int, time_limit: float, seed: int,
-            workers: int, stall: float | None = None, budget: Budget | None = None
-            ) -> tuple[SolveResult, StreamingSchedule | None]:
-    """The full model with at most ``horizon`` cycles (tight issue windows)."""
+def _within(problem: StreamingProblem, ii: int, horizon: int, budget: Budget, seed: int,
+            workers: int) -> tuple[SolveResult, StreamingSchedule | None]:
+    """The full model with at most ``horizon`` cycles (tight issue windows), with all that is
+    left of ``budget``."""
     model, cp = build_cp_model(problem, ii, horizon)
-    found = solve_model(model, time_limit=time_limit, seed=seed, workers=workers,
-                        variables=reported_variables(cp), name=f"{model.name}_h{horizon}",
-                        stall=stall, budget=budget)
+    found = solve_model(model, budget, seed=seed, workers=workers,
+                        variables=reported_variables(cp), name=f"{model.name}_h{horizon}")
     return found, (decode_schedule(problem, ii, cp, found) if found.has_solution else None)
 
 
-def timing_for_layout(problem: StreamingProblem, ii: int, tiles: list[int], time_limit: float,
-                       seed: int, budget: Budget | None = None
-                       ) -> tuple[StreamingSchedule | None, float]:
+def timing_for_layout(problem: StreamingProblem, ii: int, tiles: list[int], budget: Budget,
+                      seed: int) -> tuple[StreamingSchedule | None, float]:
     """Solution first: the full model with the layout relaxation's tiles fixed (slots and
     issue cycles only, fast); its schedule warm-starts the full model. Returns it (None if the
     layout admits no timing in time) and the seconds spent."""
@@ -204,26 +195,23 @@ def timing_for_layout(problem: StreamingProblem, ii: int, tiles: list[int], time
         tiles = [high - low - t for t in tiles]
     for i, t in enumerate(tiles):
         model.add(cp.tile[i] == t)
-    result = solve_model(model, time_limit=time_limit, seed=seed, variables=reported_variables(cp),
-                         budget=budget)
+    result = solve_model(model, budget, seed=seed, variables=reported_variables(cp))
     spent = time.perf_counter() - started
     if not result.has_solution:
         return None, spent
     return decode_schedule(problem, ii, cp, result, method="layout + timing"), spent
 
 
-def solve_at_ii(problem: StreamingProblem, ii: int, time_limit: float = 10.0, seed: int = 0,
+def solve_at_ii(problem: StreamingProblem, ii: int, budget: Budget, seed: int = 0,
                 workers: int = 1, warm: StreamingSchedule | None = None,
-                export_dir: str | None = None, tiles: list[int] | None = None,
-                stall: float | None = None, budget: Budget | None = None
+                export_dir: str | None = None, tiles: list[int] | None = None
                 ) -> tuple[SolveResult, StreamingSchedule | None]:
     """Solve the CP-SAT model at one II; the result and the decoded schedule (None if none).
 
     The horizon is generous (so INFEASIBLE is a proof), or the warm start's cycle count when it
     has this II (a better schedule lies inside it). ``tiles`` (a tile per instruction,
     e.g. from the layout relaxation) is a partial hint when no warm start has this II.
-    ``stall`` stops the search after that many seconds without a better schedule (not with
-    a ``budget``: ``time_limit`` is then planned seconds of deterministic work charged to it).
+    Solved with all of ``budget`` (deterministic work charged to it).
     """
     horizon = default_horizon(problem, ii)
     if warm is not None and warm.ii == ii:
@@ -231,8 +219,8 @@ def solve_at_ii(problem: StreamingProblem, ii: int, time_limit: float = 10.0, se
     model, cp = build_cp_model(problem, ii, horizon)
     _export(problem, ii, export_dir, model)
     hint = warm_hint(problem, cp, warm, ii) or tile_hint(problem, cp, tiles)
-    result = solve_model(model, time_limit=time_limit, seed=seed, workers=workers,
-                         hint=hint, variables=reported_variables(cp), stall=stall, budget=budget)
+    result = solve_model(model, budget, seed=seed, workers=workers, hint=hint,
+                         variables=reported_variables(cp))
     return result, (decode_schedule(problem, ii, cp, result) if result.has_solution else None)
 
 
@@ -264,9 +252,8 @@ def _solve_ii(problem: StreamingProblem, ii: int, budget: Budget, seed: int, wor
     if start is None and tiles is not None:
         start = _timed(problem, ii, tiles, budget, seed, say)
     share = FULL_SHARE if start is not None else COLD_SHARE
-    result, sched = solve_at_ii(problem, ii, max(0.5, budget.left() * share), seed,
-                                workers, start, export_dir, tiles=tiles, stall=STALL_SECONDS,
-                                budget=budget)
+    result, sched = solve_at_ii(problem, ii, _part(budget, max(0.5, budget.left() * share)),
+                                seed, workers, start, export_dir, tiles=tiles)
     results.append(result)
     say(f"II {ii}: {result.status.value} ({result.wall_time:.2f} s)")
     sched = _better(sched, start, ii)
@@ -277,15 +264,16 @@ def _solve_ii(problem: StreamingProblem, ii: int, budget: Budget, seed: int, wor
     if sched is not None and result.status is SolveStatus.OPTIMAL:
         return sched, True, sched.cycles, False
     if sched is not None:
-        sched, proven, extra = prove_from_above(problem, ii, sched, budget.left() * ABOVE_SHARE,
-                                                seed, workers, budget)
+        sched, proven, extra = prove_from_above(
+            problem, ii, sched, budget.share(budget.left() * ABOVE_SHARE), seed, workers)
         results += extra
         say(f"II {ii}: {'optimal' if proven else 'feasible'} from above ({len(extra)} models), "
             f"{sched.cycles} cycles")
         if proven:
             return sched, True, sched.cycles, False
-    relaxed, loose = relax_holds(problem, ii, max(0.1, budget.left() * RELAX_SHARE), seed,
-                                 workers, sched, budget)
+    relaxed, loose = relax_holds(problem, ii,
+                                 _part(budget, max(0.1, budget.left() * RELAX_SHARE)), seed,
+                                 workers, sched)
     results.append(relaxed)
     say(f"II {ii}: hold relaxation {relaxed.status.value}, bound {relaxed.bound} "
         f"({relaxed.wall_time:.2f} s)")
@@ -297,8 +285,8 @@ def _solve_ii(problem: StreamingProblem, ii: int, budget: Budget, seed: int, wor
                                       budget, seed, say), ii)
     if sched is None:
         return None, False, 0, relaxed.status is SolveStatus.INFEASIBLE
-    sched, proven, extra = close_gap(problem, ii, sched, result, budget.left(), seed, workers,
-                                     low=low, budget=budget)
+    sched, proven, extra = close_gap(problem, ii, sched, result, budget.share(budget.left()),
+                                     seed, workers, low=low)
     results += extra
     say(f"II {ii}: {'optimal' if proven else 'feasible'} after lower-bounding "
         f"({len(extra)} models), {sched.cycles} cycles")
@@ -310,8 +298,8 @@ def _solve_ii(problem: StreamingProblem, ii: int, budget: Budget, seed: int, wor
 def _timed(problem: StreamingProblem, ii: int, tiles: list[int], budget: Budget, seed: int,
            say: Callable[[str], None]) -> StreamingSchedule | None:
     """The timing model on fixed tiles (a warm start), in a share of the budget left."""
-    timed, seconds = timing_for_layout(problem, ii, tiles, max(0.1, budget.left() * FIXED_SHARE),
-                                       seed, budget)
+    timed, seconds = timing_for_layout(
+        problem, ii, tiles, _part(budget, max(0.1, budget.left() * FIXED_SHARE)), seed)
     say(f"II {ii}: timing of fixed tiles: {timed.cycles if timed else 'none'} ({seconds:.2f} s)")
     return timed
 
@@ -405,16 +393,18 @@ def sweep_ii(problem: StreamingProblem, settings: SolveSettings,
     if not explain_failure:
         raise StreamingInfeasible([f"no II <= {problem.max_ii} admits a mapping (proven, "
                                    f"not explained further)"])
-    raise StreamingInfeasible(explain(problem, time_limit=min(5.0, max(0.5, budget.left() / 5)),
-                                      seed=seed))
+    each = min(EXPLAIN_SECONDS, max(0.5, budget.left() / 5))
+    raise StreamingInfeasible(explain(problem, Budget(each * len(RELAXABLE)), seed))
 
 
 # ---------------------------------------------------------------------------------------------
 # explanation
 # ---------------------------------------------------------------------------------------------
-def explain(problem: StreamingProblem, time_limit: float = 5.0, seed: int = 0) -> list[str]:
+def explain(problem: StreamingProblem, budget: Budget | None = None, seed: int = 0
+            ) -> list[str]:
     """Why no II admits a mapping: the pre-check rules, else the families whose relaxation helps
-    (each relaxation solved in ``time_limit`` planned seconds of deterministic work).
+    (each of the :data:`RELAXABLE` relaxations solved in an equal share of ``budget``, default
+    :data:`EXPLAIN_SECONDS` planned seconds each, of deterministic work).
 
     Examples
     --------
@@ -429,13 +419,12 @@ def explain(problem: StreamingProblem, time_limit: float = 5.0, seed: int = 0) -
     if reasons:
         return reasons
     ii = problem.max_ii
-    relaxable = ["H1 hold", "R1 reach", "S1 siblings", "B1 starts", "M1 memory"]
+    budget = budget if budget is not None else Budget(EXPLAIN_SECONDS * len(RELAXABLE))
     culprits = []
-    for family in relaxable:
+    for family in RELAXABLE:
         keep = [f for f in RULES if f != family]
         model, _ = build_cp_model(problem, ii, families=keep)
-        result = solve_model(model, time_limit=time_limit, seed=seed,
-                             budget=Budget(time_limit))
+        result = solve_model(model, budget.share(budget.seconds / len(RELAXABLE)), seed=seed)
         if result.has_solution:
             culprits.append(f"{family}: without it a mapping exists at II {ii} "
                             f"({RULES[family]})")

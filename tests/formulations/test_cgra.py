@@ -85,14 +85,14 @@ def test_sweep_proves_the_smallest_ii_and_the_length():
     assert sched.proven_ii and sched.ii == sched.ii_bound == lower_bounds(p)["ii"]
     assert sched.status == "optimal" and sched.bound == sched.length
     # nothing shorter exists at that II: the model with one cycle less is infeasible
-    result, _ = solve_full(p, sched.ii, sched.length - 1, time_limit=20)
+    result, _ = solve_full(p, sched.ii, sched.length - 1, Budget(20))
     assert result.status is SolveStatus.INFEASIBLE
 
 
 def test_relaxation_refutes_an_ii_below_the_recurrence():
     p = problem_from_graph(ring(6), load_hardware("cgra4x4"))
-    assert solve_relaxation(p, 5, 5)[0].status is SolveStatus.INFEASIBLE
-    result, _ = solve_relaxation(p, 6, 5)
+    assert solve_relaxation(p, 5, Budget(5))[0].status is SolveStatus.INFEASIBLE
+    result, _ = solve_relaxation(p, 6, Budget(5))
     assert result.status is SolveStatus.OPTIMAL and result.objective == 6
 
 
@@ -109,12 +109,19 @@ def test_registers_bind_the_mapping():
         list_schedule(one)
 
 
+def test_list_scheduling_without_work_left_says_it_ran_out_of_time():
+    p = problem_from_graph(kernel(), load_hardware("cgra4x4"))
+    with pytest.raises(CgraInfeasible, match="T0 time limit: list scheduling found no mapping "
+                                             "within 0 s"):
+        list_schedule(p, budget=Budget(0.0))
+
+
 def test_milp_twin_agrees_with_cp_sat(tmp_path):
     g = Graph("pair", [Node("a", op="LOAD"), Node("b", op="ADD"), Node("c", op="STORE")],
               [Edge("a", "b"), Edge("b", "c")])
     p = problem_from_graph(g, load_hardware("cgra4x4"))
-    cp, cp_sched = solve_full(p, 1, 6, time_limit=20)
-    milp, milp_sched = solve_milp(p, 1, 6, backend="highs", time_limit=30)
+    cp, cp_sched = solve_full(p, 1, 6, Budget(20))
+    milp, milp_sched = solve_milp(p, 1, 6, SolveSettings(backend="highs", time_limit=30))
     assert cp.status is milp.status is SolveStatus.OPTIMAL
     assert cp_sched.length == milp_sched.length == 5
     assert checked(g, load_hardware("cgra4x4"), milp_sched)
@@ -170,7 +177,7 @@ def test_baseline_reaches_an_ii_far_above_the_bound():
     and bisection keeps the smallest II it maps."""
     spec, graph = TINY, skip_chain()
     problem = problem_from_graph(graph, spec)
-    sched = list_schedule(problem, time_limit=20)
+    sched = list_schedule(problem, budget=Budget(20))
     assert sched.ii > lower_bounds(problem)["ii"] + 2       # far above the bound, found
     assert checked(graph, spec, sched)
 
@@ -218,7 +225,7 @@ def test_operands_and_own_result_in_one_slot_refute_ii_1():
     p = problem_from_graph(fed, spec)
     assert slot_registers(p, 1)[0].startswith("C5 registers: at II 1 s reads 4 operands")
     assert not slot_registers(p, 2) and lower_bounds(p)["ii"] == 2 == lower_bounds(p)["reg_ii"]
-    result, _ = solve_full(p, 1, lower_bounds(p)["critical_path"] + 8, 20)
+    result, _ = solve_full(p, 1, lower_bounds(p)["critical_path"] + 8, Budget(20))
     assert result.status is SolveStatus.INFEASIBLE
     sched = sweep_ii(p, SolveSettings(time_limit=10))
     assert (sched.ii, sched.ii_bound, sched.proven_ii) == (2, 2, True) and checked(fed, spec, sched)
@@ -236,8 +243,8 @@ def test_the_ii_just_below_the_warm_start_gets_most_of_the_time(monkeypatch):
     low = lower_bounds(p)["ii"]
     budgets: list[tuple[int, float]] = []
 
-    def relax(problem, ii, work, seed, results, slack=0):
-        budgets.append((ii, work.seconds))
+    def relax(problem, ii, budget, seed, results, slack=0):
+        budgets.append((ii, budget.seconds))
         return "refuted", 0, None
 
     monkeypatch.setattr(sw, "_relax", relax)
@@ -301,9 +308,9 @@ def _loaded_clock(monkeypatch, per_read: float) -> list[float]:
     return extra
 
 
-def _planned(work: float, deadline: float) -> SolveSettings:
-    """Settings of ``work`` planned seconds whose run's deadline is ``deadline`` s away."""
-    return SolveSettings(time_limit=work, deadline=time.monotonic() + deadline)
+def _planned(budget: float, deadline: float) -> SolveSettings:
+    """Settings of ``budget`` planned seconds whose run's deadline is ``deadline`` s away."""
+    return SolveSettings(time_limit=budget, deadline=time.monotonic() + deadline)
 
 
 def test_the_same_kernel_gives_the_same_schedule_whatever_the_load(monkeypatch):
@@ -353,10 +360,10 @@ def test_one_hop_per_edge_at_ii_1_is_a_real_bound(monkeypatch):
     assert lower_bounds(q)["rec_ii"] == 1 and pr.length_bound(q, 1) is None
     assert pr.length_bound(q, 2) is not None
     monkeypatch.setattr(pr, "hop_gap", lambda ii: 0)                # the model without the rule
-    assert solve_full(p, 1, bound - 1, 20)[0].status is SolveStatus.INFEASIBLE
-    result, sched = solve_full(p, 1, bound + 4, 20)
+    assert solve_full(p, 1, bound - 1, Budget(20))[0].status is SolveStatus.INFEASIBLE
+    result, sched = solve_full(p, 1, bound + 4, Budget(20))
     assert result.status is SolveStatus.OPTIMAL and sched.length == bound
-    assert solve_full(q, 1, 12, 20)[0].status is SolveStatus.INFEASIBLE
+    assert solve_full(q, 1, 12, Budget(20))[0].status is SolveStatus.INFEASIBLE
 
 
 def test_work_left_goes_back_to_an_unanswered_ii(monkeypatch):
@@ -369,7 +376,7 @@ def test_work_left_goes_back_to_an_unanswered_ii(monkeypatch):
     real = list_schedule(p)
     calls: list[tuple[int, int, bool]] = []
 
-    def ladder(problem, ii, first, high, work, seed, results, warm=None):
+    def ladder(problem, ii, first, high, budget, seed, results, warm=None):
         calls.append((ii, first, warm is None))
         if ii == low and len(calls) == 1:
             return None, first + 2                  # unanswered: two horizons refuted

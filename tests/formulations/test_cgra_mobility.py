@@ -26,8 +26,8 @@ def test_mobility_windows_map_needwun_where_list_scheduling_cannot():
     graph = load_graph(str(real_graph(NEEDWUN)))
     spec = load_hardware("cgra4x4-torus")
     problem = problem_from_graph(graph, spec)
-    work = Budget(10, time.monotonic() + 300)
-    assert all(schedule_at_ii(problem, 20, k, work) is None for k in range(8))
+    budget = Budget(10, time.monotonic() + 300)
+    assert all(schedule_at_ii(problem, 20, k, budget) is None for k in range(8))
     budget = Budget(10, time.monotonic() + 300)
     first = window_map(problem, 20, budget, seed=0)
     assert first is not None and first.ii == 20 and first.method == "CP-SAT in mobility windows"

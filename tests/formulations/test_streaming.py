@@ -159,7 +159,7 @@ def test_milp_matches_cp_and_mps_round_trip(tmp_path):
     g = distance_graph()
     problem = problem_from_graph(g, SE)
     cp = solve_streaming(g, SE, time_limit=10, workers=1)
-    result, milp = solve_milp(problem, cp.ii, backend="highs", time_limit=60)
+    result, milp = solve_milp(problem, cp.ii, SolveSettings(backend="highs", time_limit=60))
     assert result.status.name == "OPTIMAL" and milp.cycles == cp.cycles
     _check(g, milp)
     path = tmp_path / "se.mps"

@@ -3,7 +3,7 @@
 import pytest
 
 from benchmarks.se_generators import se_random_dag
-from formulations.solver import SolveSettings
+from formulations.solver import Budget, SolveSettings
 from formulations.streaming.problem import holds_fit, lower_bounds, problem_from_graph
 from formulations.streaming.sweep import relax_holds, solve_at_ii, sweep_ii
 from formulations.streaming.bounds import cycle_bound, issue_windows, sibling_costs, tail_bound
@@ -56,7 +56,7 @@ def test_bound_is_valid_against_the_oracle(graph, streaming_oracle):
     shift = start - start % oracle.ii
     for i, name in enumerate(p.names):
         assert lo[i] <= oracle.cycle[name] - shift <= hi[i] + oracle.ii
-    assert not layout_refutes(p, oracle.ii)
+    assert not layout_refutes(p, oracle.ii, Budget(5))
 
 
 @pytest.mark.parametrize("graph", ORACLE_GRAPHS, ids=lambda g: g.name)
@@ -65,7 +65,7 @@ def test_hold_relaxation_is_valid_against_the_oracle(graph, streaming_oracle):
     oracle = streaming_oracle.exhaustive_schedule(graph, SE)
     assert holds_fit(p, oracle)
     for ii in range(oracle.ii, oracle.ii + 2):
-        result, relaxed = relax_holds(p, ii, time_limit=10)
+        result, relaxed = relax_holds(p, ii, Budget(10))
         assert result.status.name == "OPTIMAL"
         assert cycle_bound(p, ii) <= result.bound
         if ii == oracle.ii:
@@ -81,12 +81,12 @@ def test_hold_relaxation_drops_only_the_holds():
     # a -> d waits 3 + 3 cycles at II 2: three delay entries on d's tile, which has 2 slots
     held = schedule_from_lists(p, 2, [0, 0, 0, 1], [0, 3, 6, 10])
     assert sum(held.delays.values()) >= 2 and not holds_fit(p, held)
-    result, relaxed = relax_holds(p, 2, time_limit=10)
-    full, sched = solve_at_ii(p, 2, time_limit=10)
+    result, relaxed = relax_holds(p, 2, Budget(10))
+    full, sched = solve_at_ii(p, 2, Budget(10))
     assert relaxed is not None and not holds_fit(p, relaxed)   # a waits >= 4 cycles for d
     assert full.status.name == "INFEASIBLE"
-    result, relaxed = relax_holds(p, 3, time_limit=10)
-    full, sched = solve_at_ii(p, 3, time_limit=10)
+    result, relaxed = relax_holds(p, 3, Budget(10))
+    full, sched = solve_at_ii(p, 3, Budget(10))
     assert result.bound <= full.objective
 
 
@@ -96,15 +96,15 @@ def test_windows_refute_a_recurrence_and_hold_a_solution():
     assert issue_windows(p, 2) is None and issue_windows(p, 3) is not None
     g = se_random_dag(10, seed=0)
     p = problem_from_graph(g, SE)
-    result, s = solve_at_ii(p, 3, time_limit=10)
+    result, s = solve_at_ii(p, 3, Budget(10))
     lo, hi = issue_windows(p, 3)
     assert all(lo[i] <= s.cycle[n] <= hi[i] for i, n in enumerate(p.names))
 
 
 def test_layout_relaxation_refutes_and_finds():
     p = problem_from_graph(_fan(5), SE)
-    assert layout_refutes(p, 1)                          # 6 instructions in 5 tiles of reach
-    result, tiles = solve_layout(p, 2)
+    assert layout_refutes(p, 1, Budget(5))               # 6 instructions in 5 tiles of reach
+    result, tiles = solve_layout(p, 2, Budget(5))
     assert tiles is not None and len({tiles[i] for i in range(1, 6)}) == 5
     assert all(abs(tiles[i] - tiles[0]) <= 2 for i in range(1, 6))
     s = solve_streaming(_fan(5), SE, time_limit=5)
@@ -121,10 +121,10 @@ def test_destructive_lower_bounding_closes_the_gap():
     p = problem_from_graph(g, SE)
     loose = schedule_from_lists(p, 2, [0, 1], [0, 6])      # b waits 2 cycles: 1 delay entry
     assert loose.cycles == 9 and loose.delays == {("a", "b", 0): 1}
-    best, proven, results = close_gap(p, 2, loose, SimpleNamespace(bound=None), 10)
+    best, proven, results = close_gap(p, 2, loose, SimpleNamespace(bound=None), Budget(10))
     assert proven and best.cycles == cycle_bound(p, 2) == 6
     assert results and results[-1].has_solution
-    tight, proven, results = close_gap(p, 2, best, SimpleNamespace(bound=None), 10)
+    tight, proven, results = close_gap(p, 2, best, SimpleNamespace(bound=None), Budget(10))
     assert proven and tight is best and results == []
 
 
@@ -144,24 +144,24 @@ def test_proof_from_above_improves_then_refutes_one_cycle_fewer():
     g = Graph("ab", [Node("a"), Node("b")], [Edge("a", "b")])
     p = problem_from_graph(g, SE)
     loose = schedule_from_lists(p, 2, [0, 1], [0, 6])      # 9 cycles; the optimum is 6
-    best, proven, results = prove_from_above(p, 2, loose, 10)
+    best, proven, results = prove_from_above(p, 2, loose, Budget(10))
     assert proven and best.cycles == 6 and results[0].has_solution
     placement = {n: {"tile": best.tile[n], "slot": best.slot[n], "cycle": best.cycle[n]}
                  for n in best.tile}
     assert check_streaming(g, SE, placement, 2, best.delays).ok
-    again, proven, results = prove_from_above(p, 2, best, 10)
+    again, proven, results = prove_from_above(p, 2, best, Budget(10))
     assert proven and again is best
     assert [r.status.value for r in results] == ["infeasible"]   # 5 cycles refuted
 
 
 @pytest.mark.parametrize("seed", [4, 5])
-def test_stalled_model_then_proof_from_above_agree_with_the_oracle(seed, streaming_oracle):
+def test_short_model_then_proof_from_above_agree_with_the_oracle(seed, streaming_oracle):
     from formulations.streaming.sweep import prove_from_above
 
     g = se_random_dag(8, seed=seed)
     p = problem_from_graph(g, SE)
     oracle = streaming_oracle.exhaustive_schedule(g, SE)
-    result, start = solve_at_ii(p, oracle.ii, time_limit=10, stall=0.01)
+    result, start = solve_at_ii(p, oracle.ii, Budget(0.1))
     assert start is not None and start.cycles >= oracle.cycles
-    best, proven, _ = prove_from_above(p, oracle.ii, start, 10)
+    best, proven, _ = prove_from_above(p, oracle.ii, start, Budget(10))
     assert proven and best.cycles == oracle.cycles

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from formulations.solver import Budget
 from formulations.streaming.env import (LAMBDA, StreamingEnv, evolutionary_schedule,
                                         greedy_policy, greedy_schedule, random_schedule)
 from formulations.streaming.problem import StreamingInfeasible
@@ -59,7 +60,7 @@ def test_dead_end_gives_minus_lambda():
 def test_policies_give_legal_schedules():
     g = distance_graph()
     for sched in (greedy_schedule(g, SE), random_schedule(g, SE, seed=1),
-                  evolutionary_schedule(g, SE, seed=0, generations=5, time_limit=3)):
+                  evolutionary_schedule(g, SE, seed=0, generations=5, budget=Budget(3))):
         _ok(g, sched)
     assert random_schedule(g, SE, seed=3).cycles == random_schedule(g, SE, seed=3).cycles
 

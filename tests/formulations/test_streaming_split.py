@@ -153,7 +153,7 @@ def tight_twin_loops(distance=1):
 
 
 def test_a_recurrence_that_no_split_can_map_is_proven():
-    reasons = stuck_recurrences(tight_twin_loops(1), SE, time_limit=5)
+    reasons = stuck_recurrences(tight_twin_loops(1), SE, SolveSettings(time_limit=5))
     assert len(reasons) == 1 and reasons[0].startswith("R2 recurrence")
     assert "a, b, m" in reasons[0] and repair_of(reasons[0]) is None
     with pytest.raises(StreamingInfeasible):  # and indeed the whole kernel has no mapping
@@ -161,7 +161,7 @@ def test_a_recurrence_that_no_split_can_map_is_proven():
 
 
 def test_a_recurrence_with_slack_is_not_reported():
-    assert stuck_recurrences(tight_twin_loops(2), SE, time_limit=5) == []
+    assert stuck_recurrences(tight_twin_loops(2), SE, SolveSettings(time_limit=5)) == []
     assert solve_streaming(tight_twin_loops(2), SE, time_limit=5).ii >= 3
 
 
@@ -191,7 +191,8 @@ def test_a_recurrence_floor_bounds_every_mapping():
     relaxation of every SDF that holds it) has no mapping at II 3: its floor 4 is proven for
     one SDF and for any split. The sweep begins there, and its II is proven minimal."""
     floors = {}
-    assert stuck_recurrences(tight_twin_loops(2), SE, time_limit=5, floors=floors) == []
+    assert stuck_recurrences(tight_twin_loops(2), SE, SolveSettings(time_limit=5),
+                             floors=floors) == []
     assert floors == {("a", "b", "m"): 4}
     settings = SolveSettings(time_limit=5)
     plan = plan_kernel(tight_twin_loops(2), SE, settings)
