@@ -82,6 +82,10 @@ PROBE_SHARE = 0.5
 #: Whole re-cuts at most when the first cut's own sections, balanced, do not fit
 #: (:meth:`CutLevel._confirmed`).
 CONFIRM_ROUNDS = 2
+#: Least share of the run's plan, in planned seconds the first cut left unspent, for which
+#: the cut level also tries the plain least-traffic cut when it cuts again
+#: (:meth:`CutLevel._recut`).
+PLAIN_MIN_SHARE = 0.01
 
 
 @dataclass
@@ -280,54 +284,27 @@ class CutLevel(Level):
         model's cut puts others together (gnmt training on plasticine: its section 2 needed
         183 PMUs with its stage buffers, 64 fit, and the feedback's re-cut from section 2
         left 5 sections at 0.908x the old code's throughput). A section that overflows
-        after balancing teaches its edges (the lazily added cut) and the whole graph is cut
-        again, on a fresh cut plan as a feedback round's re-cut would be, at most
-        :data:`CONFIRM_ROUNDS` times, all before the cut's wall-clock cap ``until``.
-
-        A re-cut weighs two candidates, each balanced likewise, and keeps the fitting one of
-        least estimated time (:func:`~formulations.sections.cut.cut_cost`): the cut with
-        the demand learned so far, and the cut of least traffic that counts no buffers (the
-        code before issue 33's). The learned demand is each edge's largest over the cuts
-        balanced, while balancing spreads a section's delay over its edges in more than one
-        way: on gnmt training, 8 edges carried 128 learned PMUs that the least-traffic
-        cut's section 3 needs none of, so the demand alone shut out a cut that fits and is
-        faster. A re-cut that the wall clock cut short (a loaded machine) and that is slower
-        than the cut it replaces is dropped: the feedback then re-cuts from the first section
-        too full, with the demand learned (resnet50 training on plasticine at load 2-3: the
-        re-cut was greedy's 19 sections at 5.82 samples/s, where the feedback's re-cut gives
-        17 at 7.31). What the balancing of a fitting cut cannot know (routing) stays with the
-        feedback."""
+        after balancing teaches its edges (the lazily added cut) and the graph is cut again
+        (:meth:`_recut`), at most :data:`CONFIRM_ROUNDS` times, all before the cut's
+        wall-clock cap ``until``; past it the feedback re-cuts from the section too full.
+        What the balancing of a fitting cut cannot know (routing) stays with the feedback."""
         if self.balancer is None:
             return plan
         costs = cut_costs(graph, state.spec)
         recuts, learned, batches, plain = 0, [], [], None
+        left = _unspent(plan)
         overfull = self._confirm(state, graph, plan, until, batches, learned)
         while overfull and recuts < CONFIRM_ROUNDS and state.budget.clock() < until:
             state.say(f"section(s) {', '.join(map(str, overfull))} of the cut need more PMUs "
                       f"with their stage buffers than the chip has; cut again with "
                       f"{sum(state.buffer_demand.values()):g} buffer PMUs learned")
             recuts += 1
-            previous, previous_overfull = plan, overfull
-            demand = dict(state.buffer_demand)      # what the cut it replaces taught
-            settings = _cut_settings(state.options, state.budget)
-            if plain is None:          # the cut that counts no buffers, once
-                settings = settings.with_time(settings.time_limit / 2)
-                plain = _cut(state, graph, settings, scales, separate, 0, buffers={}, costs=None)
-                plain.extra["overfull"] = self._confirm(state, graph, plain, until, batches,
-                                                        learned)
-            plan = _cut(state, graph, settings, scales, separate, 0)
-            overfull = self._confirm(state, graph, plan, until, batches, learned)
-            if not plain.extra["overfull"] and (overfull or better(
+            plan, overfull, plain = self._recut(state, graph, scales, separate, until,
+                                                batches, learned, plain, left)
+            if plain is not None and not plain.extra["overfull"] and (overfull or better(
                     cut_cost(graph, assignment_of(plain.sections), costs),
                     cut_cost(graph, assignment_of(plan.sections), costs))):
                 plan, overfull = plain, []
-            if plan.extra.get("cut_short") and better(
-                    cut_cost(graph, assignment_of(previous.sections), costs),
-                    cut_cost(graph, assignment_of(plan.sections), costs)):
-                plan, overfull = previous, previous_overfull     # the feedback re-cuts it
-                state.buffer_demand.clear()       # with what that cut taught, not what the
-                state.buffer_demand.update(demand)  # candidates' sections added
-                break
         self.uncut = bool(overfull)
         plan.extra.setdefault("estimated_cycles_per_sample",
                               cut_time(graph, assignment_of(plan.sections), costs))
@@ -335,6 +312,39 @@ class CutLevel(Level):
                        "seconds_of_confirm_batches": batches,
                        "plain_cut_kept": plan is plain}
         return plan
+
+    def _recut(self, state: CompileState, graph: Graph, scales: dict, separate: list,
+               until: float, batches: list, learned: list, plain: SectionPlan | None,
+               left: float) -> tuple[SectionPlan, list[int], SectionPlan | None]:
+        """The whole graph cut again with the buffer demand learned so far, on the plan a
+        feedback round's re-cut takes (a fresh cut share), balanced likewise, with the
+        sections still too full; and once the plain candidate that :meth:`_confirmed`
+        weighs against it: the cut of least traffic that counts no buffers (the code before
+        issue 33's), balanced too (its ``overfull``).
+
+        The plain cut runs only on the ``left`` planned seconds the first cut left unspent
+        (it stopped at a proven optimum), when they are at least :data:`PLAIN_MIN_SHARE`
+        of the run's plan, and first, while the wall clock is young: it is quick, and its
+        balancing is learned only after the other cut, whose demand stays what the cuts
+        before taught. The learned demand is each edge's largest over the cuts balanced,
+        while balancing spreads a section's delay over its edges in more than one way: on
+        gnmt training, 8 edges carried 128 learned PMUs that the least-traffic cut's
+        section 3 needs none of (its first cut is proven optimal on a fifth of its plan,
+        and the plain cut is kept: 4 sections, 104.2 samples/s). A first cut that spent
+        its plan (a large graph) leaves none, and the re-cut with the demand gets the whole
+        share, as the feedback's would: resnet50 training on plasticine, where halving the
+        share between the two (the plain one too full) gave 6.95 samples/s against the
+        feedback's 8.10."""
+        if plain is None and left >= PLAIN_MIN_SHARE * state.budget.total:
+            plain = _cut(state, graph, _cut_settings(state.options, state.budget, left),
+                         scales, separate, 0, buffers={}, costs=None)
+        plan = _cut(state, graph, _cut_settings(state.options, state.budget), scales,
+                    separate, 0)
+        overfull = self._confirm(state, graph, plan, until, batches, learned)
+        if plain is not None and "overfull" not in plain.extra:
+            plain.extra["overfull"] = self._confirm(state, graph, plain, until, batches,
+                                                    learned)
+        return plan, overfull, plain
 
     def _confirm(self, state: CompileState, graph: Graph, plan: SectionPlan, until: float,
                  batches: list, learned: list) -> list[int]:
@@ -406,6 +416,14 @@ class CutLevel(Level):
         where = {n: w.section.id for w in state.work for n in w.section.nodes}
         state.recut_from = where[a]
         return f'stage boundary moved between "{a}" and "{b}"; re-cut from section {where[a]}'
+
+
+def _unspent(plan: SectionPlan) -> float:
+    """Planned seconds the cut ``plan`` left unspent (it stopped at a proven optimum); none
+    when the wall clock cut it short."""
+    if plan.extra.get("cut_short") or "planned_spent" not in plan.extra:
+        return 0.0
+    return max(0.0, plan.extra["planned"] - plan.extra["planned_spent"])
 
 
 def _cut(state: CompileState, graph: Graph, settings, scales: dict, separate: list,
@@ -539,12 +557,13 @@ def _balanced(state: CompileState, tasks: list[BufferTask], twins: dict[int, int
     return balanced
 
 
-def _cut_settings(options, budget: RunPlan):
+def _cut_settings(options, budget: RunPlan, seconds: float | None = None):
     """The section cut's SolveSettings: its backend, the run's seed and export folder, its
-    wall-clock cap :data:`~pipeline.budget.CUT_WALL_SHARE` of the way to the deadline."""
-    return budget.settings(options, "sections",
-                           options.section_time_limit or budget.cut_seconds(),
-                           until=CUT_WALL_SHARE)
+    wall-clock cap :data:`~pipeline.budget.CUT_WALL_SHARE` of the way to the deadline; a
+    fresh cut share of the plan, or ``seconds`` already planned."""
+    seconds = seconds if seconds is not None else (options.section_time_limit
+                                                   or budget.cut_seconds())
+    return budget.settings(options, "sections", seconds, until=CUT_WALL_SHARE)
 
 
 # ---------------------------------------------------------------------------------------------
