@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from formulations.sections import (Capacity, Section, SectionError, SectionPlan, cut_sections,
-                                   greedy_sections, materialize_banks)
+                                   cut_traffic, greedy_sections, materialize_banks)
 from formulations.sections.buffers import fits_after_balancing, learn_demand
 from formulations.sections.costs import cut_costs, cut_time
 from formulations.sections.cut import better, cut_cost
@@ -299,12 +299,8 @@ class CutLevel(Level):
                       f"with their stage buffers than the chip has; cut again with "
                       f"{sum(state.buffer_demand.values()):g} buffer PMUs learned")
             recuts += 1
-            plan, overfull, plain = self._recut(state, graph, scales, separate, until,
-                                                batches, learned, plain, left)
-            if plain is not None and not plain.extra["overfull"] and (overfull or better(
-                    cut_cost(graph, assignment_of(plain.sections), costs),
-                    cut_cost(graph, assignment_of(plan.sections), costs))):
-                plan, overfull = plain, []
+            plan, overfull, plain = self._recut(state, graph, plan, overfull, scales, separate,
+                                                until, batches, learned, plain, left)
         self.uncut = bool(overfull)
         plan.extra.setdefault("estimated_cycles_per_sample",
                               cut_time(graph, assignment_of(plan.sections), costs))
@@ -313,38 +309,51 @@ class CutLevel(Level):
                        "plain_cut_kept": plan is plain}
         return plan
 
-    def _recut(self, state: CompileState, graph: Graph, scales: dict, separate: list,
-               until: float, batches: list, learned: list, plain: SectionPlan | None,
-               left: float) -> tuple[SectionPlan, list[int], SectionPlan | None]:
-        """The whole graph cut again with the buffer demand learned so far, on the plan a
-        feedback round's re-cut takes (a fresh cut share), balanced likewise, with the
-        sections still too full; and once the plain candidate that :meth:`_confirmed`
-        weighs against it: the cut of least traffic that counts no buffers (the code before
-        issue 33's), balanced too (its ``overfull``).
+    def _recut(self, state: CompileState, graph: Graph, plan: SectionPlan, overfull: list,
+               scales: dict, separate: list, until: float, batches: list, learned: list,
+               plain: SectionPlan | None, left: float
+               ) -> tuple[SectionPlan, list[int], SectionPlan | None]:
+        """``plan``, whose sections ``overfull`` are too full, cut again with the buffer
+        demand learned so far, on a fresh cut share of the plan (what a feedback round's
+        re-cut takes): the candidates below, each balanced likewise; the fitting one of
+        fewest sections, then least estimated time (:func:`_fastest`), with the sections
+        still too full; and the plain candidate, made once.
 
-        The plain cut runs only on the ``left`` planned seconds the first cut left unspent
-        (it stopped at a proven optimum), when they are at least :data:`PLAIN_MIN_SHARE`
-        of the run's plan, and first, while the wall clock is young: it is quick, and its
-        balancing is learned only after the other cut, whose demand stays what the cuts
-        before taught. The learned demand is each edge's largest over the cuts balanced,
-        while balancing spreads a section's delay over its edges in more than one way: on
-        gnmt training, 8 edges carried 128 learned PMUs that the least-traffic cut's
-        section 3 needs none of (its first cut is proven optimal on a fifth of its plan,
-        and the plain cut is kept: 4 sections, 104.2 samples/s). A first cut that spent
-        its plan (a large graph) leaves none, and the re-cut with the demand gets the whole
-        share, as the feedback's would: resnet50 training on plasticine, where halving the
-        share between the two (the plain one too full) gave 6.95 samples/s against the
-        feedback's 8.10."""
+        - The repair (:func:`_repaired`): the sections from the first too full to one past
+          the last cut again, the others kept, on the share's part in proportion to its
+          nodes. A large graph's first cut spends its plan on a search that a re-cut of
+          the whole on one share does not match: resnet50 training on plasticine, first
+          cut 170 M cycles a sample estimated; the whole re-cut on a share 178 M (7.83
+          samples/s), on half a share 192 M (6.95); the feedback's 174 M (8.10).
+        - The whole graph, on the rest of the share.
+        - Once, first, the cut of least traffic that counts no buffers (the code before
+          issue 33's), on the ``left`` planned seconds the first cut left unspent (a proven
+          optimum early), when they are at least :data:`PLAIN_MIN_SHARE` of the run's
+          plan: it takes nothing from placement and routing. The learned demand is each
+          edge's largest over the cuts balanced, while balancing spreads a section's delay
+          over its edges in more than one way: on gnmt training, 8 edges carried 128
+          learned PMUs that the plain cut's section 3 needs none of (its first cut was
+          proven optimal on a fifth of its plan; the plain cut is kept: 4 sections, 104.2
+          samples/s). Its balancing is learned after the others, whose demand stays what
+          the cuts before taught."""
         if plain is None and left >= PLAIN_MIN_SHARE * state.budget.total:
             plain = _cut(state, graph, _cut_settings(state.options, state.budget, left),
                          scales, separate, 0, buffers={}, costs=None)
-        plan = _cut(state, graph, _cut_settings(state.options, state.budget), scales,
-                    separate, 0)
-        overfull = self._confirm(state, graph, plan, until, batches, learned)
+        share = _cut_settings(state.options, state.budget)
+        window = sum(len(s.nodes) for s in plan.sections[min(overfull):max(overfull) + 2])
+        repair = _repaired(state, graph, plan, overfull, scales, separate, share.with_time(
+            share.time_limit * window / len(graph.nodes)))
+        spent = repair.extra.get("planned_spent", 0.0) if repair else 0.0
+        whole = _cut(state, graph, share.with_time(share.time_limit - spent), scales,
+                     separate, 0)
+        candidates = [(c, self._confirm(state, graph, c, until, batches, learned))
+                      for c in (whole, repair) if c is not None]
         if plain is not None and "overfull" not in plain.extra:
             plain.extra["overfull"] = self._confirm(state, graph, plain, until, batches,
                                                     learned)
-        return plan, overfull, plain
+        if plain is not None:
+            candidates.append((plain, plain.extra["overfull"]))
+        return _fastest(graph, cut_costs(graph, state.spec), candidates) + (plain,)
 
     def _confirm(self, state: CompileState, graph: Graph, plan: SectionPlan, until: float,
                  batches: list, learned: list) -> list[int]:
@@ -416,6 +425,46 @@ class CutLevel(Level):
         where = {n: w.section.id for w in state.work for n in w.section.nodes}
         state.recut_from = where[a]
         return f'stage boundary moved between "{a}" and "{b}"; re-cut from section {where[a]}'
+
+
+def _fastest(graph: Graph, costs, candidates: list[tuple[SectionPlan, list[int]]]
+             ) -> tuple[SectionPlan, list[int]]:
+    """Of ``candidates`` (a cut, its sections too full), the fitting one of fewest sections,
+    then least estimated time (the earlier on a tie); the first when none fits."""
+    best = candidates[0]
+    for plan, overfull in candidates[1:]:
+        if not overfull and (best[1] or plan.count < best[0].count or (
+                plan.count == best[0].count and better(
+                    cut_cost(graph, assignment_of(plan.sections), costs),
+                    cut_cost(graph, assignment_of(best[0].sections), costs)))):
+            best = (plan, overfull)
+    return best
+
+
+def _repaired(state: CompileState, graph: Graph, plan: SectionPlan, overfull: list[int],
+              scales: dict, separate: list, settings) -> SectionPlan | None:
+    """``plan`` with only its sections from the first too full to one past the last cut
+    again, with the demand learned (the feedback's partial re-cut, which keeps the sections
+    after too); None when that window is the whole graph."""
+    first, last = min(overfull), min(max(overfull) + 1, plan.count - 1)
+    if first == 0 and last == plan.count - 1:
+        return None
+    nodes = [v for s in plan.sections[first:last + 1] for v in s.nodes]
+    sub = graph.subgraph(nodes)
+    part = _cut(state, sub, settings, {k - first: scale for k, scale in scales.items()
+                                       if k >= first}, [p for p in separate if p[0] in sub],
+                first)
+    sections = [replace(s) for s in plan.sections[:first]] + part.sections + [
+        replace(s) for s in plan.sections[last + 1:]]
+    for k, section in enumerate(sections):
+        section.id = k
+    return replace(plan, sections=sections, traffic=cut_traffic(graph, sections),
+                   results=plan.results + part.results, method=f"{plan.method}, repaired",
+                   extra={key: plan.extra[key] for key in ("bound_with_buffers",)
+                          if key in plan.extra} | {"repaired": [first, last],
+                                                   "planned": part.extra.get("planned"),
+                                                   "planned_spent": part.extra.get(
+                                                       "planned_spent", 0.0)})
 
 
 def _unspent(plan: SectionPlan) -> float:
