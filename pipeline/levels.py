@@ -325,7 +325,10 @@ class CutLevel(Level):
           the whole on one share does not match: resnet50 training on plasticine, first
           cut 170 M cycles a sample estimated; the whole re-cut on a share 178 M (7.83
           samples/s), on half a share 192 M (6.95); the feedback's 174 M (8.10).
-        - The whole graph, on the rest of the share.
+        - The whole graph, on the rest of the share, unless the repair fits in as many
+          sections as ``plan``: then what the whole re-cut could gain is time alone, and
+          its wall time (resnet50 training: 10-25 s, most of the cut's wall share on this
+          2-core machine) is worth more to placement and routing.
         - Once, first, the cut of least traffic that counts no buffers (the code before
           issue 33's), on the ``left`` planned seconds the first cut left unspent (a proven
           optimum early), when they are at least :data:`PLAIN_MIN_SHARE` of the run's
@@ -343,11 +346,14 @@ class CutLevel(Level):
         window = sum(len(s.nodes) for s in plan.sections[min(overfull):max(overfull) + 2])
         repair = _repaired(state, graph, plan, overfull, scales, separate, share.with_time(
             share.time_limit * window / len(graph.nodes)))
-        spent = repair.extra.get("planned_spent", 0.0) if repair else 0.0
-        whole = _cut(state, graph, share.with_time(share.time_limit - spent), scales,
-                     separate, 0)
-        candidates = [(c, self._confirm(state, graph, c, until, batches, learned))
-                      for c in (whole, repair) if c is not None]
+        candidates = [(repair, self._confirm(state, graph, repair, until, batches, learned))
+                      ] if repair else []
+        if not candidates or candidates[0][1] or repair.count > plan.count:
+            spent = repair.extra["planned_spent"] if repair else 0.0
+            whole = _cut(state, graph, share.with_time(share.time_limit - spent), scales,
+                         separate, 0)
+            candidates.insert(0, (whole, self._confirm(state, graph, whole, until, batches,
+                                                       learned)))
         if plain is not None and "overfull" not in plain.extra:
             plain.extra["overfull"] = self._confirm(state, graph, plain, until, batches,
                                                     learned)

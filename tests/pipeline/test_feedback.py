@@ -523,19 +523,25 @@ def test_a_recut_gets_a_whole_cut_share_and_the_plain_cut_only_what_the_first_le
     assert [s.nodes for s in kept.sections] == cuts["plain" if unspent else "demand"]
 
 
-def test_a_recut_repairs_the_sections_too_full_and_keeps_the_others(monkeypatch):
+@pytest.mark.parametrize("repair_fits_as_many", [True, False])
+def test_a_recut_repairs_the_sections_too_full_and_keeps_the_others(monkeypatch,
+                                                                     repair_fits_as_many):
     """The first cut's section 1 overflows with its buffers. The repair cuts sections 1-2
     again (the one too full and the next) on their nodes' part of the share, section 0
-    kept, into 3 sections in all; the whole re-cut needs 4: the repair is kept."""
+    kept. When it fits in the first cut's 3 sections it is kept and the whole graph is not
+    cut again; when it needs 4, the whole re-cut (3) runs on the rest of the share and is
+    kept."""
     graph = Graph("chain6", [Node(v, unit="pcu") for v in "abcdef"],
                   [Edge(u, v, bytes=10) for u, v in zip("abcde", "bcdef")])
+    repair = [["b", "c"], ["d", "e", "f"]] if repair_fits_as_many else [["b"], ["c"],
+                                                                         ["d", "e", "f"]]
+    cuts = {"repair": repair, "whole": [["a", "b"], ["c"], ["d", "e", "f"]]}
     planned = {}
 
     def cut(state, sub, settings, scales, separate, first_id, **how):
         kind = "repair" if len(sub.nodes) < len(graph.nodes) else "whole"
         planned[kind] = settings.time_limit
-        plan = _plan(sub, {"repair": [["b", "c"], ["d", "e", "f"]],
-                           "whole": [["a"], ["b", "c"], ["d"], ["e", "f"]]}[kind])
+        plan = _plan(sub, cuts[kind])
         for k, section in enumerate(plan.sections):
             section.id = first_id + k
         return plan
@@ -546,7 +552,9 @@ def test_a_recut_repairs_the_sections_too_full_and_keeps_the_others(monkeypatch)
     level = CutLevel(_edge_buffers({("c", "d"): 9}))
     first = _plan(graph, [["a"], ["b", "c", "d"], ["e", "f"]])
     kept = level._confirmed(state, graph, first, {}, [], time.monotonic() + 60)
-    assert planned == {"repair": 3.0 * 5 / 6, "whole": 3.0}
-    assert kept.extra["confirm_overfull"] == [[1], [], []]
-    assert [s.nodes for s in kept.sections] == [["a"], ["b", "c"], ["d", "e", "f"]]
-    assert [s.id for s in kept.sections] == [0, 1, 2] and kept.extra["repaired"] == [1, 2]
+    assert planned == {"repair": 3.0 * 5 / 6} | ({} if repair_fits_as_many else {"whole": 3.0})
+    assert kept.extra["confirm_overfull"] == [[1], []] + ([] if repair_fits_as_many else [[]])
+    expected = [["a"]] + repair if repair_fits_as_many else cuts["whole"]
+    assert [s.nodes for s in kept.sections] == expected
+    assert [s.id for s in kept.sections] == [0, 1, 2]
+    assert kept.extra.get("repaired") == ([1, 2] if repair_fits_as_many else None)
