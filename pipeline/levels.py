@@ -35,7 +35,7 @@ from typing import Callable
 
 from formulations.buffers import materialize_buffers
 from formulations.sections import (Capacity, Section, SectionError, SectionPlan, cut_sections,
-                                   greedy_sections, materialize_banks)
+                                   cut_traffic, greedy_sections, materialize_banks)
 from formulations.sections.buffers import fits_after_balancing, learn_demand
 from formulations.sections.costs import cut_costs, cut_time
 from formulations.sections.cut import better, cut_cost
@@ -83,6 +83,10 @@ PROBE_SHARE = 0.5
 #: Whole re-cuts at most when the first cut's own sections, balanced, do not fit
 #: (:meth:`CutLevel._confirmed`).
 CONFIRM_ROUNDS = 2
+#: Least share of the run's plan, in planned seconds the first cut left unspent, for which
+#: the cut level also tries the plain least-traffic cut when it cuts again
+#: (:meth:`CutLevel._recut`).
+PLAIN_MIN_SHARE = 0.01
 
 
 @dataclass
@@ -281,54 +285,23 @@ class CutLevel(Level):
         model's cut puts others together (gnmt training on plasticine: its section 2 needed
         183 PMUs with its stage buffers, 64 fit, and the feedback's re-cut from section 2
         left 5 sections at 0.908x the old code's throughput). A section that overflows
-        after balancing teaches its edges (the lazily added cut) and the whole graph is cut
-        again, on a fresh cut plan as a feedback round's re-cut would be, at most
-        :data:`CONFIRM_ROUNDS` times, all before the cut's wall-clock cap ``until``.
-
-        A re-cut weighs two candidates, each balanced likewise, and keeps the fitting one of
-        least estimated time (:func:`~formulations.sections.cut.cut_cost`): the cut with
-        the demand learned so far, and the cut of least traffic that counts no buffers (the
-        code before issue 33's). The learned demand is each edge's largest over the cuts
-        balanced, while balancing spreads a section's delay over its edges in more than one
-        way: on gnmt training, 8 edges carried 128 learned PMUs that the least-traffic
-        cut's section 3 needs none of, so the demand alone shut out a cut that fits and is
-        faster. A re-cut that the wall clock cut short (a loaded machine) and that is slower
-        than the cut it replaces is dropped: the feedback then re-cuts from the first section
-        too full, with the demand learned (resnet50 training on plasticine at load 2-3: the
-        re-cut was greedy's 19 sections at 5.82 samples/s, where the feedback's re-cut gives
-        17 at 7.31). What the balancing of a fitting cut cannot know (routing) stays with the
-        feedback."""
+        after balancing teaches its edges (the lazily added cut) and the graph is cut again
+        (:meth:`_recut`), at most :data:`CONFIRM_ROUNDS` times, all before the cut's
+        wall-clock cap ``until``; past it the feedback re-cuts from the section too full.
+        What the balancing of a fitting cut cannot know (routing) stays with the feedback."""
         if self.balancer is None:
             return plan
         costs = cut_costs(graph, state.spec)
         recuts, learned, batches, plain = 0, [], [], None
+        left = _unspent(plan)
         overfull = self._confirm(state, graph, plan, until, batches, learned)
         while overfull and recuts < CONFIRM_ROUNDS and state.budget.clock() < until:
             state.say(f"section(s) {', '.join(map(str, overfull))} of the cut need more PMUs "
                       f"with their stage buffers than the chip has; cut again with "
                       f"{sum(state.buffer_demand.values()):g} buffer PMUs learned")
             recuts += 1
-            previous, previous_overfull = plan, overfull
-            demand = dict(state.buffer_demand)      # what the cut it replaces taught
-            settings = _cut_settings(state.options, state.budget)
-            if plain is None:          # the cut that counts no buffers, once
-                settings = settings.with_time(settings.time_limit / 2)
-                plain = _cut(state, graph, settings, scales, separate, 0, buffers={}, costs=None)
-                plain.extra["overfull"] = self._confirm(state, graph, plain, until, batches,
-                                                        learned)
-            plan = _cut(state, graph, settings, scales, separate, 0)
-            overfull = self._confirm(state, graph, plan, until, batches, learned)
-            if not plain.extra["overfull"] and (overfull or better(
-                    cut_cost(graph, assignment_of(plain.sections), costs),
-                    cut_cost(graph, assignment_of(plan.sections), costs))):
-                plan, overfull = plain, []
-            if plan.extra.get("cut_short") and better(
-                    cut_cost(graph, assignment_of(previous.sections), costs),
-                    cut_cost(graph, assignment_of(plan.sections), costs)):
-                plan, overfull = previous, previous_overfull     # the feedback re-cuts it
-                state.buffer_demand.clear()       # with what that cut taught, not what the
-                state.buffer_demand.update(demand)  # candidates' sections added
-                break
+            plan, overfull, plain = self._recut(state, graph, plan, overfull, scales, separate,
+                                                until, batches, learned, plain, left)
         self.uncut = bool(overfull)
         plan.extra.setdefault("estimated_cycles_per_sample",
                               cut_time(graph, assignment_of(plan.sections), costs))
@@ -336,6 +309,58 @@ class CutLevel(Level):
                        "seconds_of_confirm_batches": batches,
                        "plain_cut_kept": plan is plain}
         return plan
+
+    def _recut(self, state: CompileState, graph: Graph, plan: SectionPlan, overfull: list,
+               scales: dict, separate: list, until: float, batches: list, learned: list,
+               plain: SectionPlan | None, left: float
+               ) -> tuple[SectionPlan, list[int], SectionPlan | None]:
+        """``plan``, whose sections ``overfull`` are too full, cut again with the buffer
+        demand learned so far, on a fresh cut share of the plan (what a feedback round's
+        re-cut takes): the candidates below, each balanced likewise; the fitting one of
+        fewest sections, then least estimated time (:func:`_fastest`), with the sections
+        still too full; and the plain candidate, made once.
+
+        - The repair (:func:`_repaired`): the sections from the first too full to one past
+          the last cut again, the others kept, on the share's part in proportion to its
+          nodes. A large graph's first cut spends its plan on a search that a re-cut of
+          the whole on one share does not match: resnet50 training on plasticine, first
+          cut 170 M cycles a sample estimated; the whole re-cut on a share 178 M (7.83
+          samples/s), on half a share 192 M (6.95); the feedback's 174 M (8.10).
+        - The whole graph, on the rest of the share, unless the repair fits in as many
+          sections as ``plan``: then what the whole re-cut could gain is time alone, and
+          its wall time (resnet50 training: 10-25 s, most of the cut's wall share on this
+          2-core machine) is worth more to placement and routing.
+        - Once, first, the cut of least traffic that counts no buffers (the code before
+          issue 33's), on the ``left`` planned seconds the first cut left unspent (a proven
+          optimum early), when they are at least :data:`PLAIN_MIN_SHARE` of the run's
+          plan: it takes nothing from placement and routing. The learned demand is each
+          edge's largest over the cuts balanced, while balancing spreads a section's delay
+          over its edges in more than one way: on gnmt training, 8 edges carried 128
+          learned PMUs that the plain cut's section 3 needs none of (its first cut was
+          proven optimal on a fifth of its plan; the plain cut is kept: 4 sections, 104.2
+          samples/s). Its balancing is learned after the others, whose demand stays what
+          the cuts before taught."""
+        if plain is None and left >= PLAIN_MIN_SHARE * state.budget.total:
+            plain = _cut(state, graph, _cut_settings(state.options, state.budget, left),
+                         scales, separate, 0, buffers={}, costs=None)
+        share = _cut_settings(state.options, state.budget)
+        window = sum(len(s.nodes) for s in plan.sections[min(overfull):max(overfull) + 2])
+        repair = _repaired(state, graph, plan, overfull, scales, separate, share.with_time(
+            share.time_limit * window / len(graph.nodes)))
+        candidates = [(repair, self._confirm(state, graph, repair, until, batches, learned))
+                      ] if repair else []
+        if not candidates or candidates[0][1] or repair.count > plan.count:
+            spent = repair.extra["planned_spent"] if repair else 0.0
+            whole = _cut(state, graph, share.with_time(share.time_limit - spent), scales,
+                         separate, 0)
+            candidates.insert(0, (whole, self._confirm(state, graph, whole, until, batches,
+                                                       learned)))
+        if plain is not None and "overfull" not in plain.extra:
+            plain.extra["overfull"] = self._confirm(state, graph, plain, until, batches,
+                                                    learned)
+        if plain is not None:
+            candidates.append((plain, plain.extra["overfull"]))
+        return _fastest(graph, cut_costs(graph, state.spec), candidates) + (plain,)
 
     def _confirm(self, state: CompileState, graph: Graph, plan: SectionPlan, until: float,
                  batches: list, learned: list) -> list[int]:
@@ -407,6 +432,54 @@ class CutLevel(Level):
         where = {n: w.section.id for w in state.work for n in w.section.nodes}
         state.recut_from = where[a]
         return f'stage boundary moved between "{a}" and "{b}"; re-cut from section {where[a]}'
+
+
+def _fastest(graph: Graph, costs, candidates: list[tuple[SectionPlan, list[int]]]
+             ) -> tuple[SectionPlan, list[int]]:
+    """Of ``candidates`` (a cut, its sections too full), the fitting one of fewest sections,
+    then least estimated time (the earlier on a tie); the first when none fits."""
+    best = candidates[0]
+    for plan, overfull in candidates[1:]:
+        if not overfull and (best[1] or plan.count < best[0].count or (
+                plan.count == best[0].count and better(
+                    cut_cost(graph, assignment_of(plan.sections), costs),
+                    cut_cost(graph, assignment_of(best[0].sections), costs)))):
+            best = (plan, overfull)
+    return best
+
+
+def _repaired(state: CompileState, graph: Graph, plan: SectionPlan, overfull: list[int],
+              scales: dict, separate: list, settings) -> SectionPlan | None:
+    """``plan`` with only its sections from the first too full to one past the last cut
+    again, with the demand learned (the feedback's partial re-cut, which keeps the sections
+    after too); None when that window is the whole graph."""
+    first, last = min(overfull), min(max(overfull) + 1, plan.count - 1)
+    if first == 0 and last == plan.count - 1:
+        return None
+    nodes = [v for s in plan.sections[first:last + 1] for v in s.nodes]
+    sub = graph.subgraph(nodes)
+    part = _cut(state, sub, settings, {k - first: scale for k, scale in scales.items()
+                                       if k >= first}, [p for p in separate if p[0] in sub],
+                first)
+    sections = [replace(s) for s in plan.sections[:first]] + part.sections + [
+        replace(s) for s in plan.sections[last + 1:]]
+    for k, section in enumerate(sections):
+        section.id = k
+    return replace(plan, sections=sections, traffic=cut_traffic(graph, sections),
+                   results=plan.results + part.results, method=f"{plan.method}, repaired",
+                   extra={key: plan.extra[key] for key in ("bound_with_buffers",)
+                          if key in plan.extra} | {"repaired": [first, last],
+                                                   "planned": part.extra.get("planned"),
+                                                   "planned_spent": part.extra.get(
+                                                       "planned_spent", 0.0)})
+
+
+def _unspent(plan: SectionPlan) -> float:
+    """Planned seconds the cut ``plan`` left unspent (it stopped at a proven optimum); none
+    when the wall clock cut it short."""
+    if plan.extra.get("cut_short") or "planned_spent" not in plan.extra:
+        return 0.0
+    return max(0.0, plan.extra["planned"] - plan.extra["planned_spent"])
 
 
 def _cut(state: CompileState, graph: Graph, settings, scales: dict, separate: list,
@@ -540,12 +613,13 @@ def _balanced(state: CompileState, tasks: list[BufferTask], twins: dict[int, int
     return balanced
 
 
-def _cut_settings(options, budget: RunPlan):
+def _cut_settings(options, budget: RunPlan, seconds: float | None = None):
     """The section cut's SolveSettings: its backend, the run's seed and export folder, its
-    wall-clock cap :data:`~pipeline.budget.CUT_WALL_SHARE` of the way to the deadline."""
-    return budget.settings(options, "sections",
-                           options.section_time_limit or budget.cut_seconds(),
-                           until=CUT_WALL_SHARE)
+    wall-clock cap :data:`~pipeline.budget.CUT_WALL_SHARE` of the way to the deadline; a
+    fresh cut share of the plan, or ``seconds`` already planned."""
+    seconds = seconds if seconds is not None else (options.section_time_limit
+                                                   or budget.cut_seconds())
+    return budget.settings(options, "sections", seconds, until=CUT_WALL_SHARE)
 
 
 # ---------------------------------------------------------------------------------------------

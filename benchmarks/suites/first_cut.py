@@ -2,7 +2,7 @@
 
 Every MSR DNN graph (``msr-dnn/OperatorGraphs`` and ``LayerGraphs``, smallest first) is
 mapped on ``plasticine``, and the three graphs of the parallel table also on ``sn10``, by the
-real CLI in fresh processes: once with this checkout and once with a *baseline* checkout
+real CLI in fresh processes (``$RDAMAP_FIRST_CUT_WORKERS`` sets their ``--workers``): once with this checkout and once with a *baseline* checkout
 (``$RDAMAP_BASELINE``: a folder holding an older commit of this repository, e.g. made with
 ``git worktree add /tmp/base <commit>``), one right after the other, with the same seed,
 budget and worker count. A row gives, for both: the sections, the feedback rounds, the
@@ -37,6 +37,9 @@ BUDGET = float(os.environ.get("RDAMAP_FIRST_CUT_BUDGET", 60.0))
 SN10_GRAPHS = ("OperatorGraphs/bert_L-12_training", "OperatorGraphs/resnet50_training",
                "OperatorGraphs/bert_l-12_inference")
 QUICK_GRAPH = "OperatorGraphs/bert_l-12_inference"
+#: ``--workers`` of every run from ``$RDAMAP_FIRST_CUT_WORKERS`` (unset: the CLI's default,
+#: the core count); 1 for A/B pairs on a shared machine.
+WORKERS = os.environ.get("RDAMAP_FIRST_CUT_WORKERS")
 #: Only these rows ("GRAPH PRESET", comma-separated, from ``$RDAMAP_FIRST_CUT_ROWS``) when set.
 ROWS = {r.strip() for r in os.environ.get("RDAMAP_FIRST_CUT_ROWS", "").split(",") if r.strip()}
 REPO = Path(__file__).resolve().parents[2]
@@ -75,7 +78,8 @@ def _run(tree: Path, graph: Path, preset: str, budget: float, seed: int) -> dict
         started = time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "pipeline.run", str(graph), "--hardware",
                                preset, "--time-limit", str(budget), "--seed", str(seed),
-                               "--out", out, "--no-pictures", "--quiet"], cwd=tree,
+                               "--out", out, "--no-pictures", "--quiet"]
+                              + (["--workers", WORKERS] if WORKERS else []), cwd=tree,
                               capture_output=True, text=True, errors="replace",
                               env=dict(os.environ, PYTHONPATH=str(tree)),
                               timeout=ENTRY_TIMEOUT)
@@ -103,11 +107,13 @@ def _run(tree: Path, graph: Path, preset: str, budget: float, seed: int) -> dict
 
 def _recuts(cut: dict) -> str | None:
     """How often the cut level cut the graph again after balancing its own cut, and which
-    candidate it kept ("plain": the least-traffic cut that counts no buffers)."""
+    candidate it kept ("plain": the least-traffic cut that counts no buffers; "repair": the
+    first cut with its sections too full cut again, the others kept)."""
     if "confirm_recuts" not in cut:
         return None
     n = cut["confirm_recuts"]
-    return f"{n} (plain)" if cut.get("plain_cut_kept") else str(n)
+    kept = "plain" if cut.get("plain_cut_kept") else "repair" if cut.get("repaired") else None
+    return f"{n} ({kept})" if kept else str(n)
 
 
 def compare(graph: str, preset: str, budget: float = BUDGET, seed: int = 0) -> dict[str, Any]:
@@ -153,13 +159,15 @@ SUITE = Suite(
     columns=COLUMNS,
     entries=_entries,
     notes=(f"Each row: `python -m pipeline.run GRAPH --hardware H --time-limit {BUDGET:g} --seed 0 "
-           "--no-pictures --quiet` (default workers: the core count) with the baseline "
+           "--no-pictures --quiet` (--workers "
+           + (WORKERS or "the core count, the CLI's default") + ") with the baseline "
            "checkout ($RDAMAP_BASELINE), then with this one; wall = the whole process. "
            "Bound = the cut's lower bound on its first cut (unit estimates only); bound with "
            "buffers = the fewest sections the section model, with the learned buffer PMUs, "
            "did not prove infeasible. Probes = greedy cuts balanced to learn each edge's "
            "buffer PMUs before the first cut; learned buffer PMUs = their sum. Cut again = "
-           "whole re-cuts after the cut level balanced its own cut and found a section too "
-           "full ((plain): the least-traffic cut that counts no buffers was kept). Throughput = "
+           "re-cuts after the cut level balanced its own cut and found a section too "
+           "full ((plain): the least-traffic cut that counts no buffers was kept; (repair): "
+           "the first cut with its sections too full cut again). Throughput = "
            "sim.perf's samples/s of the mapping (one batch of 256)."),
 )

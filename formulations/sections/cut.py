@@ -113,6 +113,7 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
     best = cutter.least_cost(best)
     _keep_the_better(graph, cap, scales, plan, best, buffers, costs)
     plan.extra["seconds_of_batches"] = [[round(t, 3) for t in batch] for batch in cutter.batches]
+    plan.extra |= {"planned": settings.time_limit, "planned_spent": round(budget.spent, 6)}
     if budget.cut_short:
         plan.extra["cut_short"] = True
     return _numbered(plan, first_id)
