@@ -138,7 +138,7 @@ class CompileState:
     trace: list[dict] = field(default_factory=list)
     reused: int = 0
     plan: object = None
-    budget: RunPlan = field(default_factory=lambda: RunPlan(60.0))
+    run_plan: RunPlan = field(default_factory=lambda: RunPlan(60.0))
     advance: Callable[[], None] = lambda: None    # one section compiled (progress bars)
     workers: Workers = field(default_factory=Workers)   # where sections compile
 
@@ -199,7 +199,7 @@ class CutLevel(Level):
     def run(self, state: CompileState) -> None:
         if state.work and state.recut_from is None:
             return
-        if state.work and state.budget.overdue():     # a re-cut nothing could place in time
+        if state.work and state.run_plan.overdue():     # a re-cut nothing could place in time
             raise _out_of_time(state, state.work[state.recut_from], 0, 0.0, self.name)
         keep = state.work[:state.recut_from] if state.work else []
         kept_nodes = {n for w in keep for n in w.section.nodes}
@@ -210,7 +210,7 @@ class CutLevel(Level):
         graph = state.graph.subgraph(rest)
         separate = [p for p in state.separate if p[0] in rest]
         try:
-            settings = _cut_settings(state.options, state.budget)
+            settings = _cut_settings(state.options, state.run_plan)
             first = not state.work
             probe = self._probe(state, graph, scales, separate,
                                 PROBE_SHARE * settings.time_limit,
@@ -253,7 +253,7 @@ class CutLevel(Level):
         if self.balancer is None:
             return {}
         planned, rounds, overfull, batches = 0.0, 0, 0, []
-        while rounds < PROBE_ROUNDS and state.budget.clock() < until:
+        while rounds < PROBE_ROUNDS and state.run_plan.clock() < until:
             sections = greedy_sections(graph, state.cap, scales, separate, state.buffer_demand)
             probe = _Probe(state, self.balancer, graph, sections, until)
             if planned + probe.planned > seconds:
@@ -295,7 +295,7 @@ class CutLevel(Level):
         recuts, learned, batches, plain = 0, [], [], None
         left = _unspent(plan)
         overfull = self._confirm(state, graph, plan, until, batches, learned)
-        while overfull and recuts < CONFIRM_ROUNDS and state.budget.clock() < until:
+        while overfull and recuts < CONFIRM_ROUNDS and state.run_plan.clock() < until:
             state.say(f"section(s) {', '.join(map(str, overfull))} of the cut need more PMUs "
                       f"with their stage buffers than the chip has; cut again with "
                       f"{sum(state.buffer_demand.values()):g} buffer PMUs learned")
@@ -340,10 +340,10 @@ class CutLevel(Level):
           proven optimal on a fifth of its plan; the plain cut is kept: 4 sections, 104.2
           samples/s). Its balancing is learned after the others, whose demand stays what
           the cuts before taught."""
-        if plain is None and left >= PLAIN_MIN_SHARE * state.budget.total:
-            plain = _cut(state, graph, _cut_settings(state.options, state.budget, left),
+        if plain is None and left >= PLAIN_MIN_SHARE * state.run_plan.total:
+            plain = _cut(state, graph, _cut_settings(state.options, state.run_plan, left),
                          scales, separate, 0, buffers={}, costs=None)
-        share = _cut_settings(state.options, state.budget)
+        share = _cut_settings(state.options, state.run_plan)
         window = sum(len(s.nodes) for s in plan.sections[min(overfull):max(overfull) + 2])
         repair = _repaired(state, graph, plan, overfull, scales, separate, share.with_time(
             share.time_limit * window / len(graph.nodes)))
@@ -501,16 +501,16 @@ class _Probe:
     balancer: "Balancer"
     graph: Graph
     sections: list[Section]
-    until: float                # the cut's wall-clock cap (``state.budget.clock()``)
+    until: float                # the cut's wall-clock cap (``state.run_plan.clock()``)
     subs: list[Graph] = field(init=False)
     tasks: list[BufferTask] = field(init=False)
     twins: dict[int, int] = field(init=False)
 
     def __post_init__(self):
         state = self.state
-        settings = replace(state.budget.settings(state.options, "buffers", PROBE_SECONDS),
+        settings = replace(state.run_plan.settings(state.options, "buffers", PROBE_SECONDS),
                            deadline=None, export_dir=None)
-        deadline = to_epoch(self.until, state.budget.clock)
+        deadline = to_epoch(self.until, state.run_plan.clock)
         self.subs = [self.graph.subgraph(s.nodes, name=f"{self.graph.name}/probe{s.id}")
                      for s in self.sections]
         self.twins = twins_of(self.subs)
@@ -613,13 +613,13 @@ def _balanced(state: CompileState, tasks: list[BufferTask], twins: dict[int, int
     return balanced
 
 
-def _cut_settings(options, budget: RunPlan, seconds: float | None = None):
+def _cut_settings(options, run_plan: RunPlan, seconds: float | None = None):
     """The section cut's SolveSettings: its backend, the run's seed and export folder, its
     wall-clock cap :data:`~pipeline.budget.CUT_WALL_SHARE` of the way to the deadline; a
     fresh cut share of the plan, or ``seconds`` already planned."""
     seconds = seconds if seconds is not None else (options.section_time_limit
-                                                   or budget.cut_seconds())
-    return budget.settings(options, "sections", seconds, until=CUT_WALL_SHARE)
+                                                   or run_plan.cut_seconds())
+    return run_plan.settings(options, "sections", seconds, until=CUT_WALL_SHARE)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -674,11 +674,11 @@ class BufferLevel(Level):
     def _task(self, state: CompileState, w: SectionWork, sub: Graph, nodes_left: int
               ) -> BufferTask:
         """Section ``w``'s balancing: its graph as cut (``sub``) and its share of the plan."""
-        seconds = state.budget.buffer_seconds(len(sub.nodes), nodes_left)
-        settings = state.budget.settings(state.options, "buffers", seconds)
+        seconds = state.run_plan.buffer_seconds(len(sub.nodes), nodes_left)
+        settings = state.run_plan.settings(state.options, "buffers", seconds)
         return BufferTask(sub, state.spec, w.section.id, state.options,
                           replace(settings, deadline=None), self.balancer,
-                          to_epoch(state.budget.deadline, state.budget.clock))
+                          to_epoch(state.run_plan.deadline, state.run_plan.clock))
 
 
 def _with_buffer_units(state: CompileState, w: SectionWork, sub: Graph | None = None,
@@ -799,16 +799,16 @@ class PlaceRouteLevel(Level):
             options = replace(options, seed=_retry_seed(options.seed, reseeds),
                               router_config=replace(
                                   config, max_iterations=config.max_iterations * (1 + reseeds)))
-        place, route = state.budget.place_route_seconds(len(w.graph.nodes), nodes_left)
-        settings = (state.budget.settings(options, "placement", place),
-                    state.budget.settings(options, "routing", route))
-        budget = state.budget                           # workers may be other machines
+        place, route = state.run_plan.place_route_seconds(len(w.graph.nodes), nodes_left)
+        settings = (state.run_plan.settings(options, "placement", place),
+                    state.run_plan.settings(options, "routing", route))
+        plan = state.run_plan                             # workers may be other machines
         return SectionTask(w.graph, state.spec, w.section.id, options, settings,
                            state.penalties.get(w.key),
                            fast_path_reason(options, place + route),
-                           to_epoch(budget.deadline, budget.clock),
-                           to_epoch(budget.deadline + budget.grace, budget.clock),
-                           to_epoch(budget.deadline + budget.grace + budget.slack, budget.clock))
+                           to_epoch(plan.deadline, plan.clock),
+                           to_epoch(plan.deadline + plan.grace, plan.clock),
+                           to_epoch(plan.deadline + plan.grace + plan.slack, plan.clock))
 
     def _compile_all(self, state: CompileState, todo: list) -> list[SectionResult]:
         """Every task's result, in order: on the run's workers when the plan is worth
@@ -818,8 +818,8 @@ class PlaceRouteLevel(Level):
             if result.check is not None:
                 state.say(f"section {w.section.id} (of 0-{len(state.work) - 1}) placed, routed "
                           f"and checked: wirelength {result.check.wirelength}; "
-                          f"{state.budget.used():.1f} s of the mapping's "
-                          f"{state.budget.wall:.1f} s")
+                          f"{state.run_plan.used():.1f} s of the mapping's "
+                          f"{state.run_plan.wall:.1f} s")
             state.advance()
         def here(function: Callable, tasks: list[tuple], done: Callable) -> list:
             results = []                     # with the router's progress lines
@@ -845,7 +845,7 @@ class PlaceRouteLevel(Level):
         fast = [r.seconds for r in results if r.outcome is not None and any(
             "PathFinder routing" in s.get("note", "") for s in r.outcome.stages)]
         per_section = sum(fast) / len(fast) if fast else FAST_PATH_SECONDS
-        if late and state.budget.can_finish(len(late) * per_section):
+        if late and state.run_plan.can_finish(len(late) * per_section):
             for k in late:
                 results[k] = compile_section(replace(todo[k][1], overdue=math.inf), state.say)
         return results
@@ -921,7 +921,7 @@ def _out_of_time(state: CompileState, w: SectionWork, compiled: int, seconds: fl
     """The run is overdue with sections to go (at ``level``): what it would take, in the
     user's terms (from the sections compiled this round, else from the time used so far)."""
     to_go = sum(1 for x in state.work if x.outcome is None)
-    used = state.budget.used()
+    used = state.run_plan.used()
     done = f"{len(state.work) - to_go} of {len(state.work)} sections compiled"
     if compiled and seconds > 0:
         per_section = seconds / compiled

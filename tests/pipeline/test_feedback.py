@@ -346,7 +346,7 @@ def test_an_overdue_run_stops_and_says_what_it_would_take(monkeypatch):
     the sections done, the time the rest would take and the --time-limit to ask for."""
     class OverdueAfterOne(PlaceRouteLevel):
         def run(self, state):
-            state.budget = RunPlan(1.0, clock=lambda: time.time())   # moved on below
+            state.run_plan = RunPlan(1.0, clock=lambda: time.time())   # moved on below
             super().run(state)
 
         def _compile_all(self, state, todo):
@@ -368,7 +368,7 @@ def test_a_recut_asked_for_past_the_overdue_point_fails_at_once():
     stops with the time-limit diagnosis (bert_L-12 training at 20 s at load 4.7 re-cut
     three times past its deadline and ended at 27.8 s of 20)."""
     state = CompileState(fig7c_graph(), None, None, OPTIONS,
-                         budget=RunPlan(1.0, clock=lambda: time.monotonic() + 100.0,
+                         run_plan=RunPlan(1.0, clock=lambda: time.monotonic() + 100.0,
                                         started=time.monotonic()))
     state.work = [SectionWork(Section(0, ["a"], pcu=1.0, pmu=0.0)),
                   SectionWork(Section(1, ["b"], pcu=1.0, pmu=0.0))]
@@ -385,7 +385,7 @@ def test_an_overdue_run_with_no_section_compiled_says_the_time_used(monkeypatch)
     the time used and the limit to ask for, not a per-section time it never measured."""
     class OverdueAtOnce(PlaceRouteLevel):
         def run(self, state):
-            state.budget = RunPlan(1.0, clock=lambda: time.time())
+            state.run_plan = RunPlan(1.0, clock=lambda: time.time())
             later = time.time() + 100.0
             monkeypatch.setattr(time, "time", lambda: later)
             super().run(state)
@@ -403,7 +403,7 @@ def test_an_overdue_run_still_finishes_sections_that_fit_its_slack(monkeypatch):
     section fits what is left: it is compiled after all, and the run maps."""
     class OverdueAfterOne(PlaceRouteLevel):
         def run(self, state):
-            state.budget = RunPlan(1.0, clock=lambda: time.time(), slack=1000.0)
+            state.run_plan = RunPlan(1.0, clock=lambda: time.time(), slack=1000.0)
             super().run(state)
 
         def _compile_all(self, state, todo):
@@ -479,7 +479,7 @@ def test_a_recut_keeps_the_fitting_candidate_of_least_time(monkeypatch, plain_fi
     from hardware import build_fabric
     state = CompileState(graph, TINY, build_fabric(TINY), OPTIONS,
                          cap=Capacity.of_fabric(build_fabric(TINY)),
-                         budget=RunPlan(10.0))
+                         run_plan=RunPlan(10.0))
     level = CutLevel(_edge_buffers({("a", "b"): 5, ("c", "d"): 5} if plain_fits
                                    else {("a", "b"): 9}))
     first = _plan(graph, [["a", "b", "c", "d"]])
@@ -511,14 +511,14 @@ def test_a_recut_gets_a_whole_cut_share_and_the_plain_cut_only_what_the_first_le
     monkeypatch.setattr(levels, "_cut", cut)
     from hardware import build_fabric
     state = CompileState(graph, TINY, build_fabric(TINY), OPTIONS,
-                         cap=Capacity.of_fabric(build_fabric(TINY)), budget=RunPlan(10.0))
+                         cap=Capacity.of_fabric(build_fabric(TINY)), run_plan=RunPlan(10.0))
     level = CutLevel(_edge_buffers({("a", "b"): 5, ("c", "d"): 5}))
     first = _plan(graph, [["a", "b", "c", "d"]])
     first.extra |= {"planned": 2.5, "planned_spent": 2.5 - unspent}
     kept = level._confirmed(state, graph, first, {}, [], time.monotonic() + 60)
     assert planned["demand"] == RunPlan(10.0).cut_seconds()        # 2.5: a whole share
     assert planned.get("plain") == (unspent or None)
-    assert state.budget.unplanned == 7.5                 # the plain cut took no more
+    assert state.run_plan.unplanned == 7.5                 # the plain cut took no more
     assert kept.extra["plain_cut_kept"] is bool(unspent)
     assert [s.nodes for s in kept.sections] == cuts["plain" if unspent else "demand"]
 
@@ -548,7 +548,7 @@ def test_a_recut_repairs_the_sections_too_full_and_keeps_the_others(monkeypatch,
     monkeypatch.setattr(levels, "_cut", cut)
     from hardware import build_fabric
     state = CompileState(graph, TINY, build_fabric(TINY), OPTIONS,
-                         cap=Capacity.of_fabric(build_fabric(TINY)), budget=RunPlan(12.0))
+                         cap=Capacity.of_fabric(build_fabric(TINY)), run_plan=RunPlan(12.0))
     level = CutLevel(_edge_buffers({("c", "d"): 9}))
     first = _plan(graph, [["a"], ["b", "c", "d"], ["e", "f"]])
     kept = level._confirmed(state, graph, first, {}, [], time.monotonic() + 60)
