@@ -49,7 +49,8 @@ from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, Le
                                MappingError, SectionUsage)
 from pipeline.cluster import Workers, run_batch
 from pipeline.options import RunOptions
-from pipeline.section_pass import SectionOutcome, congestion_penalty, stage_record
+from pipeline.section_pass import (SectionFailure, SectionOutcome, congestion_penalty,
+                                   stage_record)
 from pipeline.section_task import (FAST_PATH_SECONDS, PAST_DEADLINE, BufferResult, BufferTask,
                                    SectionResult, SectionTask, balance_buffers, compile_section,
                                    section_seed)
@@ -113,8 +114,34 @@ class SectionWork:
 
 
 @dataclass
+class CutDecisions:
+    """What the cut decided and learned, which the feedback revises between rounds."""
+
+    plan: SectionPlan | None = None                # the last cut of the whole graph
+    scales: dict[int, dict[str, float]] = field(default_factory=dict)   # per section
+    default_scale: dict[str, float] = field(
+        default_factory=lambda: {"pcu": 1.0, "pmu": 1.0, "units": 1.0})
+    buffer_demand: dict[tuple[str, str], float] = field(default_factory=dict)  # per edge
+    separate: list[tuple[str, str]] = field(default_factory=list)  # nodes kept apart
+    recut_from: int | None = None                  # the section a re-cut starts from
+
+
+@dataclass
+class SectionMemo:
+    """What is known of each section (keyed by its nodes) across feedback rounds."""
+
+    compiled: dict[tuple, SectionWork] = field(default_factory=dict)
+    buffered: dict[tuple, SectionWork] = field(default_factory=dict)
+    retries: dict[tuple, int] = field(default_factory=dict)    # local fixes per section
+    penalties: dict[tuple, dict[str, float]] = field(default_factory=dict)  # site penalties
+    failures: dict[tuple, SectionFailure] = field(default_factory=dict)  # the last one
+    reused: int = 0                                # sections compiled once, used again
+
+
+@dataclass
 class CompileState:
-    """Everything the levels share: inputs, decisions so far, and the trace."""
+    """Everything the levels share: the inputs and the run's services, the sections on
+    their way down, the cut's decisions, what is known per section, and the record."""
 
     graph: Graph
     spec: RduSpec
@@ -122,25 +149,14 @@ class CompileState:
     options: RunOptions
     say: Callable[[str], None] = lambda line: None
     cap: Capacity | None = None
-    work: list[SectionWork] = field(default_factory=list)
-    scales: dict[int, dict[str, float]] = field(default_factory=dict)
-    buffer_demand: dict[tuple[str, str], float] = field(default_factory=dict)  # per edge
-    default_scale: dict[str, float] = field(
-        default_factory=lambda: {"pcu": 1.0, "pmu": 1.0, "units": 1.0})
-    separate: list[tuple[str, str]] = field(default_factory=list)
-    recut_from: int | None = None
-    retries: dict[tuple, int] = field(default_factory=dict)    # local fixes per section
-    penalties: dict[tuple, dict[str, float]] = field(default_factory=dict)  # site penalties
-    failures: dict[tuple, object] = field(default_factory=dict)  # last SectionFailure
-    compiled: dict[tuple, SectionWork] = field(default_factory=dict)
-    buffered: dict[tuple, SectionWork] = field(default_factory=dict)
-    stages: list[dict] = field(default_factory=list)
-    trace: list[dict] = field(default_factory=list)
-    reused: int = 0
-    plan: object = None
     run_plan: RunPlan = field(default_factory=lambda: RunPlan(60.0))
     advance: Callable[[], None] = lambda: None    # one section compiled (progress bars)
     workers: Workers = field(default_factory=Workers)   # where sections compile
+    work: list[SectionWork] = field(default_factory=list)
+    cut: CutDecisions = field(default_factory=CutDecisions)
+    memo: SectionMemo = field(default_factory=SectionMemo)
+    stages: list[dict] = field(default_factory=list)     # the stage records, in order
+    trace: list[dict] = field(default_factory=list)      # the feedback rounds
 
     def nodes_left(self) -> int:
         """Nodes of the sections not compiled yet (buffer units included where known).
@@ -197,18 +213,18 @@ class CutLevel(Level):
         self.uncut = False
 
     def run(self, state: CompileState) -> None:
-        if state.work and state.recut_from is None:
+        if state.work and state.cut.recut_from is None:
             return
         if state.work and state.run_plan.overdue():     # a re-cut nothing could place in time
-            raise _out_of_time(state, state.work[state.recut_from], 0, 0.0, self.name)
-        keep = state.work[:state.recut_from] if state.work else []
+            raise _out_of_time(state, state.work[state.cut.recut_from], 0, 0.0, self.name)
+        keep = state.work[:state.cut.recut_from] if state.work else []
         kept_nodes = {n for w in keep for n in w.section.nodes}
         rest = [n for n in state.graph.node_ids if n not in kept_nodes]
         started = time.perf_counter()
-        scales = {k - len(keep): s for k, s in state.scales.items() if k >= len(keep)}
-        scales = {k: scales.get(k, state.default_scale) for k in range(len(rest) + 1)}
+        scales = {k - len(keep): s for k, s in state.cut.scales.items() if k >= len(keep)}
+        scales = {k: scales.get(k, state.cut.default_scale) for k in range(len(rest) + 1)}
         graph = state.graph.subgraph(rest)
-        separate = [p for p in state.separate if p[0] in rest]
+        separate = [p for p in state.cut.separate if p[0] in rest]
         try:
             settings = _cut_settings(state.options, state.run_plan)
             first = not state.work
@@ -226,8 +242,8 @@ class CutLevel(Level):
         if "bound_with_buffers" in plan.extra:
             plan.extra["bound_with_buffers"] += len(keep)
         state.work = keep + [SectionWork(s) for s in plan.sections]
-        state.plan = plan if not keep else state.plan
-        state.recut_from = None
+        state.cut.plan = plan if not keep else state.cut.plan
+        state.cut.recut_from = None
         last = plan.results[-1] if plan.results else None
         state.stages.append(stage_record(
             "sections", None, plan.method, started, objective=plan.traffic,
@@ -244,7 +260,7 @@ class CutLevel(Level):
 
     def _probe(self, state: CompileState, graph: Graph, scales: dict, separate: list,
                seconds: float, until: float) -> dict:
-        """Learn each edge's buffer PMUs (``state.buffer_demand``) from greedy cuts: cut
+        """Learn each edge's buffer PMUs (``state.cut.buffer_demand``) from greedy cuts: cut
         with the demand learned so far, balance every section (at once on the run's
         workers), learn what balancing added, until the greedy cut fits after balancing
         or :data:`PROBE_ROUNDS` probes, or until the next probe's balancing would pass
@@ -254,7 +270,7 @@ class CutLevel(Level):
             return {}
         planned, rounds, overfull, batches = 0.0, 0, 0, []
         while rounds < PROBE_ROUNDS and state.run_plan.clock() < until:
-            sections = greedy_sections(graph, state.cap, scales, separate, state.buffer_demand)
+            sections = greedy_sections(graph, state.cap, scales, separate, state.cut.buffer_demand)
             probe = _Probe(state, self.balancer, graph, sections, until)
             if planned + probe.planned > seconds:
                 break                 # the cut's share would not cover this probe
@@ -264,16 +280,16 @@ class CutLevel(Level):
             overfull = 0
             batches.append(probe.seconds(results))
             for s, sub, result in zip(sections, probe.subs, results):
-                learn_demand(state.buffer_demand, sub.edges, result.added)
+                learn_demand(state.cut.buffer_demand, sub.edges, result.added)
                 overfull += not fits_after_balancing(s, sum(result.added.values()), state.cap)
             if not overfull:
                 break
         if rounds > 1 or overfull:
             state.say(f"stage buffers learned from {rounds} greedy cut(s): "
-                      f"{sum(state.buffer_demand.values()):g} PMUs on "
-                      f"{len(state.buffer_demand)} edges")
+                      f"{sum(state.cut.buffer_demand.values()):g} PMUs on "
+                      f"{len(state.cut.buffer_demand)} edges")
         return {"probe_rounds": rounds, "probe_planned": planned,
-                "buffer_demand_pmus": sum(state.buffer_demand.values()),
+                "buffer_demand_pmus": sum(state.cut.buffer_demand.values()),
                 "seconds_of_probe_batches": batches}
 
     def _confirmed(self, state: CompileState, graph: Graph, plan: SectionPlan, scales: dict,
@@ -298,7 +314,7 @@ class CutLevel(Level):
         while overfull and recuts < CONFIRM_ROUNDS and state.run_plan.clock() < until:
             state.say(f"section(s) {', '.join(map(str, overfull))} of the cut need more PMUs "
                       f"with their stage buffers than the chip has; cut again with "
-                      f"{sum(state.buffer_demand.values()):g} buffer PMUs learned")
+                      f"{sum(state.cut.buffer_demand.values()):g} buffer PMUs learned")
             recuts += 1
             plan, overfull, plain = self._recut(state, graph, plan, overfull, scales, separate,
                                                 until, batches, learned, plain, left)
@@ -374,7 +390,7 @@ class CutLevel(Level):
         batches.append(probe.seconds(results))
         overfull = []
         for s, sub, result in zip(plan.sections, probe.subs, results):
-            learn_demand(state.buffer_demand, sub.edges, result.added)
+            learn_demand(state.cut.buffer_demand, sub.edges, result.added)
             if _fits_balanced(sub, {}, state.cap) and not _fits_balanced(sub, result.added,
                                                                           state.cap):
                 overfull.append(s.id)
@@ -389,20 +405,20 @@ class CutLevel(Level):
         if len(work.section.nodes) <= 1:
             return None          # one node that does not fit: nothing to cut
         if data.code == ErrorCode.RESOURCE_TOO_LOW_PREDICTED and self._demand_unused(state):
-            state.recut_from = k
+            state.cut.recut_from = k
             return (f"section {k} needs more PMUs with its stage buffers than its cut "
                     f"counted; buffer demand learned from the balanced sections "
-                    f"({sum(state.buffer_demand.values()):g} PMUs); re-cut from section {k}")
+                    f"({sum(state.cut.buffer_demand.values()):g} PMUs); re-cut from section {k}")
         usage = data.sections[k] if k < len(data.sections) else None
-        old = dict(state.scales.get(k, state.default_scale))
+        old = dict(state.cut.scales.get(k, state.cut.default_scale))
         unit = {"any": "units"}.get(data.hints.get("unit"), data.hints.get("unit"))
         new = _clamped(_raised_scale(old, usage, unit), old, state)
         if new == old:
             return None          # every node already fills a section at this scale
-        state.scales[k] = new
+        state.cut.scales[k] = new
         # the estimate error seen here is likely systematic: plan later sections alike
-        state.default_scale = {r: max(state.default_scale.get(r, 1.0), v) for r, v in new.items()}
-        state.recut_from = k
+        state.cut.default_scale = {r: max(state.cut.default_scale.get(r, 1.0), v) for r, v in new.items()}
+        state.cut.recut_from = k
         return (f"scale factor of section {k}: {_show(old)} -> {_show(new)}; "
                 f"re-cut from section {k}")
 
@@ -421,16 +437,16 @@ class CutLevel(Level):
         raised = 0
         for w in state.work:
             added = {i: row.get("pmus_added") or 0 for i, row in w.buffer_rows.items()}
-            raised += learn_demand(state.buffer_demand, state.graph.edges, added)
+            raised += learn_demand(state.cut.buffer_demand, state.graph.edges, added)
         return raised > 0
 
     def _separate(self, state: CompileState, data: ErrorHandlingData) -> str | None:
         a, b = data.hints["pair"]
-        if (a, b) in state.separate:
+        if (a, b) in state.cut.separate:
             return None
-        state.separate.append((a, b))
+        state.cut.separate.append((a, b))
         where = {n: w.section.id for w in state.work for n in w.section.nodes}
-        state.recut_from = where[a]
+        state.cut.recut_from = where[a]
         return f'stage boundary moved between "{a}" and "{b}"; re-cut from section {where[a]}'
 
 
@@ -487,7 +503,7 @@ def _cut(state: CompileState, graph: Graph, settings, scales: dict, separate: li
     """The section cut of ``graph`` (:func:`~formulations.sections.cut_sections`): with the
     buffer demand learned so far and the time objective, unless ``how`` says otherwise
     (``buffers``, ``costs``)."""
-    how = {"buffers": state.buffer_demand, "costs": cut_costs(graph, state.spec)} | how
+    how = {"buffers": state.cut.buffer_demand, "costs": cut_costs(graph, state.spec)} | how
     return cut_sections(graph, state.cap, settings, scales, separate=separate,
                         first_id=first_id, run_all=_cut_runner(state), **how)
 
@@ -642,13 +658,13 @@ class BufferLevel(Level):
         each section still fits with its buffer units."""
         pending: list[tuple[SectionWork, Graph]] = []
         for w in state.work:
-            done = state.buffered.get(w.key)
+            done = state.memo.buffered.get(w.key)
             if done is not None:
                 w.graph, w.edge_map, w.buffer_rows, w.buffer_lines = (
                     done.graph, done.edge_map, done.buffer_rows, done.buffer_lines)
             elif self.balancer is None:
                 _with_buffer_units(state, w)
-                state.buffered[w.key] = w
+                state.memo.buffered[w.key] = w
             else:
                 pending.append((w, state.graph.subgraph(
                     w.section.nodes, name=f"{state.graph.name}/section{w.section.id}")))
@@ -660,7 +676,7 @@ class BufferLevel(Level):
                             [w.section.id for w, _ in pending])
         for (w, sub), result in zip(pending, results):
             _with_buffer_units(state, w, sub, result)
-            state.buffered[w.key] = w
+            state.memo.buffered[w.key] = w
         for w in state.work:
             d = sites_needed(w.graph)
             if not _fits(d, state.cap):
@@ -731,13 +747,13 @@ class PlaceRouteLevel(Level):
         for w in state.work:
             if w.graph is None:      # no buffer level ran: the section as cut
                 _with_buffer_units(state, w)
-            done = state.compiled.get(self._key(w))
+            done = state.memo.compiled.get(self._key(w))
             if done is not None:     # compiled in an earlier iteration: reuse, never redo
                 w.outcome, w.check, w.reused = done.outcome, done.check, True
-                state.reused += 1
+                state.memo.reused += 1
             else:
                 sections.append(w)
-        twins = twins_of([None if w.key in state.penalties or state.retries.get(w.key)
+        twins = twins_of([None if w.key in state.memo.penalties or state.memo.retries.get(w.key)
                           else w.graph for w in sections])
         started = time.perf_counter()
         todo = self._plan(state, [w for k, w in enumerate(sections) if k not in twins])
@@ -793,7 +809,7 @@ class PlaceRouteLevel(Level):
     def _task(self, state: CompileState, w: SectionWork, nodes_left: int) -> SectionTask:
         """Section ``w``'s task: its seed, its share of the plan, its fast-path reason."""
         options = replace(state.options, seed=section_seed(state.options.seed, w.section.nodes))
-        reseeds = state.retries.get(w.key, 0) - _replace_rounds(options)
+        reseeds = state.memo.retries.get(w.key, 0) - _replace_rounds(options)
         if reseeds > 0:   # another seed and a more patient router
             config = options.router_config
             options = replace(options, seed=_retry_seed(options.seed, reseeds),
@@ -804,7 +820,7 @@ class PlaceRouteLevel(Level):
                     state.run_plan.settings(options, "routing", route))
         plan = state.run_plan                             # workers may be other machines
         return SectionTask(w.graph, state.spec, w.section.id, options, settings,
-                           state.penalties.get(w.key),
+                           state.memo.penalties.get(w.key),
                            fast_path_reason(options, place + route),
                            to_epoch(plan.deadline, plan.clock),
                            to_epoch(plan.deadline + plan.grace, plan.clock),
@@ -860,14 +876,14 @@ class PlaceRouteLevel(Level):
         if not result.check.ok:
             raise CheckerRejected(w.section.id, result.check.violations)
         w.outcome, w.check = result.outcome, result.check
-        state.compiled[self._key(w)] = w
+        state.memo.compiled[self._key(w)] = w
         return True
 
     def _raise(self, state: CompileState, w: SectionWork, outcome: SectionOutcome) -> None:
         failure = outcome.failure
         done = [x.section.id for x in state.work if x.section.id < w.section.id]
-        retries = state.retries.get(w.key, 0)
-        state.failures[w.key] = failure
+        retries = state.memo.retries.get(w.key, 0)
+        state.memo.failures[w.key] = failure
         if failure.level == "routing" and retries < _replace_rounds(state.options) + LOCAL_RETRIES:
             code = ErrorCode.PNR_LOCAL
         else:
@@ -880,15 +896,15 @@ class PlaceRouteLevel(Level):
 
     def fix(self, state: CompileState, data: ErrorHandlingData) -> str | None:
         w = state.work[data.first_failed]
-        retries = state.retries.get(w.key, 0)
+        retries = state.memo.retries.get(w.key, 0)
         rounds = _replace_rounds(state.options)
         if retries >= rounds + LOCAL_RETRIES:
             return None
-        state.retries[w.key] = retries + 1
-        failure = state.failures.get(w.key)
+        state.memo.retries[w.key] = retries + 1
+        failure = state.memo.failures.get(w.key)
         if retries < rounds and failure is not None and failure.overused:
-            state.penalties[w.key] = congestion_penalty(state.fabric, failure.overused,
-                                                        state.penalties.get(w.key))
+            state.memo.penalties[w.key] = congestion_penalty(state.fabric, failure.overused,
+                                                        state.memo.penalties.get(w.key))
             return (f"section {w.section.id}: placed again with a congestion penalty near "
                     f"{len(failure.overused)} over-used links")
         seed = _retry_seed(section_seed(state.options.seed, w.section.nodes), retries + 1 - rounds)

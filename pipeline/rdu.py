@@ -77,7 +77,7 @@ def map_rdu(graph: Graph, spec, options: RunOptions, progress: Progress | None =
     mapping.metrics = _metrics(graph, fabric, mapping, final, total,
                                time.perf_counter() - started)
     twins = sum(1 for w in state.work if any("twin_of" in s for s in w.outcome.stages))
-    mapping.metrics |= {"feedback_rounds": len(state.trace), "sections_reused": state.reused,
+    mapping.metrics |= {"feedback_rounds": len(state.trace), "sections_reused": state.memo.reused,
                         "twin_sections": twins}
     _record_performance(mapping, graph, spec)
     return mapping
@@ -127,7 +127,7 @@ def _fail(mapping: Mapping, diagnosis: str) -> Mapping:
 def _record_state(mapping: Mapping, state: CompileState) -> None:
     mapping.sections = [{"id": w.section.id, "nodes": w.section.nodes,
                          "category": w.section.category, "pcu": w.section.pcu,
-                         "pmu": w.section.pmu, "scale": state.scales.get(w.section.id, {}),
+                         "pmu": w.section.pmu, "scale": state.cut.scales.get(w.section.id, {}),
                          "buffer_units": _added_units(w, "buffer_of"),
                          "bank_units": _added_units(w, "unit_of"), "reused": w.reused}
                         for w in state.work]

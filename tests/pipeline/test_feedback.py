@@ -372,7 +372,7 @@ def test_a_recut_asked_for_past_the_overdue_point_fails_at_once():
                                         started=time.monotonic()))
     state.work = [SectionWork(Section(0, ["a"], pcu=1.0, pmu=0.0)),
                   SectionWork(Section(1, ["b"], pcu=1.0, pmu=0.0))]
-    state.recut_from = 1
+    state.cut.recut_from = 1
     with pytest.raises(MappingError) as info:
         CutLevel().run(state)
     data = info.value.data
@@ -433,9 +433,9 @@ def test_a_raised_scale_never_makes_a_single_node_unplaceable():
     data = ErrorHandlingData(ErrorCode.INSUFFICIENT_RESOURCES, "place-route", "too many PMUs",
                              [usage], 0)
     assert CutLevel().fix(state, data) is not None
-    assert 1.0 < state.scales[0]["pmu"] <= 8 / 2.0          # w (2 PMUs) still fits 8
-    assert state.default_scale["pmu"] <= 4.0
-    assert CutLevel().fix(state, data) is None or state.scales[0]["pmu"] <= 4.0
+    assert 1.0 < state.cut.scales[0]["pmu"] <= 8 / 2.0          # w (2 PMUs) still fits 8
+    assert state.cut.default_scale["pmu"] <= 4.0
+    assert CutLevel().fix(state, data) is None or state.cut.scales[0]["pmu"] <= 4.0
 
 
 # --- the cut level's re-cut after balancing its own cut: two candidates, time decides -------------
