@@ -40,7 +40,7 @@ from pipeline.budget import RunPlan
 from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, Level,
                                MappingError, MappingFailed, Unresolvable, run_levels)
 from pipeline.options import RunOptions
-from pipeline.section_pass import stage_record
+from pipeline.stage import stage_record
 from sim.cgra import CgraReport, check_cgra
 
 __all__ = ["CgraState", "CgraPrecheckLevel", "CgraScheduleLevel", "CgraCheckLevel", "cgra_levels",

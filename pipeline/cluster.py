@@ -1,7 +1,7 @@
 """Where independent work runs: in this process, on local worker processes, or on
 a Dask cluster.
 
-Section-parallel compile (``pipeline.levels``) and the benchmark harness hand
+Section-parallel compile (``pipeline.rdu.levels``) and the benchmark harness hand
 out pure, serialisable tasks; :func:`dask_client` gives them a
 ``distributed.Client`` to submit to, or ``None`` to run them here, one after
 another. :func:`run_batch` is the one place that decides where a batch runs: here, on
@@ -74,7 +74,7 @@ LOCAL_CLUSTER_CONFIG = {
 }
 #: What a local worker imports before its first task: they are imported once, in the
 #: process the workers are forked from (:func:`warm_up`), not by each worker as it boots.
-WORKER_MODULES = ("distributed", "pipeline.levels", "pipeline.section_task",
+WORKER_MODULES = ("distributed", "pipeline.rdu.levels", "pipeline.rdu.section_task",
                   "formulations.sections.portfolio")
 
 

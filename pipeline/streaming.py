@@ -62,7 +62,7 @@ from pipeline.budget import RunPlan
 from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, Level,
                                MappingError, MappingFailed, Unresolvable, run_levels)
 from pipeline.options import RunOptions
-from pipeline.section_pass import stage_record
+from pipeline.stage import stage_record
 from sim.streaming import StreamingReport, check_split, check_streaming
 
 __all__ = ["StreamingState", "StreamingCutLevel", "ScheduleLevel", "StreamingCheckLevel",

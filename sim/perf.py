@@ -612,7 +612,7 @@ def simulate_section(graph: Graph, spec, placement: dict[str, str],
     ----------
     graph : Graph
         The section (with the stage buffers, PCU lanes and PMU banks the levels added, as
-        :class:`pipeline.section_pass.SectionOutcome` placed them).
+        :class:`pipeline.rdu.section_pass.SectionOutcome` placed them).
     spec : RduSpec
     placement : dict
         Node id -> site id of ``hardware.build_fabric(spec)``; every node must be placed.

@@ -14,7 +14,7 @@ Three parts, one table (``benchmarks/results/cost_model.md``):
   carry FLOPs) on ``plasticine`` and ``sn10``, cut by the greedy section cut, and blocks
   of an unseen seed: each placed by the placement model and ranked by ``--cost-model``
   wirelength / analytic / learned / simulated with the same budget
-  (:func:`pipeline.section_pass.map_section`; the candidates are the searches' own top-k,
+  (:func:`pipeline.rdu.section_pass.map_section`; the candidates are the searches' own top-k,
   :class:`~formulations.placement.candidates.CandidatePool`), routed, checked by
   :func:`sim.check.check_section` and simulated (:func:`sim.perf.simulate_section`); the
   throughput of each, the gain over wirelength, and what bounds the wirelength answer
@@ -63,7 +63,7 @@ from pipeline.cost_model import DEFAULT_MODEL, learned_available
 from pipeline.feedback import CheckerRejected, MappingFailed
 from pipeline.flow import map_graph
 from pipeline.options import RunOptions
-from pipeline.section_pass import map_section
+from pipeline.rdu.section_pass import map_section
 from sim.check import check_section
 from sim.perf import describe, simulate_mapping, simulate_section
 

@@ -9,7 +9,7 @@ from hardware import build_fabric, load_hardware
 from model.graph import Edge, Graph, Node
 from pipeline.options import RunOptions
 from pipeline.budget import RunPlan
-from pipeline.section_pass import map_section
+from pipeline.rdu.section_pass import map_section
 from sim.check import check_section
 
 

@@ -10,7 +10,7 @@ from benchmarks.generators import reconvergent_dag
 from formulations.solver import SolveSettings, available_backends
 from hardware import load_hardware
 from model.graph import Edge, Graph, Node
-from pipeline.buffers_pass import balance_section
+from pipeline.rdu.buffers_pass import balance_section
 from pipeline.options import DEFAULT_BACKENDS, RunOptions
 from sim.backpressure import check_balancing
 from tests.conftest import real_graph

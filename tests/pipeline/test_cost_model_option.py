@@ -112,7 +112,7 @@ def test_learned_ranks_with_the_shipped_model(tmp_path):
 
 def test_a_pooled_placer_keeps_the_wirelength_answer_and_simulated_never_loses():
     from formulations.solver import SolveSettings
-    from pipeline.section_pass import map_section
+    from pipeline.rdu.section_pass import map_section
     from sim.perf import simulate_section
     from tests.formulations.test_placement_model import random_section
     fabric = build_fabric(load_hardware("plasticine"))

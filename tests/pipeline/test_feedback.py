@@ -21,11 +21,11 @@ from pipeline.flow import map_graph
 from pipeline.options import RunOptions
 from formulations.sections import Capacity, Section
 from pipeline.feedback import SectionUsage
-from pipeline import levels
-from pipeline.levels import (LOCAL_RETRIES, REPLACE_ROUNDS, BufferLevel, CompileState,
+from pipeline.rdu import levels
+from pipeline.rdu.levels import (LOCAL_RETRIES, REPLACE_ROUNDS, BufferLevel, CompileState,
                              CutLevel, PlaceRouteLevel, SectionWork)
-from pipeline.section_pass import SectionFailure, SectionOutcome
-from pipeline.section_task import SectionResult
+from pipeline.rdu.section_pass import SectionFailure, SectionOutcome
+from pipeline.rdu.section_task import SectionResult
 
 TINY = load_hardware("tiny")          # 8 PCU, 8 PMU, 4 AGCU
 OPTIONS = RunOptions(time_limit=10, seed=0)

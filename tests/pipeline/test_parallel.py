@@ -16,8 +16,8 @@ import pytest
 from distributed import Client, LocalCluster
 
 import pipeline.cluster as cluster
-import pipeline.rdu as rdu
-import pipeline.levels as levels
+import pipeline.rdu.flow as rdu
+import pipeline.rdu.levels as levels
 from benchmarks.generators import random_dag
 from formulations.sections.portfolio import in_order
 from formulations.solver import running
@@ -26,7 +26,7 @@ from pipeline.cluster import Workers, dask_client, run_tasks, run_until
 from pipeline.flow import map_graph
 from pipeline.options import RunOptions
 from pipeline.run import main
-from pipeline.section_task import section_seed
+from pipeline.rdu.section_task import section_seed
 
 REPO = Path(__file__).resolve().parents[2]
 

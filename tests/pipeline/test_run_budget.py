@@ -18,7 +18,7 @@ from pipeline.budget import MIN_SOLVE_SECONDS, RunPlan, placement_cap
 from hardware import load_hardware
 from model.importers import load_graph
 from pipeline.flow import map_graph
-from pipeline.levels import FAST_PATH_SECONDS, fast_path_reason
+from pipeline.rdu.levels import FAST_PATH_SECONDS, fast_path_reason
 from pipeline.options import RunOptions
 from pipeline.run import main
 from tests.conftest import real_graph
@@ -183,7 +183,7 @@ def test_a_section_begun_past_the_deadline_routes_until_the_runs_last_moment(mon
     """A section begun between the deadline and the overdue point takes the fast path, and
     its PathFinder may iterate until the point the run must finish sections by (the promised
     end less the outputs), not just until the overdue point."""
-    import pipeline.section_task as section_task
+    import pipeline.rdu.section_task as section_task
     from dataclasses import replace as copy
 
     from formulations.solver import SolveSettings

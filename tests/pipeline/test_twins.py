@@ -3,12 +3,12 @@ checked again; a twin the checker refuses is compiled on its own."""
 
 from __future__ import annotations
 
-import pipeline.levels as levels
+import pipeline.rdu.levels as levels
 from hardware import load_hardware
 from model.graph import Edge, Graph, Node
 from pipeline.flow import map_graph
 from pipeline.options import RunOptions
-from pipeline.twins import renaming, section_shape, twins_of
+from pipeline.rdu.twins import renaming, section_shape, twins_of
 from sim.check import check_section
 
 

@@ -12,7 +12,7 @@ from formulations.solver import SolveSettings
 from hardware import build_fabric, load_hardware, spec_from_dict, spec_to_dict
 from model.graph import Edge, Graph, Node
 from model.graphjson import read_graph
-from pipeline.buffers_pass import balance_section
+from pipeline.rdu.buffers_pass import balance_section
 from pipeline.options import RunOptions
 from sim.backpressure import steady_state_throughput
 from pipeline.report import render_report

@@ -268,7 +268,7 @@ def section_features(graph: Graph, fabric: RduFabric, placement: dict[str, str],
     """The PnR graph of one placed and routed section (see the module docstring).
 
     ``placement``: node id -> site id (every node); ``routes``: local edge index -> link
-    ids (``pipeline.section_pass.SectionOutcome.paths``); an edge without a route has
+    ids (``pipeline.rdu.section_pass.SectionOutcome.paths``); an edge without a route has
     length 0 and no sharing.
     """
     spec = fabric.spec

@@ -49,12 +49,12 @@ from pipeline.feedback import (CheckerRejected, ErrorCode, ErrorHandlingData, Le
                                MappingError, SectionUsage)
 from pipeline.cluster import Workers, run_batch
 from pipeline.options import RunOptions
-from pipeline.section_pass import (SectionFailure, SectionOutcome, congestion_penalty,
-                                   stage_record)
-from pipeline.section_task import (FAST_PATH_SECONDS, PAST_DEADLINE, BufferResult, BufferTask,
+from pipeline.rdu.section_pass import SectionFailure, SectionOutcome, congestion_penalty
+from pipeline.rdu.section_task import (FAST_PATH_SECONDS, PAST_DEADLINE, BufferResult, BufferTask,
                                    SectionResult, SectionTask, balance_buffers, compile_section,
                                    section_seed)
-from pipeline.twins import renaming, twins_of
+from pipeline.rdu.twins import renaming, twins_of
+from pipeline.stage import stage_record
 from sim.check import CheckReport, check_section
 
 __all__ = ["CompileState", "SectionWork", "CutLevel", "BufferLevel", "PlaceRouteLevel",
@@ -609,7 +609,7 @@ def _cut_runner(state: CompileState) -> RunAll | None:
 def _balanced(state: CompileState, tasks: list[BufferTask], twins: dict[int, int],
               sections: list[int]) -> list[BufferResult]:
     """The balancing of each of ``sections`` (ids), in order: ``tasks`` are those of the
-    sections that are no twin (:mod:`pipeline.twins`), run as one batch; a twin takes its
+    sections that are no twin (:mod:`pipeline.rdu.twins`), run as one batch; a twin takes its
     first's result (a result is per local edge, the same for sections of one shape)."""
     results = iter(run_batch(state.workers, balance_buffers, [(task,) for task in tasks],
                              sum(task.settings.time_limit for task in tasks),
@@ -784,7 +784,7 @@ class PlaceRouteLevel(Level):
     def _with_twins(self, state: CompileState, sections: list[SectionWork],
                     twins: dict[int, int], todo: list, results: list[SectionResult]
                     ) -> tuple[list, list[SectionResult]]:
-        """Every section's task and result in ``sections``' order: a twin (:mod:`pipeline.twins`)
+        """Every section's task and result in ``sections``' order: a twin (:mod:`pipeline.rdu.twins`)
         takes its first's answer renamed and checked; one whose first did not land, or whose
         renamed answer the checker refuses, is compiled on its own."""
         done = {id(w): (task, result) for (w, task), result in zip(todo, results)}
@@ -958,7 +958,7 @@ def _out_of_time(state: CompileState, w: SectionWork, compiled: int, seconds: fl
 def fast_path_reason(options, planned: float) -> str | None:
     """Why the plan sends a section down the fast path (greedy + PathFinder), or None:
     it leaves the section less than the models' own set-up. (A section begun past the
-    run's deadline takes it too: :func:`pipeline.section_task.compile_section`.)"""
+    run's deadline takes it too: :func:`pipeline.rdu.section_task.compile_section`.)"""
     if options.placer == "greedy":
         return None
     if planned < FAST_PATH_SECONDS:

@@ -29,7 +29,7 @@ from typing import Any
 from formulations.solver import SolveSettings
 from formulations.buffers import BufferOptions, BufferSolution, solve_buffers
 from model.graph import Graph
-from pipeline.section_pass import stage_record
+from pipeline.stage import stage_record
 from sim.backpressure import check_balancing, simulate
 
 __all__ = ["BufferPassOutcome", "balance_section", "buffer_options", "SIMULATE_MAX_SIZE"]

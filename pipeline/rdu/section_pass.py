@@ -4,14 +4,14 @@
 routes them with the chosen router, and returns what it decided together with
 one stage record per step. It never raises for a section that does not fit:
 it returns a :class:`SectionFailure` saying which level failed and why, in the
-user's terms, so the feedback loop (pipeline.flow) can decide who fixes it.
+user's terms, so the feedback loop (:mod:`pipeline.feedback`) can decide who fixes it.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Callable
 
 from formulations.placement import PLACERS, PlacementError
 from formulations.routing import ROUTERS, Overuse
@@ -20,9 +20,9 @@ from formulations.sorter.priority_sort import sort_nodes
 from hardware import RduFabric
 from model.graph import Graph
 from pipeline.cost_model import PLACER_SHARE, candidate_pool, rank_placement, scorer_for
+from pipeline.stage import stage_record
 
-__all__ = ["SectionFailure", "SectionOutcome", "map_section", "stage_record",
-           "congestion_penalty"]
+__all__ = ["SectionFailure", "SectionOutcome", "map_section", "congestion_penalty"]
 
 
 @dataclass
@@ -48,17 +48,6 @@ class SectionOutcome:
     paths: dict[int, list[str]] = field(default_factory=dict)
     stages: list[dict] = field(default_factory=list)
     failure: SectionFailure | None = None
-
-
-def stage_record(stage: str, section: int | None, method: str, started: float, *,
-                 objective: float | None = None, status: str = "FEASIBLE",
-                 bound: float | None = None, backend: str | None = None,
-                 extra: Mapping[str, Any] | None = None) -> dict:
-    """One row of mapping.json's ``stages``: what ran, how it ended, how long it took,
-    and the stage's own fields (``extra``)."""
-    return {"stage": stage, "section": section, "method": method, "backend": backend,
-            "status": status, "objective": objective, "bound": bound,
-            "time": round(time.perf_counter() - started, 4)} | dict(extra or {})
 
 
 #: Penalty per unit of excess on an over-used link, added to the sites next to it.
@@ -88,7 +77,7 @@ def map_section(sub: Graph, fabric: RduFabric, section_id: int, options, say: Ca
     run's deadline: :class:`pipeline.budget.RunPlan`); ``penalty`` is a cost per
     site that steers placement away from links an earlier attempt over-used. A
     failure is returned as a :class:`SectionFailure` in the user's terms; the
-    feedback loop decides what to try next (:class:`pipeline.levels.PlaceRouteLevel`).
+    feedback loop decides what to try next (:class:`pipeline.rdu.levels.PlaceRouteLevel`).
     """
     started = time.perf_counter()
     outcome = SectionOutcome(order=sort_nodes(sub).order)

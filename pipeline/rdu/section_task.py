@@ -8,7 +8,7 @@ epoch seconds (a worker may be another machine, whose monotonic clock differs).
 :func:`compile_section` is a pure function of it, so the same task gives the
 same :class:`SectionResult` in this process, on a local worker or on a cluster
 (``pipeline.cluster``); the feedback loop stays with the driver
-(``pipeline.levels.PlaceRouteLevel``).
+(``pipeline.rdu.levels.PlaceRouteLevel``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from typing import Any, Callable
 from formulations.solver import SolveSettings, from_epoch
 from hardware import build_fabric
 from model.graph import Graph
-from pipeline.section_pass import SectionOutcome, map_section, stage_record
+from pipeline.rdu.section_pass import SectionOutcome, map_section
+from pipeline.stage import stage_record
 from sim.check import CheckReport, check_section
 
 __all__ = ["SectionTask", "SectionResult", "compile_section", "section_seed", "PAST_DEADLINE",
@@ -105,7 +106,7 @@ def _silent(line: str) -> None:
 @dataclass(frozen=True, eq=False)
 class BufferTask:
     """Everything one section's stage-buffer balancing reads: the section as cut, the
-    balancer (``pipeline.buffers_pass.balance_section`` or a stand-in), its settings
+    balancer (``pipeline.rdu.buffers_pass.balance_section`` or a stand-in), its settings
     without the deadline, and the run's deadline as epoch seconds."""
 
     graph: Graph

@@ -1,6 +1,6 @@
 """The RDU target's run: the compiler levels in order, inside the feedback loop.
 
-The levels (pipeline.levels) are section cuts (the section model), stage-buffer
+The levels (pipeline.rdu.levels) are section cuts (the section model), stage-buffer
 balancing, and per section ordering, placement, routing and the independent
 check (`sim`). A level that fails sends error-handling data back to the level
 that can fix it (pipeline.feedback); sections compiled before a failure are
@@ -21,9 +21,9 @@ from model.graph import Graph
 from model.mapping import Mapping
 from pipeline.budget import BUFFER_SHARE, CUT_SHARE, MAPPING_SHARE, RunPlan
 from pipeline.cluster import Workers
-from pipeline.buffers_pass import balance_section
+from pipeline.rdu.buffers_pass import balance_section
 from pipeline.feedback import MappingFailed, Unresolvable, run_levels
-from pipeline.levels import PARALLEL_MIN_SECONDS, CompileState, SectionWork, default_levels
+from pipeline.rdu.levels import PARALLEL_MIN_SECONDS, CompileState, SectionWork, default_levels
 from pipeline.options import RunOptions
 from sim.check import CheckReport
 from sim.perf import simulate_mapping
