@@ -303,36 +303,34 @@ def solve_planned(model, backend: str, budget: Budget, seed: int = 0,
     return result
 
 
-def solve_cp_planned(model, seconds: float, budget: Budget | None = None,
-                     rate: float = CP_SAT_WORK_PER_SECOND, charge: float = 0.0, seed: int = 0,
-                     workers: int = 1, hint: Mapping | None = None,
-                     variables: Any = None, name: str | None = None,
+def solve_cp_planned(model, budget: Budget, rate: float = CP_SAT_WORK_PER_SECOND,
+                     charge: float = 0.0, seed: int = 0, workers: int = 1,
+                     hint: Mapping | None = None, variables: Any = None,
+                     name: str | None = None,
                      params: Mapping[str, Any] | None = None) -> SolveResult:
-    """:func:`solve_planned` for a CP-SAT ``model`` (a ``CpModel`` with CP constraints): its
-    ``seconds`` less ``charge`` (what building it cost, in planned seconds) become CP-SAT's
-    deterministic time at ``rate`` units per planned second (a model family's own
-    calibration); the wall clock (``budget``'s deadline) only caps
-    it. The charge and the work used are charged to ``budget``, and a cut by the wall clock
-    marks it (:func:`~formulations.solver.cp.was_cut_short`).
+    """:func:`solve_planned` for a CP-SAT ``model`` (a ``CpModel`` with CP constraints): what
+    ``budget`` has left, less ``charge`` (what building it cost, in planned seconds), becomes
+    CP-SAT's deterministic time at ``rate`` units per planned second (a model family's own
+    calibration); the budget's deadline only caps it. The charge and the work used are
+    charged to ``budget``, and a cut by the wall clock marks it
+    (:func:`~formulations.solver.cp.was_cut_short`).
 
     >>> from ortools.sat.python import cp_model
     >>> m = cp_model.CpModel(); x = m.new_int_var(0, 3, "x"); m.maximize(x)
     >>> b = Budget(1.0, deadline=time.monotonic() + 60)
-    >>> r = solve_cp_planned(m, 0.5, b, charge=0.1)
+    >>> r = solve_cp_planned(m, b.share(0.5), charge=0.1)
     >>> r.status.name, 0.1 <= b.spent <= 0.5, b.cut_short
     ('OPTIMAL', True, False)
     """
-    work = max(MIN_CHARGE, seconds - charge)
-    cap = (budget if budget is not None else Budget(seconds)).wall_left()
-    result = solve_cp_model(model, time_limit=cap, seed=seed, workers=workers, hint=hint,
-                            variables=variables, name=name, params=params,
+    work = max(MIN_CHARGE, budget.left() - charge)
+    result = solve_cp_model(model, time_limit=budget.wall_left(), seed=seed, workers=workers,
+                            hint=hint, variables=variables, name=name, params=params,
                             deterministic_time=work * rate)
-    if budget is not None:
-        used = work_of(result)       # in CP_SAT_WORK_PER_SECOND units: back to this rate's
-        budget.spend(charge + (work if used is None else
-                               min(work, used * CP_SAT_WORK_PER_SECOND / rate)))
-        if was_cut_short(result):
-            budget.mark_cut()
+    used = work_of(result)       # in CP_SAT_WORK_PER_SECOND units: back to this rate's
+    budget.spend(charge + (work if used is None else
+                           min(work, used * CP_SAT_WORK_PER_SECOND / rate)))
+    if was_cut_short(result):
+        budget.mark_cut()
     return result
 
 

@@ -63,13 +63,6 @@ class SolveSettings:
         seconds = self.time_limit if seconds is None else seconds
         return Budget(seconds, deadline_for(seconds, self.deadline))
 
-    def wall_seconds(self) -> float:
-        """Seconds this solve may take on the wall clock: until the run's deadline (the one
-        wall-clock cap of a run), else its time limit."""
-        if self.deadline is None:
-            return self.time_limit
-        return max(0.0, self.deadline - time.monotonic())
-
     def with_backend(self, backend: str) -> "SolveSettings":
         """The same settings on another backend."""
         return replace(self, backend=backend)

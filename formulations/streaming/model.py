@@ -338,9 +338,10 @@ def solve_model(model: cp_model.CpModel, budget: Budget, seed: int = 0, workers:
     (default none).
     """
     charge = SOLVE_CHARGE + CHARGE_PER_CONSTRAINT * len(model.proto.constraints)
-    return solve_cp_planned(model, max(budget.left(), charge + SOLVE_CHARGE), budget, rate=rate,
-                            charge=charge, seed=seed, workers=workers, hint=hint or None,
-                            variables=variables or {}, name=name, params=CP_PARAMS)
+    planned = Budget(max(budget.left(), charge + SOLVE_CHARGE), parent=budget)  # may pass it
+    return solve_cp_planned(model, planned, rate=rate, charge=charge, seed=seed,
+                            workers=workers, hint=hint or None, variables=variables or {},
+                            name=name, params=CP_PARAMS)
 
 
 def warm_hint(problem: StreamingProblem, cp: CpVars, warm: StreamingSchedule | None, ii: int
