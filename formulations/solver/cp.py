@@ -26,7 +26,6 @@ Caveats
 from __future__ import annotations
 
 import os
-import threading
 import time
 from typing import Any, Iterable, Mapping
 
@@ -82,7 +81,6 @@ def solve_cp_model(model: cp_model.CpModel, time_limit: float = 10.0, seed: int 
                    mip_gap: float | None = None, verbose: bool = False,
                    name: str | None = None,
                    params: Mapping[str, Any] | None = None,
-                   stall: float | None = None,
                    deterministic_time: float | None = None) -> SolveResult:
     """Solve a CP-SAT model into a :class:`SolveResult`.
 
@@ -108,9 +106,6 @@ def solve_cp_model(model: cp_model.CpModel, time_limit: float = 10.0, seed: int 
         Model name for the result (default the model's name).
     params : mapping of str to value, optional
         Further CP-SAT parameters by field name (e.g. ``{"linearization_level": 0}``).
-    stall : float, optional
-        Stop once no better solution was found for this many seconds after the first one
-        (status FEASIBLE): for callers that prove optimality better by other means.
     deterministic_time : float, optional
         CP-SAT ``max_deterministic_time`` (its own work units; planned seconds times
         :data:`CP_SAT_WORK_PER_SECOND`): the search's budget, while ``time_limit`` is only
@@ -143,7 +138,7 @@ def solve_cp_model(model: cp_model.CpModel, time_limit: float = 10.0, seed: int 
             hinted.proto.solution_hint.values.extend(int(val) for val in hint.values())
         check = check_cp_hint(hinted, time_limit=min(1.0, time_limit))
         out = run_cp_sat(hinted, time_limit, seed, workers, mip_gap, verbose, variables, params,
-                         stall, deterministic_time)
+                         deterministic_time)
     except Exception as exc:  # noqa: BLE001 - a failed solve is a result, not a crash
         check = HintCheck("none")
         out = {"status": SolveStatus.ERROR, "message": f"cp-sat: {type(exc).__name__}: {exc}"}
@@ -152,7 +147,7 @@ def solve_cp_model(model: cp_model.CpModel, time_limit: float = 10.0, seed: int 
 
 def run_cp_sat(model: cp_model.CpModel, time_limit: float, seed: int, workers: int,
                mip_gap: float | None, verbose: bool, variables: Any = None,
-               params: Mapping[str, Any] | None = None, stall: float | None = None,
+               params: Mapping[str, Any] | None = None,
                deterministic_time: float | None = None) -> dict:
     """Solve with CP-SAT; returns the raw outcome (status, objective, bound, values, message,
     ``work``: the deterministic time used in planned seconds, ``cut_short``: stopped by the
@@ -179,13 +174,8 @@ def run_cp_sat(model: cp_model.CpModel, time_limit: float, seed: int, workers: i
     if deterministic_time is not None:
         settings.max_deterministic_time = float(deterministic_time)
     settings.catch_sigint_signal = False     # the run's watcher stops it (solver.interrupt)
-    watch = _StallStop(solver, stall) if stall else None
-    try:
-        with running(solver.stop_search):
-            code = solver.solve(model, watch)
-    finally:
-        if watch is not None:
-            watch.close()
+    with running(solver.stop_search):
+        code = solver.solve(model)
     status = _CP_STATUS.get(code, SolveStatus.ERROR)
     out: dict = {"status": status, "message": f"CP-SAT: {solver.status_name(code)}"}
     used = float(solver.response_proto.deterministic_time)
@@ -205,7 +195,7 @@ def run_cp_sat(model: cp_model.CpModel, time_limit: float, seed: int, workers: i
     return out
 
 
-def _cut_short(status: SolveStatus, used: float, settings, wall: float) -> bool:
+def _cut_short(status: SolveStatus, used: float, settings, elapsed: float) -> bool:
     """Whether an unproven CP-SAT solve was stopped by the clock rather than its work limit."""
     if status in (SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE, SolveStatus.ERROR):
         return False
@@ -214,33 +204,7 @@ def _cut_short(status: SolveStatus, used: float, settings, wall: float) -> bool:
     limit = settings.max_deterministic_time
     if limit < 1e300:          # a work limit: the clock cut it when the work was not all used
         return used < 0.999 * limit
-    return wall >= 0.95 * settings.max_time_in_seconds
-
-
-class _StallStop(cp_model.CpSolverSolutionCallback):
-    """Stops ``solver`` once no better solution came for ``seconds`` (a watcher thread: CP-SAT
-    calls back only on solutions, so the clock must be watched from outside)."""
-
-    def __init__(self, solver: cp_model.CpSolver, seconds: float):
-        super().__init__()
-        self._solver, self._seconds = solver, float(seconds)
-        self._last: float | None = None
-        self._done = threading.Event()
-        self._watcher = threading.Thread(target=self._watch, daemon=True)
-        self._watcher.start()
-
-    def on_solution_callback(self) -> None:
-        self._last = time.perf_counter()
-
-    def _watch(self) -> None:
-        while not self._done.wait(min(0.05, self._seconds / 4)):
-            if self._last is not None and time.perf_counter() - self._last >= self._seconds:
-                self._solver.stop_search()
-                return
-
-    def close(self) -> None:
-        self._done.set()
-        self._watcher.join()
+    return elapsed >= 0.95 * settings.max_time_in_seconds
 
 
 def _named_values(model: cp_model.CpModel, solution: list[int], variables: Any) -> dict[str, int]:

@@ -764,7 +764,7 @@ class PlaceRouteLevel(Level):
             w, result = failed[0]
             if result.outcome is None:
                 raise _out_of_time(state, w, len(todo) - len(failed),
-                                   time.perf_counter() - started)
+                                   time.perf_counter() - started, self.name)
             self._raise(state, w, result.outcome)
 
     @staticmethod
@@ -932,15 +932,16 @@ def _renamed(state: CompileState, first: SectionWork, result: SectionResult,
     return SectionResult(renamed, check, seconds)
 
 
-def _out_of_time(state: CompileState, w: SectionWork, compiled: int, seconds: float,
-                 level: str = "place-route") -> MappingError:
+def _out_of_time(state: CompileState, w: SectionWork, compiled: int, elapsed: float,
+                 level: str) -> MappingError:
     """The run is overdue with sections to go (at ``level``): what it would take, in the
-    user's terms (from the sections compiled this round, else from the time used so far)."""
+    user's terms (from the ``compiled`` sections of this round, in ``elapsed`` seconds, else
+    from the time used so far)."""
     to_go = sum(1 for x in state.work if x.outcome is None)
     used = state.run_plan.used()
     done = f"{len(state.work) - to_go} of {len(state.work)} sections compiled"
-    if compiled and seconds > 0:
-        per_section = seconds / compiled
+    if compiled and elapsed > 0:
+        per_section = elapsed / compiled
         limit = math.ceil(1.2 * (used + to_go * per_section) / MAPPING_SHARE)
         why = (f"the time limit ran out with {done}; at {per_section:.2f} s per section the "
                f"other {to_go} need about {to_go * per_section:.0f} s more")
