@@ -9,7 +9,8 @@
 - project imports sit at the top of a module, and no private name (``_x``) is
   imported from another module;
 - the pipeline asks which kind of hardware it has in one module only, the target table
-  (``pipeline.targets``): nowhere else is a ``kind`` compared with a kind's name;
+  (``pipeline.targets``): nowhere else is a ``kind`` compared with a kind's name, and no
+  other pipeline module imports a target's flow (:data:`TARGET_FLOWS`);
 - the solver layer is entered only by its package, ``formulations.solver``: no module
   outside it imports one of its modules (backends, CP-SAT, budget) directly;
 - every ``fabric`` parameter says its type (``RduFabric``);
@@ -136,6 +137,24 @@ def test_the_target_table_is_the_one_place_that_tells_kinds_apart():
               for name, tree in TREES.items()
               if name.startswith("pipeline") and name != TARGET_TABLE
               for node in ast.walk(tree) if _compares_kind(node)]
+    assert broken == []
+
+
+#: Each target's flow: the RDU's package, the Streaming Engine's and the CGRA's modules.
+TARGET_FLOWS = ("pipeline.rdu", "pipeline.streaming", "pipeline.cgra")
+
+
+def test_a_targets_flow_is_entered_only_from_the_target_table():
+    """The levels of each target live together: no other pipeline module reaches into a
+    target's flow but the table of targets (so no shared module grows RDU-only code again;
+    benchmarks and tests may measure a flow's parts)."""
+    broken = [f"{name}:{node.lineno} imports {module}"
+              for name, tree in TREES.items()
+              if name.startswith("pipeline") and name != TARGET_TABLE
+              for module, _, node, _ in _imports(name, tree)
+              for flow in TARGET_FLOWS
+              if (module == flow or module.startswith(flow + "."))
+              and not (name == flow or name.startswith(flow + "."))]
     assert broken == []
 
 
