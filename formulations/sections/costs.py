@@ -11,42 +11,99 @@ stays independent of the models it judges). Per sample:
 where ``stage_v`` is node v's stage cycles (:func:`stage_cycles`: its FLOPs over its PCUs,
 else the streaming rule of one 32-bit word per lane per cycle; a PMU node its bytes over
 the PMU ports; every node at least its widest output's cycles on one link channel) and
-``dram_k`` the cycles its bytes across cuts take at the DRAM rate (a crossing edge is
-written by its source's section and read by its sink's). Both are linear in the section
-model: ``T_k >= stage_v x[v][k]`` and ``T_k >= c sum_e bytes_e d[e][k]`` with
-``d[e][k] >= |x[u][k] - x[v][k]|``. Reconfiguration is the same for every cut of one
-section count, so the count phase (fewest sections) already minimises it.
+``dram_k`` the cycles its bytes across cuts take at the DRAM rate. They are counted per
+net, as :mod:`sim.perf` moves them (:func:`cut_nets`): a net leaving its driver's section is
+written once by that section and read once by each other section holding one of its
+sinks, however many sinks there are (bert_l-12 inference on plasticine: counted per edge,
+its 12-section cut's DRAM bytes were 16 % above what the simulator moves). Both parts are
+linear in the section model: ``T_k >= stage_v x[v][k]`` and ``T_k >= c sum_n bytes_n
+d[n][k]`` with ``d[n][k] >= |x[u][k] - x[s][k]|`` for the driver u and each sink s of net
+n. Reconfiguration is the same for every cut of one section count, so the count phase
+(fewest sections) already minimises it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from model.graph import Graph
 
-__all__ = ["CutCosts", "cut_costs", "stage_cycles", "cut_time"]
+__all__ = ["CutCosts", "CutNet", "cut_costs", "cut_nets", "net_sections", "stage_cycles",
+           "cut_time"]
+
+
+@dataclass(frozen=True)
+class CutNet:
+    """One value through DRAM when its net crosses a cut: the ``driver`` (None when it lies
+    outside the graph being cut), the ``sinks`` inside, the value's ``bytes`` and whether
+    it is ``written`` whatever the cut (a sink lies outside)."""
+
+    driver: str | None
+    sinks: tuple[str, ...]
+    bytes: float
+    written: bool = False
 
 
 @dataclass(frozen=True)
 class CutCosts:
-    """Cycles per sample: each node's stage, and DRAM per byte across a cut; ``outside``
-    holds, per node, bytes it exchanges with nodes outside the graph being cut (a window
-    of the search: those edges always cross)."""
+    """Cycles per sample: each node's stage, and DRAM per byte across a cut; ``nets``, for
+    a window of the search, the nets it counts (its own and those crossing its border,
+    :meth:`for_window`), else None: the graph's own."""
 
     stage: dict[str, float]
     dram_per_byte: float
-    outside: dict[str, float] = field(default_factory=dict)
+    nets: tuple[CutNet, ...] | None = None
 
     def for_window(self, graph: Graph, sub: Graph) -> "CutCosts":
-        """The costs of window ``sub`` of ``graph``: its nodes' edges to the rest cross."""
+        """The costs of window ``sub`` of ``graph``: a net with a sink outside is written
+        whatever the window's cut, and one driven from outside is read by each section
+        holding its sinks."""
         inside = set(sub.node_ids)
-        outside: dict[str, float] = {}
-        for e in graph.edges:
-            if (e.src in inside) != (e.dst in inside) and e.src != e.dst:
-                v = e.src if e.src in inside else e.dst
-                outside[v] = outside.get(v, 0.0) + _bytes(e)
+        nets = []
+        for net in _whole_nets(graph):
+            sinks = tuple(s for s in net.sinks if s in inside)
+            driver = net.driver if net.driver in inside else None
+            written = driver is not None and len(sinks) < len(net.sinks)
+            if sinks or written:
+                nets.append(CutNet(driver, sinks, net.bytes, written))
         return CutCosts({v: self.stage[v] for v in inside if v in self.stage},
-                        self.dram_per_byte, outside)
+                        self.dram_per_byte, tuple(nets))
+
+
+def _whole_nets(graph: Graph) -> list[CutNet]:
+    """The graph's nets that can cross a cut (a sink other than the driver), each as big as
+    its largest edge (:func:`sim.perf.section_inputs` counts them so)."""
+    out = []
+    for net in graph.nets:
+        edges = [graph.edges[i] for i in net.edges if graph.edges[i].dst != net.driver]
+        if edges:
+            out.append(CutNet(net.driver, tuple(dict.fromkeys(e.dst for e in edges)),
+                              max(_bytes(e) for e in edges)))
+    return out
+
+
+def cut_nets(graph: Graph, costs: CutCosts) -> list[CutNet]:
+    """The nets whose DRAM traffic ``costs`` counts on ``graph``.
+
+    >>> from model.graph import Edge, Node
+    >>> g = Graph("g", [Node("a"), Node("b"), Node("c")],
+    ...           [Edge("a", "b", bytes=8, net="n"), Edge("a", "c", bytes=8, net="n")])
+    >>> cut_nets(g, CutCosts({}, 1.0))
+    [CutNet(driver='a', sinks=('b', 'c'), bytes=8.0, written=False)]
+    """
+    return list(costs.nets) if costs.nets is not None else _whole_nets(graph)
+
+
+def net_sections(net: CutNet, assignment: dict[str, int]) -> set[int]:
+    """The sections that move ``net`` through DRAM in ``assignment``: the driver's when any
+    sink lies elsewhere (or it is written anyway), and each other section holding a sink.
+
+    >>> net_sections(CutNet("a", ("b", "c", "d"), 8.0), {"a": 0, "b": 1, "c": 1, "d": 0})
+    {0, 1}
+    """
+    home = assignment.get(net.driver) if net.driver is not None else None
+    readers = {assignment[s] for s in net.sinks} - {home}
+    return readers | ({home} if home is not None and (readers or net.written) else set())
 
 
 def _bytes(edge) -> float:
@@ -103,10 +160,8 @@ def cut_time(graph: Graph, assignment: dict[str, int], costs: CutCosts) -> float
     dram: dict[int, float] = {}
     for v, k in assignment.items():
         slowest[k] = max(slowest.get(k, 0.0), costs.stage.get(v, 0.0))
-        dram[k] = dram.get(k, 0.0) + costs.outside.get(v, 0.0)
-    for e in graph.edges:
-        ks, kd = assignment.get(e.src), assignment.get(e.dst)
-        if ks is not None and kd is not None and ks != kd:
-            dram[ks] += _bytes(e)
-            dram[kd] += _bytes(e)
+        dram.setdefault(k, 0.0)
+    for net in cut_nets(graph, costs):
+        for k in net_sections(net, assignment):
+            dram[k] += net.bytes
     return sum(max(slowest[k], dram[k] * costs.dram_per_byte) for k in slowest)

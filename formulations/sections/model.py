@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 from typing import Callable
 
-from formulations.sections.costs import CutCosts
+from formulations.sections.costs import CutCosts, cut_nets, net_sections
 from formulations.sections.problem import (BufferDemand, Capacity, Scale, buffer_nets,
                                            edge_traffic, loosest_scale, unit_demand, scale_of)
 from formulations.solver import Budget, LinearModel, SolveSettings, solve_planned
@@ -139,9 +139,8 @@ TIE_BREAK = 1
 
 def _add_makespans(model, graph: Graph, x, count: int, costs: CutCosts):
     """Per section ``T[k]``, in units of the slowest stage / :data:`TIME_UNITS`: at least
-    each stage in it and its DRAM cycles (bytes of edges with one end in it, and its nodes'
-    bytes to the graph's outside). Returns ``T`` by section and a function giving these
-    variables' values for a cut (a hint)."""
+    each stage in it and its DRAM cycles (per net, :func:`_add_net_traffic`). Returns ``T``
+    by section and a function giving these variables' values for a cut (a hint)."""
     unit = max(costs.stage.values(), default=1.0) / TIME_UNITS or 1.0
     stage = {v: math.ceil(costs.stage.get(v, 0.0) / unit - 1e-9) for v in x}
     makespans = {k: model.add_var(f"T[{k}]", 0.0, 0.0, integer=True) for k in range(count)}
@@ -150,27 +149,10 @@ def _add_makespans(model, graph: Graph, x, count: int, costs: CutCosts):
             if stage[v] > 0:
                 model.add_row([makespans[k], x[v][k]], [1.0, -stage[v]], lb=0,
                               name=f"makespan[{v},{k}]", family="makespan")
-    per_byte = costs.dram_per_byte / unit
-    outside = {v: round(costs.outside.get(v, 0.0) * per_byte) for v in x}
+    moved = _add_net_traffic(model, graph, x, costs, costs.dram_per_byte / unit)
     dram: dict[int, list[tuple[object, float]]] = {k: [] for k in range(count)}
-    for v in x:
-        for k in x[v] if outside[v] >= 1 else ():
-            dram[k].append((x[v][k], outside[v]))
-    crossings = []                               # (edge, section, d, weight)
-    for j, e in enumerate(graph.edges):
-        weight = round(edge_traffic(e) * per_byte)
-        if e.src == e.dst or weight < 1:
-            continue
-        for k in sorted(set(x[e.src]) | set(x[e.dst])):
-            d = model.add_var(f"d[{j},{k}]", 0.0, 1.0, integer=True)
-            here_src, here_dst = x[e.src].get(k), x[e.dst].get(k)
-            for side, (a, b) in enumerate(((here_src, here_dst), (here_dst, here_src))):
-                terms = [(d, 1.0)] + ([(a, -1.0)] if a is not None else []) \
-                    + ([(b, 1.0)] if b is not None else [])
-                model.add_row([t[0] for t in terms], [t[1] for t in terms], lb=0,
-                              name=f"dram_cross[{j},{k},{side}]", family="dram")
-            dram[k].append((d, weight))
-            crossings.append((e, k, d, weight))
+    for _, k, d, weight in moved:
+        dram[k].append((d, weight))
     for k, terms in dram.items():
         if terms:
             model.add_row([makespans[k]] + [t[0] for t in terms], [1.0] + [-t[1] for t in terms],
@@ -183,14 +165,42 @@ def _add_makespans(model, graph: Graph, x, count: int, costs: CutCosts):
         load = {k: 0.0 for k in range(count)}
         for v in x:
             slowest[assignment[v]] = max(slowest[assignment[v]], stage[v])
-            load[assignment[v]] += outside[v] if outside[v] >= 1 else 0
         hint = {}
-        for e, k, d, weight in crossings:
-            hint[d] = float((assignment[e.src] == k) != (assignment[e.dst] == k))
+        for net, k, d, weight in moved:
+            hint[d] = float(k in net_sections(net, assignment))
             load[k] += weight * hint[d]
         return hint | {makespans[k]: max(slowest[k], load[k]) for k in range(count)}
 
     return makespans, hint_for
+
+
+def _add_net_traffic(model, graph: Graph, x, costs: CutCosts, per_byte: float) -> list:
+    """``d[n][k] = 1`` when section k moves net n through DRAM (:func:`net_sections`): at
+    least ``x[u][k] - x[s][k]`` (k writes it: driver u in k, a sink s elsewhere; ``x[u][k]``
+    alone when a sink lies outside the graph) and ``x[s][k] - x[u][k]`` (k reads it) for
+    each sink s. Returns (net, section, d, weight in time units) of each."""
+    moved = []
+    for j, net in enumerate(cut_nets(graph, costs)):
+        weight = round(net.bytes * per_byte)
+        if weight < 1:
+            continue
+        at_driver = x[net.driver] if net.driver is not None else {}
+        for k in sorted(set(at_driver).union(*(x[s] for s in net.sinks))):
+            writes = [(at_driver.get(k), None)] if net.written else [
+                (at_driver.get(k), x[s].get(k)) for s in net.sinks]
+            reads = [(x[s].get(k), at_driver.get(k)) for s in net.sinks]
+            # one row per distinct pair (by identity: a Var's == builds a constraint)
+            rows = list({(id(a), id(b)): (a, b) for a, b in writes + reads
+                         if a is not None}.values())
+            if not rows:
+                continue
+            d = model.add_var(f"d[{j},{k}]", 0.0, 1.0, integer=True)
+            for side, (a, b) in enumerate(rows):
+                terms = [(d, 1.0), (a, -1.0)] + ([(b, 1.0)] if b is not None else [])
+                model.add_row([t[0] for t in terms], [t[1] for t in terms], lb=0,
+                              name=f"dram_cross[{j},{k},{side}]", family="dram")
+            moved.append((net, k, d, weight))
+    return moved
 
 
 def _add_buffer_chains(model, nets, x) -> dict[tuple[int, int], object]:
