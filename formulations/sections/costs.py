@@ -18,18 +18,24 @@ sinks, however many sinks there are (bert_l-12 inference on plasticine: counted 
 its 12-section cut's DRAM bytes were 16 % above what the simulator moves). Both parts are
 linear in the section model: ``T_k >= stage_v x[v][k]`` and ``T_k >= c sum_n bytes_n
 d[n][k]`` with ``d[n][k] >= |x[u][k] - x[s][k]|`` for the driver u and each sink s of net
-n. Reconfiguration is the same for every cut of one section count, so the count phase
-(fewest sections) already minimises it.
+n. A streaming stage moves only the inputs of its own section, as in :mod:`sim.perf` (an
+input read from DRAM is its section's DRAM time): ``stage_v`` is its fixed part (its
+outputs) or the sum over its inputs from its section, whichever is larger
+(:meth:`CutCosts.stage_in`; bert_l-12 inference on plasticine: a MatMul of 75.5 MB and
+9.4 MB in takes 1.33 M cycles, 1.18 M when the 9.4 MB come from DRAM), in the model
+``T_k >= sum_u c_uv y[u,v,k]`` with ``y[u,v,k] >= x[u][k] + x[v][k] - 1``. Reconfiguration
+is the same for every cut of one section count, so the count phase (fewest sections)
+already minimises it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from model.graph import Graph
 
 __all__ = ["CutCosts", "CutNet", "cut_costs", "cut_nets", "net_sections", "stage_cycles",
-           "cut_time"]
+           "stage_parts", "cut_time"]
 
 
 @dataclass(frozen=True)
@@ -46,13 +52,28 @@ class CutNet:
 
 @dataclass(frozen=True)
 class CutCosts:
-    """Cycles per sample: each node's stage, and DRAM per byte across a cut; ``nets``, for
-    a window of the search, the nets it counts (its own and those crossing its border,
-    :meth:`for_window`), else None: the graph's own."""
+    """Cycles per sample: each node's stage (for a streaming node, its part that no cut
+    changes), and DRAM per byte across a cut; ``streamed``, per streaming node, the
+    cycles of its inputs by source, which its stage moves when the source shares its
+    section; ``nets``, for a window of the search, the nets it counts (its own and those
+    crossing its border, :meth:`for_window`), else None: the graph's own."""
 
     stage: dict[str, float]
     dram_per_byte: float
     nets: tuple[CutNet, ...] | None = None
+    streamed: dict[str, tuple[tuple[str, float], ...]] = field(default_factory=dict)
+
+    def stage_in(self, v: str, assignment: dict[str, int]) -> float:
+        """Node v's stage cycles in ``assignment``: its fixed part or its inputs from its
+        own section, whichever is larger."""
+        inputs = self.streamed.get(v, ())
+        here = assignment[v]
+        return max(self.stage.get(v, 0.0),
+                   sum(c for u, c in inputs if assignment.get(u) == here))
+
+    def slowest(self, v: str) -> float:
+        """Node v's stage cycles with every input in its section (its largest)."""
+        return max(self.stage.get(v, 0.0), sum(c for _, c in self.streamed.get(v, ())))
 
     def for_window(self, graph: Graph, sub: Graph) -> "CutCosts":
         """The costs of window ``sub`` of ``graph``: a net with a sink outside is written
@@ -66,8 +87,10 @@ class CutCosts:
             written = driver is not None and len(sinks) < len(net.sinks)
             if sinks or written:
                 nets.append(CutNet(driver, sinks, net.bytes, written))
+        streamed = {v: tuple((u, c) for u, c in inputs if u in inside)
+                    for v, inputs in self.streamed.items() if v in inside}
         return CutCosts({v: self.stage[v] for v in inside if v in self.stage},
-                        self.dram_per_byte, tuple(nets))
+                        self.dram_per_byte, tuple(nets), streamed)
 
 
 def _whole_nets(graph: Graph) -> list[CutNet]:
@@ -123,27 +146,51 @@ def stage_cycles(graph: Graph, node_id: str, spec) -> float:
     >>> stage_cycles(g, "a", spec), stage_cycles(g, "b", spec)
     (64.0, 64.0)
     """
+    fixed, inputs = stage_parts(graph, node_id, spec)
+    return max(fixed, sum(c for _, c in inputs))
+
+
+def stage_parts(graph: Graph, node_id: str, spec) -> tuple[float, tuple[tuple[str, float], ...]]:
+    """Node ``node_id``'s stage cycles that no cut changes, and for a streaming PCU node
+    (no FLOPs given) the cycles of its inputs by source, moved only from its own section
+    (:meth:`CutCosts.stage_in`); the stage is the larger of the fixed part and their sum.
+
+    >>> from hardware import load_hardware
+    >>> from model.graph import Edge, Node
+    >>> g = Graph("g", [Node("a"), Node("b"), Node("c", unit="pcu")],
+    ...           [Edge("a", "c", bytes=6400), Edge("b", "c", bytes=640), Edge("c", "a", bytes=64)])
+    >>> stage_parts(g, "c", load_hardware("plasticine"))       # 64 bytes a cycle
+    (1.0, (('a', 100.0), ('b', 10.0)))
+    """
     node = graph.node(node_id)
     rate = spec.link_rate("vector")
     moved_in = sum(_bytes(graph.edges[i]) for i in graph.in_edges(node_id))
     moved_out = max((_bytes(graph.edges[i]) for i in graph.out_edges(node_id)), default=0.0)
     drain = moved_out / rate
+    inputs: dict[str, float] = {}
     if node.unit == "pmu":
         pmus = max(1.0, node.pmu or 1.0)
         own = max(moved_out / (pmus * spec.pmu_read_rate), moved_in / (pmus * spec.pmu_write_rate))
     elif node.unit == "agcu":
         own = max(moved_in, moved_out) / spec.dram_rate * spec.clock_hz
+    elif node.flops is not None:
+        own = node.flops / (max(1.0, node.pcu or 1.0) * spec.flops_per_pcu_cycle)
     else:
-        pcus = max(1.0, node.pcu or 1.0)
-        own = (node.flops / (pcus * spec.flops_per_pcu_cycle) if node.flops is not None
-               else max(moved_in, moved_out) / (4 * spec.pcu_lanes * pcus))
-    return max(1.0, own, drain)
+        lanes = 4 * spec.pcu_lanes * max(1.0, node.pcu or 1.0)
+        own = moved_out / lanes
+        for i in graph.in_edges(node_id):
+            e = graph.edges[i]
+            inputs[e.src] = inputs.get(e.src, 0.0) + _bytes(e) / lanes
+    return max(1.0, own, drain), tuple(inputs.items())
 
 
 def cut_costs(graph: Graph, spec) -> CutCosts:
     """Every node's stage cycles and the DRAM cycles per byte on ``spec`` (an RDU)."""
-    return CutCosts({v: stage_cycles(graph, v, spec) for v in graph.node_ids},
-                    spec.clock_hz / spec.dram_rate)
+    parts = {v: stage_parts(graph, v, spec) for v in graph.node_ids}
+    return CutCosts({v: fixed for v, (fixed, _) in parts.items()},
+                    spec.clock_hz / spec.dram_rate,
+                    streamed={v: inputs for v, (fixed, inputs) in parts.items()
+                              if sum(c for _, c in inputs) > fixed})
 
 
 def cut_time(graph: Graph, assignment: dict[str, int], costs: CutCosts) -> float:
@@ -159,7 +206,7 @@ def cut_time(graph: Graph, assignment: dict[str, int], costs: CutCosts) -> float
     slowest: dict[int, float] = {}
     dram: dict[int, float] = {}
     for v, k in assignment.items():
-        slowest[k] = max(slowest.get(k, 0.0), costs.stage.get(v, 0.0))
+        slowest[k] = max(slowest.get(k, 0.0), costs.stage_in(v, assignment))
         dram.setdefault(k, 0.0)
     for net in cut_nets(graph, costs):
         for k in net_sections(net, assignment):

@@ -139,39 +139,76 @@ TIE_BREAK = 1
 
 def _add_makespans(model, graph: Graph, x, count: int, costs: CutCosts):
     """Per section ``T[k]``, in units of the slowest stage / :data:`TIME_UNITS`: at least
-    each stage in it and its DRAM cycles (per net, :func:`_add_net_traffic`). Returns ``T``
-    by section and a function giving these variables' values for a cut (a hint)."""
-    unit = max(costs.stage.values(), default=1.0) / TIME_UNITS or 1.0
-    stage = {v: math.ceil(costs.stage.get(v, 0.0) / unit - 1e-9) for v in x}
+    each stage in it (:func:`_add_stages`) and its DRAM cycles (per net,
+    :func:`_add_net_traffic`). Returns ``T`` by section and a function giving these
+    variables' values for a cut (a hint)."""
+    unit = max(map(costs.slowest, x), default=1.0) / TIME_UNITS or 1.0
     makespans = {k: model.add_var(f"T[{k}]", 0.0, 0.0, integer=True) for k in range(count)}
-    for v in x:
-        for k in x[v]:
-            if stage[v] > 0:
-                model.add_row([makespans[k], x[v][k]], [1.0, -stage[v]], lb=0,
-                              name=f"makespan[{v},{k}]", family="makespan")
+    stage_of = _add_stages(model, x, costs, unit, makespans)
     moved = _add_net_traffic(model, graph, x, costs, costs.dram_per_byte / unit)
     dram: dict[int, list[tuple[object, float]]] = {k: [] for k in range(count)}
     for _, k, d, weight in moved:
         dram[k].append((d, weight))
+    top = max([TIME_UNITS, *(math.ceil(costs.slowest(v) / unit) for v in x)])
     for k, terms in dram.items():
         if terms:
             model.add_row([makespans[k]] + [t[0] for t in terms], [1.0] + [-t[1] for t in terms],
                           lb=0, name=f"dram[{k}]", family="dram")
-        model.set_bounds(makespans[k], ub=max([TIME_UNITS, *stage.values()])
-                         + sum(t[1] for t in terms))
+        model.set_bounds(makespans[k], ub=top + sum(t[1] for t in terms))
 
     def hint_for(assignment: dict[str, int]) -> dict:
         slowest = {k: 0.0 for k in range(count)}
         load = {k: 0.0 for k in range(count)}
-        for v in x:
-            slowest[assignment[v]] = max(slowest[assignment[v]], stage[v])
         hint = {}
+        for v in x:
+            here = stage_of(v, assignment, hint)
+            slowest[assignment[v]] = max(slowest[assignment[v]], here)
         for net, k, d, weight in moved:
             hint[d] = float(k in net_sections(net, assignment))
             load[k] += weight * hint[d]
         return hint | {makespans[k]: max(slowest[k], load[k]) for k in range(count)}
 
     return makespans, hint_for
+
+
+def _add_stages(model, x, costs: CutCosts, unit: float, makespans: dict):
+    """``T[k] >= stage_v x[v][k]`` (the fixed part) and, for a streaming stage, ``T[k] >=
+    sum_u c_u y[u][v][k]`` with ``y >= x[u][k] + x[v][k] - 1`` (input u moved on chip when
+    it shares the section: :meth:`CutCosts.stage_in`). Returns a function giving node v's
+    stage in time units for a cut, adding its ``y`` to a hint."""
+    fixed = {v: math.ceil(costs.stage.get(v, 0.0) / unit - 1e-9) for v in x}
+    shared: dict[tuple[str, int], list[tuple[str, object, int]]] = {}
+    for i, v in enumerate(x):
+        for k in x[v]:
+            if fixed[v] > 0:
+                model.add_row([makespans[k], x[v][k]], [1.0, -fixed[v]], lb=0,
+                              name=f"makespan[{v},{k}]", family="makespan")
+            inputs = [(u, math.ceil(c / unit - 1e-9)) for u, c in costs.streamed.get(v, ())
+                      if u == v or k in x.get(u, {})]
+            if sum(c for _, c in inputs) <= fixed[v]:
+                continue
+            terms = shared[v, k] = []
+            for j, (u, c) in enumerate(inputs):
+                y = x[v][k] if u == v else model.add_var(f"y[{i},{j},{k}]", 0.0, 1.0,
+                                                         integer=True)
+                if u != v:
+                    model.add_row([y, x[u][k], x[v][k]], [1.0, -1.0, -1.0], lb=-1,
+                                  name=f"stream[{i},{j},{k}]", family="makespan")
+                terms.append((u, y, c))
+            model.add_row([makespans[k]] + [y for _, y, _ in terms],
+                          [1.0] + [-float(c) for _, _, c in terms], lb=0,
+                          name=f"stream_makespan[{i},{k}]", family="makespan")
+
+    def stage_of(v: str, assignment: dict[str, int], hint: dict) -> float:
+        here = assignment[v]
+        for k in x[v]:
+            for u, y, _ in shared.get((v, k), ()):
+                if u != v:
+                    hint[y] = float(assignment[u] == here == k)
+        return max(fixed[v], sum(c for u, _, c in shared.get((v, here), ())
+                                 if assignment[u] == here))
+
+    return stage_of
 
 
 def _add_net_traffic(model, graph: Graph, x, costs: CutCosts, per_byte: float) -> list:

@@ -1,5 +1,7 @@
 """The greedy section cut: capacities, categories, acyclic quotient."""
 
+from dataclasses import replace
+
 import networkx as nx
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -366,6 +368,25 @@ def test_a_window_counts_its_border_nets_as_the_whole_cut_does():
     inside = [cut_time(window, {v: k - 1 for v, k in cut.items()}, local) for cut in cuts]
     assert [w - whole[0] for w in whole] == pytest.approx([i - inside[0] for i in inside])
     assert len(set(whole)) == 3
+
+
+@pytest.mark.parametrize("backend", ["cp-sat", "highs"])
+def test_a_streaming_stage_moves_only_the_inputs_of_its_own_section(backend):
+    """m streams a's and b's 3200 B (50 cycles each at 64 B a cycle): 100 cycles with both
+    in its section, none with both read from DRAM (sim.perf's rule). Sections of at most
+    3 nodes: {a, b} {m, c} takes 50 + 6.4 cycles (6400 B read at 0.001 cycles a byte), where
+    counting m's inputs wherever they come from makes {a, b, m} {c} the fastest (101)."""
+    from formulations.sections.costs import cut_costs, cut_time
+    graph = Graph("join", [Node(v, unit="pcu") for v in "abmc"],
+                  [Edge("a", "m", bytes=3200), Edge("b", "m", bytes=3200),
+                   Edge("m", "c", bytes=64)])
+    costs = replace(cut_costs(graph, load_hardware("plasticine")), dram_per_byte=0.001)
+    assert cut_time(graph, {"a": 0, "b": 0, "m": 0, "c": 1}, costs) == pytest.approx(100 + 1)
+    assert cut_time(graph, {"a": 0, "b": 1, "m": 1, "c": 1}, costs) == pytest.approx(50 + 50)
+    plan = cut_sections(graph, Capacity(pcu=3, pmu=3, total=3, agcu=0),
+                        SolveSettings(backend, 5.0), costs=costs)
+    assert [sorted(s.nodes) for s in plan.sections] == [["a", "b"], ["c", "m"]]
+    assert plan.extra["estimated_cycles_per_sample"] == pytest.approx(50 + 6.4)
 
 
 def test_the_cut_records_its_solves_batch_by_batch():
