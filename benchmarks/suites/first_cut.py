@@ -42,6 +42,10 @@ QUICK_GRAPH = "OperatorGraphs/bert_l-12_inference"
 WORKERS = os.environ.get("RDAMAP_FIRST_CUT_WORKERS")
 #: Only these rows ("GRAPH PRESET", comma-separated, from ``$RDAMAP_FIRST_CUT_ROWS``) when set.
 ROWS = {r.strip() for r in os.environ.get("RDAMAP_FIRST_CUT_ROWS", "").split(",") if r.strip()}
+#: A folder (``$RDAMAP_FIRST_CUT_KEEP``) that keeps every run's mapping.json, as
+#: ``GRAPH-PRESET-base.json`` and ``GRAPH-PRESET-new.json``, for a later look (sim.perf, the
+#: cut's estimate); unset: none is kept.
+KEEP = os.environ.get("RDAMAP_FIRST_CUT_KEEP")
 REPO = Path(__file__).resolve().parents[2]
 #: Seconds one entry (two runs) may take.
 ENTRY_TIMEOUT = 6 * BUDGET
@@ -67,15 +71,20 @@ COLUMNS = (
     Column("wall_base", "wall s (base)", "{:.1f}"),
     Column("wall", "wall s", "{:.1f}"),
     Column("cut_s", "cut s", "{:.1f}"),
+    Column("estimate", "cut's estimate (M cycles/sample)", "{:.4f}"),
+    Column("load_base", "load (base)", "{:.1f}"),
+    Column("load", "load", "{:.1f}"),
     Column("status", "status"),
     Column("note", "note"),
 )
 
 
-def _run(tree: Path, graph: Path, preset: str, budget: float, seed: int) -> dict[str, Any]:
-    """One CLI run in ``tree``: its mapping.json's numbers and the process's wall time."""
+def _run(tree: Path, graph: Path, preset: str, budget: float, seed: int,
+         who: str = "new") -> dict[str, Any]:
+    """One CLI run in ``tree``: its mapping.json's numbers and the process's wall time (the
+    mapping kept as ``who``'s under :data:`KEEP` when set)."""
     with tempfile.TemporaryDirectory(prefix="first-cut-") as out:
-        started = time.perf_counter()
+        load, started = os.getloadavg()[0], time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "pipeline.run", str(graph), "--hardware",
                                preset, "--time-limit", str(budget), "--seed", str(seed),
                                "--out", out, "--no-pictures", "--quiet"]
@@ -87,14 +96,19 @@ def _run(tree: Path, graph: Path, preset: str, budget: float, seed: int) -> dict
         path = Path(out) / "mapping.json"
         if proc.returncode != 0 or not path.exists():
             lines = [x for x in proc.stderr.splitlines() if x.strip()]
-            return {"status": f"exit {proc.returncode}", "wall": wall,
+            return {"status": f"exit {proc.returncode}", "wall": wall, "load": load,
                     "note": shorten(lines[-1] if lines else "no output", 200)}
         mapping = json.loads(path.read_text())
+        if KEEP:
+            Path(KEEP).mkdir(parents=True, exist_ok=True)
+            (Path(KEEP) / f"{graph.stem}-{preset}-{who}.json").write_text(path.read_text())
     metrics = mapping["metrics"]
     cuts = [s for s in mapping.get("stages", []) if s.get("stage") == "sections"]
     first = cuts[0] if cuts else {}
     throughput = metrics.get("throughput")
-    return {"status": mapping.get("status"), "wall": wall,
+    estimate = first.get("estimated_cycles_per_sample")
+    return {"status": mapping.get("status"), "wall": wall, "load": load,
+            "estimate": estimate / 1e6 if isinstance(estimate, (int, float)) else None,
             "sections": metrics.get("sections"), "rounds": metrics.get("feedback_rounds"),
             "throughput": throughput if isinstance(throughput, (int, float)) else None,
             "dram": (metrics.get("dram_bytes") or 0.0) / 1e9,
@@ -120,13 +134,13 @@ def compare(graph: str, preset: str, budget: float = BUDGET, seed: int = 0) -> d
     """Map ``graph`` (relative to the shared graphs folder) with the baseline, then with this
     checkout; one row of both."""
     path = graphs_root() / "msr-dnn" / f"{graph}.json"
-    base = _run(Path(os.environ["RDAMAP_BASELINE"]), path, preset, budget, seed)
+    base = _run(Path(os.environ["RDAMAP_BASELINE"]), path, preset, budget, seed, "base")
     new = _run(REPO, path, preset, budget, seed)
     row = {key: new.get(key) for key in ("sections", "lower_bound", "bound_buffers", "rounds",
                                           "probes", "recuts", "buffer_pmus", "throughput",
-                                          "dram", "wall", "cut_s")}
+                                          "dram", "wall", "cut_s", "estimate", "load")}
     row |= {f"{key}_base": base.get(key) for key in ("sections", "rounds", "throughput",
-                                                    "dram", "wall")}
+                                                    "dram", "wall", "load")}
     if new.get("throughput") and base.get("throughput"):
         row["throughput_ratio"] = new["throughput"] / base["throughput"]
     row["status"] = f"{base['status']} / {new['status']}"
@@ -169,5 +183,7 @@ SUITE = Suite(
            "re-cuts after the cut level balanced its own cut and found a section too "
            "full ((plain): the least-traffic cut that counts no buffers was kept; (repair): "
            "the first cut with its sections too full cut again). Throughput = "
-           "sim.perf's samples/s of the mapping (one batch of 256)."),
+           "sim.perf's samples/s of the mapping (one batch of 256). Cut's estimate = this "
+           "checkout's first cut's time per sample (formulations.sections.costs), load = the "
+           "1-minute load average when each run started."),
 )

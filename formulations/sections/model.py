@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 from typing import Callable
 
-from formulations.sections.costs import CutCosts
+from formulations.sections.costs import CutCosts, cut_nets, net_sections
 from formulations.sections.problem import (BufferDemand, Capacity, Scale, buffer_nets,
                                            edge_traffic, loosest_scale, unit_demand, scale_of)
 from formulations.solver import Budget, LinearModel, SolveSettings, solve_planned
@@ -139,58 +139,105 @@ TIE_BREAK = 1
 
 def _add_makespans(model, graph: Graph, x, count: int, costs: CutCosts):
     """Per section ``T[k]``, in units of the slowest stage / :data:`TIME_UNITS`: at least
-    each stage in it and its DRAM cycles (bytes of edges with one end in it, and its nodes'
-    bytes to the graph's outside). Returns ``T`` by section and a function giving these
+    each stage in it (:func:`_add_stages`) and its DRAM cycles (per net,
+    :func:`_add_net_traffic`). Returns ``T`` by section and a function giving these
     variables' values for a cut (a hint)."""
-    unit = max(costs.stage.values(), default=1.0) / TIME_UNITS or 1.0
-    stage = {v: math.ceil(costs.stage.get(v, 0.0) / unit - 1e-9) for v in x}
+    unit = max(map(costs.slowest, x), default=1.0) / TIME_UNITS or 1.0
     makespans = {k: model.add_var(f"T[{k}]", 0.0, 0.0, integer=True) for k in range(count)}
-    for v in x:
-        for k in x[v]:
-            if stage[v] > 0:
-                model.add_row([makespans[k], x[v][k]], [1.0, -stage[v]], lb=0,
-                              name=f"makespan[{v},{k}]", family="makespan")
-    per_byte = costs.dram_per_byte / unit
-    outside = {v: round(costs.outside.get(v, 0.0) * per_byte) for v in x}
+    stage_of = _add_stages(model, x, costs, unit, makespans)
+    moved = _add_net_traffic(model, graph, x, costs, costs.dram_per_byte / unit)
     dram: dict[int, list[tuple[object, float]]] = {k: [] for k in range(count)}
-    for v in x:
-        for k in x[v] if outside[v] >= 1 else ():
-            dram[k].append((x[v][k], outside[v]))
-    crossings = []                               # (edge, section, d, weight)
-    for j, e in enumerate(graph.edges):
-        weight = round(edge_traffic(e) * per_byte)
-        if e.src == e.dst or weight < 1:
-            continue
-        for k in sorted(set(x[e.src]) | set(x[e.dst])):
-            d = model.add_var(f"d[{j},{k}]", 0.0, 1.0, integer=True)
-            here_src, here_dst = x[e.src].get(k), x[e.dst].get(k)
-            for side, (a, b) in enumerate(((here_src, here_dst), (here_dst, here_src))):
-                terms = [(d, 1.0)] + ([(a, -1.0)] if a is not None else []) \
-                    + ([(b, 1.0)] if b is not None else [])
-                model.add_row([t[0] for t in terms], [t[1] for t in terms], lb=0,
-                              name=f"dram_cross[{j},{k},{side}]", family="dram")
-            dram[k].append((d, weight))
-            crossings.append((e, k, d, weight))
+    for _, k, d, weight in moved:
+        dram[k].append((d, weight))
+    top = max([TIME_UNITS, *(math.ceil(costs.slowest(v) / unit) for v in x)])
     for k, terms in dram.items():
         if terms:
             model.add_row([makespans[k]] + [t[0] for t in terms], [1.0] + [-t[1] for t in terms],
                           lb=0, name=f"dram[{k}]", family="dram")
-        model.set_bounds(makespans[k], ub=max([TIME_UNITS, *stage.values()])
-                         + sum(t[1] for t in terms))
+        model.set_bounds(makespans[k], ub=top + sum(t[1] for t in terms))
 
     def hint_for(assignment: dict[str, int]) -> dict:
         slowest = {k: 0.0 for k in range(count)}
         load = {k: 0.0 for k in range(count)}
-        for v in x:
-            slowest[assignment[v]] = max(slowest[assignment[v]], stage[v])
-            load[assignment[v]] += outside[v] if outside[v] >= 1 else 0
         hint = {}
-        for e, k, d, weight in crossings:
-            hint[d] = float((assignment[e.src] == k) != (assignment[e.dst] == k))
+        for v in x:
+            here = stage_of(v, assignment, hint)
+            slowest[assignment[v]] = max(slowest[assignment[v]], here)
+        for net, k, d, weight in moved:
+            hint[d] = float(k in net_sections(net, assignment))
             load[k] += weight * hint[d]
         return hint | {makespans[k]: max(slowest[k], load[k]) for k in range(count)}
 
     return makespans, hint_for
+
+
+def _add_stages(model, x, costs: CutCosts, unit: float, makespans: dict):
+    """``T[k] >= stage_v x[v][k]`` (the fixed part) and, for a streaming stage, ``T[k] >=
+    sum_u c_u y[u][v][k]`` with ``y >= x[u][k] + x[v][k] - 1`` (input u moved on chip when
+    it shares the section: :meth:`CutCosts.stage_in`). Returns a function giving node v's
+    stage in time units for a cut, adding its ``y`` to a hint."""
+    fixed = {v: math.ceil(costs.stage.get(v, 0.0) / unit - 1e-9) for v in x}
+    shared: dict[tuple[str, int], list[tuple[str, object, int]]] = {}
+    for i, v in enumerate(x):
+        for k in x[v]:
+            if fixed[v] > 0:
+                model.add_row([makespans[k], x[v][k]], [1.0, -fixed[v]], lb=0,
+                              name=f"makespan[{v},{k}]", family="makespan")
+            inputs = [(u, math.ceil(c / unit - 1e-9)) for u, c in costs.streamed.get(v, ())
+                      if u == v or k in x.get(u, {})]
+            if sum(c for _, c in inputs) <= fixed[v]:
+                continue
+            terms = shared[v, k] = []
+            for j, (u, c) in enumerate(inputs):
+                y = x[v][k] if u == v else model.add_var(f"y[{i},{j},{k}]", 0.0, 1.0,
+                                                         integer=True)
+                if u != v:
+                    model.add_row([y, x[u][k], x[v][k]], [1.0, -1.0, -1.0], lb=-1,
+                                  name=f"stream[{i},{j},{k}]", family="makespan")
+                terms.append((u, y, c))
+            model.add_row([makespans[k]] + [y for _, y, _ in terms],
+                          [1.0] + [-float(c) for _, _, c in terms], lb=0,
+                          name=f"stream_makespan[{i},{k}]", family="makespan")
+
+    def stage_of(v: str, assignment: dict[str, int], hint: dict) -> float:
+        here = assignment[v]
+        for k in x[v]:
+            for u, y, _ in shared.get((v, k), ()):
+                if u != v:
+                    hint[y] = float(assignment[u] == here == k)
+        return max(fixed[v], sum(c for u, _, c in shared.get((v, here), ())
+                                 if assignment[u] == here))
+
+    return stage_of
+
+
+def _add_net_traffic(model, graph: Graph, x, costs: CutCosts, per_byte: float) -> list:
+    """``d[n][k] = 1`` when section k moves net n through DRAM (:func:`net_sections`): at
+    least ``x[u][k] - x[s][k]`` (k writes it: driver u in k, a sink s elsewhere; ``x[u][k]``
+    alone when a sink lies outside the graph) and ``x[s][k] - x[u][k]`` (k reads it) for
+    each sink s. Returns (net, section, d, weight in time units) of each."""
+    moved = []
+    for j, net in enumerate(cut_nets(graph, costs)):
+        weight = round(net.bytes * per_byte)
+        if weight < 1:
+            continue
+        at_driver = x[net.driver] if net.driver is not None else {}
+        for k in sorted(set(at_driver).union(*(x[s] for s in net.sinks))):
+            writes = [(at_driver.get(k), None)] if net.written else [
+                (at_driver.get(k), x[s].get(k)) for s in net.sinks]
+            reads = [(x[s].get(k), at_driver.get(k)) for s in net.sinks]
+            # one row per distinct pair (by identity: a Var's == builds a constraint)
+            rows = list({(id(a), id(b)): (a, b) for a, b in writes + reads
+                         if a is not None}.values())
+            if not rows:
+                continue
+            d = model.add_var(f"d[{j},{k}]", 0.0, 1.0, integer=True)
+            for side, (a, b) in enumerate(rows):
+                terms = [(d, 1.0), (a, -1.0)] + ([(b, 1.0)] if b is not None else [])
+                model.add_row([t[0] for t in terms], [t[1] for t in terms], lb=0,
+                              name=f"dram_cross[{j},{k},{side}]", family="dram")
+            moved.append((net, k, d, weight))
+    return moved
 
 
 def _add_buffer_chains(model, nets, x) -> dict[tuple[int, int], object]:

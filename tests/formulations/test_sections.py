@@ -1,5 +1,7 @@
 """The greedy section cut: capacities, categories, acyclic quotient."""
 
+from dataclasses import replace
+
 import networkx as nx
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -312,6 +314,79 @@ def test_the_time_of_a_section_is_its_dram_when_that_is_slower():
     costs = CutCosts({"a": 2.0, "b": 3.0}, dram_per_byte=0.01)
     assert cut_time(graph, {"a": 0, "b": 0}, costs) == 3.0
     assert cut_time(graph, {"a": 0, "b": 1}, costs) == 10.0 + 10.0      # 1000 B * 0.01 each
+
+
+def fan_out_chain() -> Graph:
+    """p -> a (900 B); a's net n to b and c (600 B each); b -> c (700 B)."""
+    return Graph("fan", [Node(v, unit="pcu") for v in "pabc"],
+                 [Edge("p", "a", bytes=900), Edge("a", "b", bytes=600, net="n"),
+                  Edge("a", "c", bytes=600, net="n"), Edge("b", "c", bytes=700)])
+
+
+def test_a_net_crossing_a_cut_is_moved_once_as_sim_perf_moves_it():
+    """Net n leaves section 0 for b and c in section 1: written once and read once (600 B
+    each way), not once per edge; an assignment's DRAM bytes per section agree with what
+    sim.perf counts for it."""
+    from formulations.sections.costs import CutCosts, cut_nets, cut_time, net_sections
+    graph = fan_out_chain()
+    costs = CutCosts({v: 1.0 for v in "pabc"}, dram_per_byte=0.01)
+    assert cut_time(graph, {"p": 0, "a": 0, "b": 1, "c": 1}, costs) == 6.0 + 6.0
+    assert cut_time(graph, {"p": 0, "a": 1, "b": 1, "c": 1}, costs) == 9.0 + 9.0
+    moved = {k: 0.0 for k in range(3)}
+    for net in cut_nets(graph, costs):          # c apart: n written once, read by 1 and 2
+        for k in net_sections(net, {"p": 0, "a": 0, "b": 1, "c": 2}):
+            moved[k] += net.bytes
+    assert moved == {0: 600.0, 1: 600.0 + 700.0, 2: 600.0 + 700.0}
+
+
+@pytest.mark.parametrize("backend", ["cp-sat", "highs"])
+def test_the_time_objective_cuts_a_fan_out_net_that_is_moved_once(backend):
+    """Two sections of at most 3 nodes, DRAM-bound: cutting net n (600 B written, 600 B
+    read) beats cutting p -> a (900 B); counted per edge, n would cost 1200 B a side and
+    the cut would take p -> a."""
+    from formulations.sections.costs import CutCosts
+    costs = CutCosts({v: 1.0 for v in "pabc"}, dram_per_byte=0.01)
+    plan = cut_sections(fan_out_chain(), Capacity(pcu=3, pmu=3, total=3, agcu=0),
+                        SolveSettings(backend, 5.0), costs=costs)
+    assert [sorted(s.nodes) for s in plan.sections] == [["a", "p"], ["b", "c"]]
+    assert plan.extra["estimated_cycles_per_sample"] == 12.0
+
+
+def test_a_window_counts_its_border_nets_as_the_whole_cut_does():
+    """Moving nodes inside a window changes the window's time exactly as it changes the
+    whole cut's: its nets to and from the rest are written or read as in the whole."""
+    from formulations.sections.costs import CutCosts, cut_time
+    graph = Graph("w", [Node(v, unit="pcu") for v in "pabcq"],
+                  [Edge("p", "a", bytes=500, net="m"), Edge("p", "b", bytes=500, net="m"),
+                   Edge("a", "b", bytes=300, net="n"), Edge("a", "q", bytes=300, net="n"),
+                   Edge("b", "c", bytes=800), Edge("c", "q", bytes=100)])
+    costs = CutCosts({v: 1.0 for v in "pabcq"}, dram_per_byte=0.01)
+    window = graph.subgraph(["a", "b", "c"])
+    local = costs.for_window(graph, window)
+    cuts = [{"a": 1, "b": 1, "c": 1}, {"a": 1, "b": 1, "c": 2}, {"a": 1, "b": 2, "c": 2}]
+    whole = [cut_time(graph, {"p": 0, "q": 3} | cut, costs) for cut in cuts]
+    inside = [cut_time(window, {v: k - 1 for v, k in cut.items()}, local) for cut in cuts]
+    assert [w - whole[0] for w in whole] == pytest.approx([i - inside[0] for i in inside])
+    assert len(set(whole)) == 3
+
+
+@pytest.mark.parametrize("backend", ["cp-sat", "highs"])
+def test_a_streaming_stage_moves_only_the_inputs_of_its_own_section(backend):
+    """m streams a's and b's 3200 B (50 cycles each at 64 B a cycle): 100 cycles with both
+    in its section, none with both read from DRAM (sim.perf's rule). Sections of at most
+    3 nodes: {a, b} {m, c} takes 50 + 6.4 cycles (6400 B read at 0.001 cycles a byte), where
+    counting m's inputs wherever they come from makes {a, b, m} {c} the fastest (101)."""
+    from formulations.sections.costs import cut_costs, cut_time
+    graph = Graph("join", [Node(v, unit="pcu") for v in "abmc"],
+                  [Edge("a", "m", bytes=3200), Edge("b", "m", bytes=3200),
+                   Edge("m", "c", bytes=64)])
+    costs = replace(cut_costs(graph, load_hardware("plasticine")), dram_per_byte=0.001)
+    assert cut_time(graph, {"a": 0, "b": 0, "m": 0, "c": 1}, costs) == pytest.approx(100 + 1)
+    assert cut_time(graph, {"a": 0, "b": 1, "m": 1, "c": 1}, costs) == pytest.approx(50 + 50)
+    plan = cut_sections(graph, Capacity(pcu=3, pmu=3, total=3, agcu=0),
+                        SolveSettings(backend, 5.0), costs=costs)
+    assert [sorted(s.nodes) for s in plan.sections] == [["a", "b"], ["c", "m"]]
+    assert plan.extra["estimated_cycles_per_sample"] == pytest.approx(50 + 6.4)
 
 
 def test_the_cut_records_its_solves_batch_by_batch():
