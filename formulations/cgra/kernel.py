@@ -83,7 +83,7 @@ MID_DESCENT_SHARE = 0.25
 #: Share of the time left for the whole-kernel model in mobility windows
 #: (:func:`~formulations.cgra.mobility.mobility_search`) before the descent, on the kernels
 #: that get a descent.
-MOBILITY_SHARE = 0.6
+MOBILITY_SHARE = 0.8
 #: Rows and columns of the corner a larger fabric's kernel is mapped on first, and the share
 #: of the time that run gets (:func:`region_spec`).
 REGION = 4

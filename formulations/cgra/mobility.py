@@ -71,17 +71,18 @@ SLACK = 6
 #: The spare cycles a question at one II is asked with, one after the other while CP-SAT
 #: proves the shorter horizon too short (adpcm_decoder on the 4 x 4 torus at II 8: none
 #: within 6, a mapping within 10).
-SLACKS = (SLACK, 2 * SLACK, 4 * SLACK)
+SLACKS = (SLACK, 2 * SLACK)
 #: Share of the work left for one question of the bisection.
 QUESTION_SHARE = 0.4
 #: The least planned seconds a question is asked with.
 LEAST_QUESTION = 0.5
 #: Planned seconds a question needs per routing variable, about (adpcm_decoder and
 #: aes_encrypt on the 4 x 4 torus: 74 000-110 000 variables, 3.4-6.5 planned seconds, build
-#: included, to the first mapping or the proof that none fits, i.e. 4.2e-5 to 6.5e-5); the
-#: search stops when the work left is below this for the next question, so a short budget
-#: goes to the descent instead.
-QUESTION_SECONDS = 6.0e-5
+#: included, to the first mapping or the proof that none fits, i.e. 4.2e-5 to 6.5e-5, 5e-5 on
+#: most); the search stops when the work left is below this for the next question, so a short
+#: budget goes to the descent instead (a question gets at least this, and stops at its
+#: first mapping).
+QUESTION_SECONDS = 5.0e-5
 #: Largest routing graph (registers + link uses) a question is built for; a larger one is
 #: asked with a shorter horizon.
 MAX_ROUTING_VARIABLES = 250_000
