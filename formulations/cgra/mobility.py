@@ -51,6 +51,7 @@ Examples
 
 from __future__ import annotations
 
+from itertools import product
 from typing import Callable
 
 from ortools.sat.python import cp_model
@@ -63,7 +64,8 @@ from formulations.solver import Budget, SolveStatus, solve_cp_model
 
 __all__ = ["SLACK", "SLACKS", "QUESTION_SHARE", "LEAST_QUESTION", "QUESTION_SECONDS",
            "MAX_ROUTING_VARIABLES", "question_seconds", "window_horizon", "window_map",
-           "window_question", "mobility_search", "ask_at"]
+           "window_question", "pe_symmetries", "pe_representatives", "mobility_search",
+           "ask_at"]
 
 #: Spare cycles of one iteration above the length bound at the II: every operation's
 #: mobility (room for the hops of its routes; 2 was too few on adpcm_decoder at II 10).
@@ -136,6 +138,7 @@ def window_question(problem: CgraProblem, ii: int, budget: Budget, seed: int = 0
         return None, False
     lo = fv.windows[0]
     order = sorted(range(problem.n), key=lambda v: (lo[v], v))
+    d.clause([fv.on[order[0]][p] for p in pe_representatives(problem, order[0])], "S1_symmetry")
     d.branch_on([b for v in order for _, b in sorted(fv.at[v].items())]
                 + [b for v in order for _, b in sorted(fv.on[v].items())],
                 cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)
@@ -150,6 +153,47 @@ def window_question(problem: CgraProblem, ii: int, budget: Budget, seed: int = 0
     sched = decode_full(problem, ii, fv, result, method="CP-SAT in mobility windows")
     sched.status = "feasible"
     return sched, False
+
+
+def pe_symmetries(problem: CgraProblem) -> list[list[int]]:
+    """The PE permutations that map the fabric onto itself: translations (wrapping around),
+    reflections and, on a square grid, the transpose, kept when they preserve every link and
+    every operation's allowed PEs (a 4 x 4 torus whose PEs all reach memory: 128; the 4 x 4
+    mesh: 8; HyCUBE, memory on its outer columns: 4). A mapping moved by one of them is a mapping again (registers are per PE and
+    the same everywhere).
+
+    >>> from hardware import load_hardware
+    >>> from model.graph import Graph, Node
+    >>> from formulations.cgra.problem import problem_from_graph
+    >>> g = Graph("one", [Node("a", op="LOAD")], [])
+    >>> [len(pe_symmetries(problem_from_graph(g, load_hardware(name))))
+    ...  for name in ("cgra4x4", "cgra4x4-torus", "hycube4x4")]
+    [8, 128, 4]
+    """
+    rows, cols, pes = problem.rows, problem.cols, problem.pes
+    index = {rc: p for p, rc in enumerate(pes)}
+    links = {(p, q) for p in range(problem.pe_count) for q in problem.links[p]}
+    allowed = {frozenset(a) for a in problem.allowed}
+    out: dict[tuple[int, ...], list[int]] = {}    # distinct (a 2 x 2 mesh's shifts are flips)
+    for dr, dc, flip_r, flip_c, swap in product(range(rows), range(cols), (0, 1), (0, 1),
+                                                (0, 1) if rows == cols else (0,)):
+        def moved(r: int, c: int) -> tuple[int, int]:
+            r, c = (c, r) if swap else (r, c)
+            r, c = (rows - 1 - r if flip_r else r), (cols - 1 - c if flip_c else c)
+            return (r + dr) % rows, (c + dc) % cols
+        perm = [index[moved(r, c)] for r, c in pes]
+        if {(perm[p], perm[q]) for p, q in links} == links and \
+                all(frozenset(perm[p] for p in a) == a for a in allowed):
+            out.setdefault(tuple(perm), perm)
+    return list(out.values())
+
+
+def pe_representatives(problem: CgraProblem, v: int) -> list[int]:
+    """The PEs ``v`` is allowed on that are the first of their orbit under
+    :func:`pe_symmetries`: every mapping moves onto one with ``v`` there, so a question
+    restricted to them answers the same (and refutes an II up to 16 times sooner on a torus)."""
+    group = pe_symmetries(problem)
+    return [p for p in problem.allowed[v] if all(perm[p] >= p for perm in group)]
 
 
 def mobility_search(problem: CgraProblem, best: CgraSchedule, budget: Budget, seed: int = 0,
