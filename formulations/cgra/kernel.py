@@ -6,9 +6,10 @@ Scope
 runs the pre-checks, the baseline (:func:`~formulations.cgra.listsched.list_schedule`, at most
 :data:`BASELINE_SHARE` of the time), then, for the placer ``"model"``, on a kernel of more than
 :data:`DESCENT_NODES` operations the full model in mobility windows bisected below the
-baseline's II (:func:`~formulations.cgra.mobility.mobility_search`, :data:`MOBILITY_SHARE` of
+II reached (:func:`~formulations.cgra.mobility.mobility_search`, :data:`MOBILITY_SHARE` of
 the time left, while a question of its size fits) and a descent below the II reached
-(:func:`~formulations.cgra.listsched.descend`, :data:`DESCENT_SHARE` of the time left), then
+(:func:`~formulations.cgra.listsched.descend`, :data:`DESCENT_SHARE` of the time left), the
+bisection first when the baseline is above :data:`MOBILITY_FIRST` x the bound, then
 the II sweep on
 ``settings.backend`` (CP-SAT: :func:`~formulations.cgra.sweep.sweep_ii` with its proofs; a
 linear backend: :func:`~formulations.cgra.milp.sweep_milp`), warm-started by the baseline.
@@ -55,7 +56,7 @@ from model.graph import Graph
 
 __all__ = ["PLACERS", "BASELINE_SHARE", "SECOND_SHARE", "EJECT_SPLIT", "EJECT_SHARE", "REGION",
            "REGION_SHARE", "SECOND_NODES", "DESCENT_NODES", "DESCENT_SHARE",
-           "MID_DESCENT_SHARE", "MOBILITY_SHARE", "SWEEP_LEAST", "CgraResult", "map_kernel", "region_spec"]
+           "MID_DESCENT_SHARE", "MOBILITY_SHARE", "MOBILITY_FIRST", "SWEEP_LEAST", "CgraResult", "map_kernel", "region_spec"]
 
 #: Placers of a CGRA run (``--placer``): the CP-SAT sweep (``model``, default) or the
 #: baseline alone (``list``).
@@ -83,7 +84,10 @@ MID_DESCENT_SHARE = 0.25
 #: Share of the time left for the whole-kernel model in mobility windows
 #: (:func:`~formulations.cgra.mobility.mobility_search`) before the descent, on the kernels
 #: that get a descent.
-MOBILITY_SHARE = 0.6
+MOBILITY_SHARE = 0.8
+#: Above this many times the II bound the baseline's II is lowered by the bisection before
+#: the descent, at or below it by the descent first (:func:`_descent`).
+MOBILITY_FIRST = 1.4
 #: Rows and columns of the corner a larger fabric's kernel is mapped on first, and the share
 #: of the time that run gets (:func:`region_spec`).
 REGION = 4
@@ -160,23 +164,45 @@ def _descent(problem: CgraProblem, bounds: dict[str, int], baseline: CgraSchedul
              settings: SolveSettings, budget: Budget, say: Callable[[str], None]
              ) -> CgraSchedule | None:
     """A copy of the baseline, or a mapping at a smaller II: on a kernel of more than
-    :data:`DESCENT_NODES` operations whose baseline is above the II bound, first the full
-    model in mobility windows, bisected between the bound and the baseline's II
+    :data:`DESCENT_NODES` operations whose baseline is above the II bound, the full model in
+    mobility windows, bisected between the bound and the II reached
     (:func:`~formulations.cgra.mobility.mobility_search`, :data:`MOBILITY_SHARE` of the time
-    left), then list-scheduling attempts below the II reached (:func:`~formulations.cgra.listsched.descend`, seeded
-    by the baseline's operation order) get :data:`DESCENT_SHARE` of the time left
-    (:data:`MID_DESCENT_SHARE` up to ``LARGE_KERNEL`` operations). The II
-    sweep up from the bound rarely reaches such a kernel's II within the time limit; the
-    descent comes down to it from above, and the sweep then proves what it can below."""
+    left), and list-scheduling attempts below the II reached
+    (:func:`~formulations.cgra.listsched.descend`, seeded by the best mapping's operation
+    order, :data:`DESCENT_SHARE` of the time left, :data:`MID_DESCENT_SHARE` up to
+    ``LARGE_KERNEL`` operations). The bisection goes first when the baseline is above
+    :data:`MOBILITY_FIRST` x the bound (its big steps pay there: adpcm_decoder 27 -> 12 at
+    the suite budget), the descent first below that (one II at a time is what is missing, and
+    the descent then gets the share it had before the bisection existed: dwt PartPred). The
+    II sweep up from the bound rarely reaches such a kernel's II within the time limit; these
+    come down to it from above, and the sweep then proves what it can below."""
     if baseline is None or problem.n <= DESCENT_NODES or baseline.ii <= bounds["ii"]:
         return replace(baseline) if baseline else None
-    start = mobility_search(problem, replace(baseline),
-                            budget.share(budget.left() * MOBILITY_SHARE), settings.seed, say)
-    if start.ii <= bounds["ii"]:
-        return start
+    steps = [_bisect, _descend_below]
+    if baseline.ii <= MOBILITY_FIRST * bounds["ii"]:
+        steps.reverse()
+    best = replace(baseline)
+    for step in steps:
+        if best.ii > bounds["ii"]:
+            best = step(problem, best, settings, budget, say)
+    return best
+
+
+def _bisect(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings, budget: Budget,
+            say: Callable[[str], None]) -> CgraSchedule:
+    """:func:`~formulations.cgra.mobility.mobility_search` below ``best`` with
+    :data:`MOBILITY_SHARE` of the work left."""
+    return mobility_search(problem, best, budget.share(budget.left() * MOBILITY_SHARE),
+                           settings.seed, say)
+
+
+def _descend_below(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings,
+                   budget: Budget, say: Callable[[str], None]) -> CgraSchedule:
+    """:func:`~formulations.cgra.listsched.descend` below ``best`` with its share of the work
+    left (:data:`DESCENT_SHARE`, :data:`MID_DESCENT_SHARE` up to ``LARGE_KERNEL`` operations)."""
     share = DESCENT_SHARE if problem.n > LARGE_KERNEL else MID_DESCENT_SHARE
-    found = descend(problem, start, budget.share(budget.left() * share), settings.seed, say)
-    if found.ii < start.ii:
+    found = descend(problem, best, budget.share(budget.left() * share), settings.seed, say)
+    if found.ii < best.ii:
         say(f"descent below the baseline: II {found.ii}, length {found.length}")
     return found
 

@@ -23,9 +23,11 @@ it improves, which is exactly what is missing below the list scheduler's II; a s
 lower bound would prove more but map nothing lower.
 
 The IIs between the bound and the warm start's are searched by **bisection**: a mapping at
-``mid`` lowers the upper end, an unanswered or INFEASIBLE question raises the lower end (an
-INFEASIBLE answer only says "not within this horizon": nothing is proven, the sweep's
-relaxation still proves what it can). Each question stops at its first mapping
+``mid`` lowers the upper end, an unanswered question raises the lower end. An INFEASIBLE
+answer only says "not within this horizon" (nothing is proven, the sweep's relaxation still
+proves what it can), so the same II is asked again with a longer one (:data:`SLACKS`,
+:func:`ask_at`) before the lower end rises: a horizon too short, not the II, was what kept
+adpcm_decoder at II 9 with 120 s. Each question stops at its first mapping
 (``stop_after_first_solution``; the sweep shortens it afterwards), branches first on the
 issue cycles, then on the PEs, operations by earliest issue (the list scheduler's order, with
 CP-SAT's propagation and learning behind it), and is limited by CP-SAT's deterministic
@@ -49,6 +51,7 @@ Examples
 
 from __future__ import annotations
 
+from itertools import product
 from typing import Callable
 
 from ortools.sat.python import cp_model
@@ -57,24 +60,31 @@ from formulations.cgra.model import build_description, decode_full, model_size
 from formulations.cgra.problem import CgraProblem, CgraSchedule, length_bound, lower_bounds
 from formulations.cgra.relax import CP_PARAMS
 from formulations.cgra.work import BUILD_SECONDS, FULL_WORK_PER_SECOND
-from formulations.solver import Budget, solve_cp_model
+from formulations.solver import Budget, SolveStatus, solve_cp_model
 
-__all__ = ["SLACK", "QUESTION_SHARE", "LEAST_QUESTION", "QUESTION_SECONDS",
-           "MAX_ROUTING_VARIABLES", "question_seconds",
-           "window_horizon", "window_map", "mobility_search"]
+__all__ = ["SLACK", "SLACKS", "QUESTION_SHARE", "LEAST_QUESTION", "QUESTION_SECONDS",
+           "MAX_ROUTING_VARIABLES", "question_seconds", "window_horizon", "window_map",
+           "window_question", "pe_symmetries", "pe_representatives", "mobility_search",
+           "ask_at"]
 
 #: Spare cycles of one iteration above the length bound at the II: every operation's
 #: mobility (room for the hops of its routes; 2 was too few on adpcm_decoder at II 10).
 SLACK = 6
+#: The spare cycles a question at one II is asked with, one after the other while CP-SAT
+#: proves the shorter horizon too short (adpcm_decoder on the 4 x 4 torus at II 8: none
+#: within 6, a mapping within 10).
+SLACKS = (SLACK, 2 * SLACK)
 #: Share of the work left for one question of the bisection.
 QUESTION_SHARE = 0.4
 #: The least planned seconds a question is asked with.
 LEAST_QUESTION = 0.5
-#: Planned seconds a question needs per routing variable, about (adpcm_decoder on the 4 x 4
-#: torus: 75 000-96 000 variables, 11-13 CP-SAT units, i.e. 8 planned seconds, to the first
-#: mapping at II 10 and 17); the search stops when the work left is below this for the next
-#: question, so a short budget goes to the descent instead.
-QUESTION_SECONDS = 1.2e-4
+#: Planned seconds a question needs per routing variable, about (adpcm_decoder and
+#: aes_encrypt on the 4 x 4 torus: 74 000-110 000 variables, 3.4-6.5 planned seconds, build
+#: included, to the first mapping or the proof that none fits, i.e. 4.2e-5 to 6.5e-5, 5e-5 on
+#: most); the search stops when the work left is below this for the next question, so a short
+#: budget goes to the descent instead (a question gets at least this, and stops at its
+#: first mapping).
+QUESTION_SECONDS = 5.0e-5
 #: Largest routing graph (registers + link uses) a question is built for; a larger one is
 #: asked with a shorter horizon.
 MAX_ROUTING_VARIABLES = 250_000
@@ -105,21 +115,30 @@ def question_seconds(problem: CgraProblem, ii: int, slack: int = SLACK) -> float
 def window_map(problem: CgraProblem, ii: int, budget: Budget, seed: int = 0,
                slack: int = SLACK) -> CgraSchedule | None:
     """One question: a mapping at ``ii`` within the mobility windows of
-    :func:`window_horizon`, asked with all of ``budget`` (the build charged
-    :data:`~formulations.cgra.work.BUILD_SECONDS` per routing variable); None when none was
-    found."""
+    :func:`window_horizon`, asked with all of ``budget``; None when none was found
+    (:func:`window_question` also says whether none exists within that horizon)."""
+    return window_question(problem, ii, budget, seed, slack)[0]
+
+
+def window_question(problem: CgraProblem, ii: int, budget: Budget, seed: int = 0,
+                    slack: int = SLACK) -> tuple[CgraSchedule | None, bool]:
+    """The question of :func:`window_map` (the build charged
+    :data:`~formulations.cgra.work.BUILD_SECONDS` per routing variable): the mapping found,
+    or None and whether CP-SAT proved that no mapping ends within the horizon (then a longer
+    horizon may still map at ``ii``; an unanswered question says nothing)."""
     horizon = window_horizon(problem, ii, slack)
     if horizon is None:
-        return None
+        return None, False
     build = model_size(problem, ii, horizon) * BUILD_SECONDS
     if budget.left() < build + LEAST_QUESTION * 0.5 or budget.over():
-        return None
+        return None, False
     budget.spend(build)
     d, fv = build_description(problem, ii, horizon)
     if fv.windows is None:
-        return None
+        return None, False
     lo = fv.windows[0]
     order = sorted(range(problem.n), key=lambda v: (lo[v], v))
+    d.clause([fv.on[order[0]][p] for p in pe_representatives(problem, order[0])], "S1_symmetry")
     d.branch_on([b for v in order for _, b in sorted(fv.at[v].items())]
                 + [b for v in order for _, b in sorted(fv.on[v].items())],
                 cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)
@@ -130,32 +149,94 @@ def window_map(problem: CgraProblem, ii: int, budget: Budget, seed: int = 0,
                             variables=fv.reported(), params=params, deterministic_time=steps)
     budget.charge(result, FULL_WORK_PER_SECOND)
     if not result.has_solution:
-        return None
+        return None, result.status is SolveStatus.INFEASIBLE
     sched = decode_full(problem, ii, fv, result, method="CP-SAT in mobility windows")
     sched.status = "feasible"
-    return sched
+    return sched, False
+
+
+def pe_symmetries(problem: CgraProblem) -> list[list[int]]:
+    """The PE permutations that map the fabric onto itself: translations (wrapping around),
+    reflections and, on a square grid, the transpose, kept when they preserve every link and
+    every operation's allowed PEs (a 4 x 4 torus whose PEs all reach memory: 128; the 4 x 4
+    mesh: 8; HyCUBE, memory on its outer columns: 4). A mapping moved by one of them is a mapping again (registers are per PE and
+    the same everywhere).
+
+    >>> from hardware import load_hardware
+    >>> from model.graph import Graph, Node
+    >>> from formulations.cgra.problem import problem_from_graph
+    >>> g = Graph("one", [Node("a", op="LOAD")], [])
+    >>> [len(pe_symmetries(problem_from_graph(g, load_hardware(name))))
+    ...  for name in ("cgra4x4", "cgra4x4-torus", "hycube4x4")]
+    [8, 128, 4]
+    """
+    rows, cols, pes = problem.rows, problem.cols, problem.pes
+    index = {rc: p for p, rc in enumerate(pes)}
+    links = {(p, q) for p in range(problem.pe_count) for q in problem.links[p]}
+    allowed = {frozenset(a) for a in problem.allowed}
+    out: dict[tuple[int, ...], list[int]] = {}    # distinct (a 2 x 2 mesh's shifts are flips)
+    for dr, dc, flip_r, flip_c, swap in product(range(rows), range(cols), (0, 1), (0, 1),
+                                                (0, 1) if rows == cols else (0,)):
+        def moved(r: int, c: int) -> tuple[int, int]:
+            r, c = (c, r) if swap else (r, c)
+            r, c = (rows - 1 - r if flip_r else r), (cols - 1 - c if flip_c else c)
+            return (r + dr) % rows, (c + dc) % cols
+        perm = [index[moved(r, c)] for r, c in pes]
+        if {(perm[p], perm[q]) for p, q in links} == links and \
+                all(frozenset(perm[p] for p in a) == a for a in allowed):
+            out.setdefault(tuple(perm), perm)
+    return list(out.values())
+
+
+def pe_representatives(problem: CgraProblem, v: int) -> list[int]:
+    """The PEs ``v`` is allowed on that are the first of their orbit under
+    :func:`pe_symmetries`: every mapping moves onto one with ``v`` there, so a question
+    restricted to them answers the same (and refutes an II up to 16 times sooner on a torus)."""
+    group = pe_symmetries(problem)
+    return [p for p in problem.allowed[v] if all(perm[p] >= p for perm in group)]
 
 
 def mobility_search(problem: CgraProblem, best: CgraSchedule, budget: Budget, seed: int = 0,
                     progress: Progress | None = None) -> CgraSchedule:
     """Bisection over the IIs from the bound to ``best.ii`` (a mapping) with
-    :func:`window_map`, each question :data:`QUESTION_SHARE` of the work left (at least
-    :data:`LEAST_QUESTION` planned seconds); the mapping of the smallest II found (``best``
-    when none is lower)."""
+    :func:`ask_at`; the mapping of the smallest II found (``best`` when none is lower)."""
     say = progress or (lambda line: None)
     low, high = lower_bounds(problem)["ii"], best.ii
     while low < high and budget.left() >= LEAST_QUESTION and not budget.over():
         mid = (low + high) // 2
-        need = question_seconds(problem, mid)
-        if need > budget.left():
-            say(f"mobility windows: II {mid} needs about {need:.1f} s, {budget.left():.1f} left")
+        found, asked = ask_at(problem, mid, budget, seed, say)
+        if not asked:
             break
-        share = budget.share(max(LEAST_QUESTION, need, budget.left() * QUESTION_SHARE))
-        found = window_map(problem, mid, share, seed)
-        say(f"mobility windows: II {mid} " + (f"mapped, length {found.length}" if found
-                                               else "not found"))
         if found is not None:
             best, high = found, mid
         else:
             low = mid + 1
     return best
+
+
+def ask_at(problem: CgraProblem, ii: int, budget: Budget, seed: int, say: Progress,
+           slacks: tuple[int, ...] = SLACKS) -> tuple[CgraSchedule | None, bool]:
+    """The questions at ``ii``, horizon after horizon (``slacks``) while CP-SAT proves
+    that none fits the shorter one (adpcm_decoder on the 4 x 4 torus: none at II 8 within
+    the length bound + 6 cycles, one within + 10), each :data:`QUESTION_SHARE` of the work
+    left (at least :data:`LEAST_QUESTION` planned seconds, or the :func:`question_seconds`
+    it needs); the mapping found, and whether a question was asked at all (False: the work
+    left was below the first one's need)."""
+    asked, horizon = False, None
+    for slack in slacks:
+        if window_horizon(problem, ii, slack) == horizon:
+            break                            # capped by MAX_ROUTING_VARIABLES: no longer
+        horizon = window_horizon(problem, ii, slack)
+        need = question_seconds(problem, ii, slack)
+        if need > budget.left():
+            say(f"mobility windows: II {ii} needs about {need:.1f} s, {budget.left():.1f} left")
+            break
+        share = budget.share(max(LEAST_QUESTION, need, budget.left() * QUESTION_SHARE))
+        found, refuted = window_question(problem, ii, share, seed, slack)
+        asked = True
+        say(f"mobility windows: II {ii} (+{slack} cycles) " + (
+            f"mapped, length {found.length}" if found else
+            "none within the horizon" if refuted else "not found"))
+        if found is not None or not refuted:
+            return found, asked
+    return None, asked

@@ -4,9 +4,12 @@ kernels above the sweep's reach, legal, and the same mapping for the same seed."
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from formulations.cgra.listsched import schedule_at_ii
-from formulations.cgra.mobility import mobility_search, question_seconds, window_map
+from formulations.cgra.mobility import (ask_at, mobility_search, pe_representatives,
+                                        pe_symmetries, question_seconds, window_map,
+                                        window_question)
 from formulations.cgra.problem import lower_bounds, problem_from_graph
 from formulations.solver import Budget
 from hardware import load_hardware
@@ -53,3 +56,35 @@ def test_mobility_search_bisects_down_from_a_mapping():
     mid = (lower_bounds(problem)["ii"] + 20) // 2
     short = Budget(question_seconds(problem, mid) * 0.5, time.monotonic() + 300)
     assert mobility_search(problem, start, short) is start
+
+
+def test_a_question_refuted_by_its_horizon_is_asked_again_with_a_longer_one():
+    """The skip chain on the 2 x 2 mesh at its bound, II 10: CP-SAT proves that no mapping
+    ends within the length bound + 3 cycles (that horizon, not the II, is what fails), and
+    the same II asked again within + 6 cycles maps, legal."""
+    spec, graph = TINY, skip_chain()
+    problem = problem_from_graph(graph, spec)
+    short, refuted = window_question(problem, 10, Budget(20, time.monotonic() + 300), slack=3)
+    assert short is None and refuted
+    lines: list[str] = []
+    found, asked = ask_at(problem, 10, Budget(20, time.monotonic() + 300), 0, lines.append,
+                          slacks=(3, 6))
+    assert asked and found is not None and found.ii == 10 and checked(graph, spec, found)
+    assert [line.split(") ")[1] for line in lines] == ["none within the horizon",
+                                                       "mapped, length " + str(found.length)]
+
+
+def test_every_pe_symmetry_moves_a_mapping_onto_a_legal_one():
+    """The symmetries a question breaks (its first operation only on the first PE of each
+    orbit) are true ones: the skip chain's mapping on the 2 x 2 mesh, moved by each of the 8,
+    still passes the simulator; the first operation then has one representative PE."""
+    spec, graph = TINY, skip_chain()
+    problem = problem_from_graph(graph, spec)
+    sched = schedule_at_ii(problem, 20)
+    group = pe_symmetries(problem)
+    assert len(group) == 8 and pe_representatives(problem, 0) == [0]
+    for perm in group:
+        moved = replace(sched, pe={n: perm[p] for n, p in sched.pe.items()},
+                        routes={k: [(perm[p], c) for p, c in path]
+                                for k, path in sched.routes.items()})
+        assert checked(graph, spec, moved)
