@@ -80,10 +80,14 @@ def compile_section(task: SectionTask, say: Callable[[str], None] | None = None
         return SectionResult(None)
     fabric = build_fabric(task.spec)          # cached per process
     options, fast = task.options, task.fast
-    if fast is None and options.placer != "greedy" and time.time() >= task.deadline:
+    begun_late = time.time() >= task.deadline
+    if fast is None and options.placer != "greedy" and begun_late:
         fast = PAST_DEADLINE
-    # past the deadline, the fast path may work up to the run's last moment for sections
-    cap = task.finish if fast == PAST_DEADLINE else task.deadline
+    # begun past the deadline, a section may work up to the run's last moment, whatever sent
+    # it down the fast path: capped at the deadline, PathFinder would stop after its first
+    # iteration and a congested section fail for want of time, not of room (bert_L-12
+    # training at 120 s, load 5: such failures re-cut four times, 32 sections became 61)
+    cap = task.finish if begun_late else task.deadline
     settings = tuple(replace(s, deadline=from_epoch(cap)) for s in task.settings)
     if fast:   # the fastest legal answer, said so in the stages
         options = replace(options, placer="greedy", router="negotiated")

@@ -179,10 +179,13 @@ def test_past_the_deadline_a_section_gets_the_fastest_legal_answer(monkeypatch):
                               for s in placements)
 
 
-def test_a_section_begun_past_the_deadline_routes_until_the_runs_last_moment(monkeypatch):
+@pytest.mark.parametrize("fast", [None, "0.100 s planned, below 0.15 s"])
+def test_a_section_begun_past_the_deadline_routes_until_the_runs_last_moment(monkeypatch, fast):
     """A section begun between the deadline and the overdue point takes the fast path, and
     its PathFinder may iterate until the point the run must finish sections by (the promised
-    end less the outputs), not just until the overdue point."""
+    end less the outputs), not just until the overdue point; so does one that its small plan
+    sent down the fast path (a retry late in a loaded run): capped at the deadline already
+    passed, its PathFinder stopped after one iteration and the section went back to the cut."""
     import pipeline.rdu.section_task as section_task
     from dataclasses import replace as copy
 
@@ -201,7 +204,7 @@ def test_a_section_begun_past_the_deadline_routes_until_the_runs_last_moment(mon
     plan = SolveSettings(time_limit=1.0)
     task = section_task.SectionTask(
         Graph("g", [Node("a"), Node("b")], [Edge("a", "b")]), load_hardware("tiny"), 0,
-        RunOptions(), (plan, plan), None, None, deadline=now - 1, overdue=now + 100,
+        RunOptions(), (plan, plan), None, fast, deadline=now - 1, overdue=now + 100,
         finish=now + 200)
     with pytest.raises(RuntimeError, match="captured"):
         section_task.compile_section(copy(task))
