@@ -21,6 +21,7 @@ from __future__ import annotations
 import heapq
 import json
 import math
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from typing import Any
 from benchmarks.registry import Column, Entry, Suite
 from benchmarks.suites.common import graphs_root
 from benchmarks.suites.reliability import QUIET, run_cli, strip_timing
+from pipeline.budget import MAPPING_SHARE
 
 __all__ = ["SUITE", "GRAPHS", "compare_workers"]
 
@@ -36,8 +38,14 @@ GRAPHS = (("bert_L-12 training", "msr-dnn/OperatorGraphs/bert_L-12_training.json
           ("resnet50 training", "msr-dnn/OperatorGraphs/resnet50_training.json"),
           ("bert_l-12 inference", "msr-dnn/OperatorGraphs/bert_l-12_inference.json"))
 HARDWARE = ("plasticine", "sn10")
-#: The budget of every run (the plan, not the deadline, should end the searches).
-BUDGET = 60.0
+#: The budget of every run (the plan, not the deadline, should end the searches;
+#: ``$RDAMAP_PARALLEL_BUDGET`` sets another, e.g. issue 33's 120).
+BUDGET = float(os.environ.get("RDAMAP_PARALLEL_BUDGET", 60.0))
+#: Set (``$RDAMAP_PARALLEL_PLANNED=1``), every run gets the plan of a run of its budget
+#: (``--work``: :data:`~pipeline.budget.MAPPING_SHARE` of it) under a wall cap ten times
+#: later: on a loaded machine the budget's own wall cap would cut the plan short, and the
+#: 1- and 2-worker runs would then do different work.
+PLANNED = os.environ.get("RDAMAP_PARALLEL_PLANNED", "") not in ("", "0")
 #: Workers of the cluster estimates.
 ESTIMATED = (4, 8, 16)
 CLUSTER = ESTIMATED[-1]
@@ -69,11 +77,18 @@ COLUMNS = (
 
 def _run(graph: Path, hardware: str, workers: int, budget: float, out: Path
          ) -> tuple[int | None, float, dict]:
-    args = [str(graph), "--hardware", hardware, "--time-limit", f"{budget:g}", "--out",
-            str(out), "--seed", "0", "--workers", str(workers), *QUIET]
-    code, _, wall = run_cli(args, 3 * budget + 600)
+    limit = ["--time-limit", f"{10 * budget:g}", "--work", f"{MAPPING_SHARE * budget:g}"] \
+        if PLANNED else ["--time-limit", f"{budget:g}"]
+    args = [str(graph), "--hardware", hardware, *limit, "--out", str(out), "--seed", "0",
+            "--workers", str(workers), *QUIET]
+    code, _, wall = run_cli(args, _run_timeout(budget))
     path = out / "mapping.json"
     return code, wall, json.loads(path.read_text()) if path.exists() else {}
+
+
+def _run_timeout(budget: float) -> float:
+    """Seconds after which one run is killed: well past its wall cap."""
+    return (10 if PLANNED else 3) * budget + 600
 
 
 def compare_workers(graph: str, hardware: str, budget: float = BUDGET,
@@ -184,7 +199,7 @@ def _entries(quick: bool) -> list[Entry]:
     budget, repeats = (30.0, 1) if quick else (BUDGET, REPEATS)
     return [Entry(f"{name} on {hw}", "benchmarks.suites.parallel:compare_workers",
                   {"graph": graph, "hardware": hw, "budget": budget, "repeats": repeats},
-                  timeout=2 * repeats * (3 * budget + 600),
+                  timeout=2 * repeats * _run_timeout(budget),
                   fixed={"graph": name, "hardware": hw},
                   skip=None if (root / graph).exists() else
                   f"real graphs not available ({root / graph} is absent)")
@@ -197,7 +212,9 @@ SUITE = Suite(
     columns=COLUMNS,
     entries=_entries,
     notes=("Each row: `python -m pipeline.run GRAPH --hardware H --time-limit B --seed 0 "
-           "--workers N --no-pictures --quiet` for N = 1 then 2, in fresh processes, "
+           "--workers N --no-pictures --quiet` for N = 1 then 2, in fresh processes (with "
+           "`$RDAMAP_PARALLEL_PLANNED=1`: `--time-limit 10B --work 0.9B`, a B-second run's plan "
+           "with its wall cap out of the way), "
            f"{REPEATS} such pairs one after the other; wall = the whole process, the fastest "
            "of the row's runs with N workers. Same mapping.json = every run's identical once "
            "timing keys are removed. Speed-up = 1-worker wall / 2-worker wall; speed-up of "
