@@ -5,8 +5,10 @@ Scope
 :func:`greedy_place` is the claim-level placement of source 000: nodes are assigned one
 by one *in the order of the sorter's output*; each node goes to the free site that can
 host its unit kind and minimises the bandwidth-weighted switch-hop distance to its
-already placed neighbours; a node with no placed neighbour goes to the free site nearest
-the centre of the chip. Ties go to the lower site index. :func:`place_greedy` is its
+already placed neighbours, plus the site's congestion penalty when a routing failure set
+one (so that a re-placement moves off the over-used links); a node with no placed
+neighbour goes to the free site nearest the centre of the chip. Ties go to the lower site
+index. :func:`place_greedy` is its
 registry form, reporting the placement's full cost
 (:func:`~formulations.placement.problem.cost_terms`).
 
@@ -29,8 +31,11 @@ from model.graph import Graph
 __all__ = ["greedy_place", "place_greedy"]
 
 
-def greedy_place(graph: Graph, fabric: RduFabric, order: list[str]) -> dict[str, str]:
-    """Place ``graph``'s nodes in ``order`` on ``fabric``; returns node -> site id.
+def greedy_place(graph: Graph, fabric: RduFabric, order: list[str],
+                 site_penalty: dict[str, float] | None = None) -> dict[str, str]:
+    """Place ``graph``'s nodes in ``order`` on ``fabric``, each on the free site of least
+    distance to its placed neighbours plus ``site_penalty`` (site id -> cost); returns
+    node -> site id.
 
     Raises
     ------
@@ -51,6 +56,7 @@ def greedy_place(graph: Graph, fabric: RduFabric, order: list[str]) -> dict[str,
     hosts = {unit: np.array([fabric.can_host(s, unit) for s in sites.ids]) for unit in UNIT_KINDS}
     free = np.ones(len(sites.ids), dtype=bool)
     weights = _neighbour_weights(graph)
+    penalty = np.array([(site_penalty or {}).get(s, 0.0) for s in sites.ids])
     placed: dict[str, int] = {}
     for node_id in order:
         unit = graph.node(node_id).unit
@@ -64,6 +70,7 @@ def greedy_place(graph: Graph, fabric: RduFabric, order: list[str]) -> dict[str,
                 cost += w * sites.dist[placed[nbr]]
         if not any(n in placed for n in weights[node_id]):
             cost = sites.centre.copy()
+        cost += penalty
         cost[~candidates] = np.inf
         choice = int(np.argmin(cost))
         placed[node_id] = choice
@@ -97,7 +104,7 @@ def place_greedy(graph: Graph, fabric: RduFabric, order: list[str], settings: So
     >>> out.method, out.objective
     ('sorted-order greedy', 0.0)
     """
-    placement = greedy_place(graph, fabric, order)
+    placement = greedy_place(graph, fabric, order, site_penalty)
     problem = placement_problem(graph, fabric, site_penalty)
     terms = cost_terms(problem, placement)
     return PlacementOutcome(placement, "sorted-order greedy", sum(terms.values()),

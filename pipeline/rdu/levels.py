@@ -809,7 +809,7 @@ class PlaceRouteLevel(Level):
     def _task(self, state: CompileState, w: SectionWork, nodes_left: int) -> SectionTask:
         """Section ``w``'s task: its seed, its share of the plan, its fast-path reason."""
         options = replace(state.options, seed=section_seed(state.options.seed, w.section.nodes))
-        reseeds = state.memo.retries.get(w.key, 0) - _replace_rounds(options)
+        reseeds = state.memo.retries.get(w.key, 0) - REPLACE_ROUNDS
         if reseeds > 0:   # another seed and a more patient router
             config = options.router_config
             options = replace(options, seed=_retry_seed(options.seed, reseeds),
@@ -884,7 +884,7 @@ class PlaceRouteLevel(Level):
         done = [x.section.id for x in state.work if x.section.id < w.section.id]
         retries = state.memo.retries.get(w.key, 0)
         state.memo.failures[w.key] = failure
-        if failure.level == "routing" and retries < _replace_rounds(state.options) + LOCAL_RETRIES:
+        if failure.level == "routing" and retries < REPLACE_ROUNDS + LOCAL_RETRIES:
             code = ErrorCode.PNR_LOCAL
         else:
             code = ErrorCode.INSUFFICIENT_RESOURCES
@@ -897,7 +897,7 @@ class PlaceRouteLevel(Level):
     def fix(self, state: CompileState, data: ErrorHandlingData) -> str | None:
         w = state.work[data.first_failed]
         retries = state.memo.retries.get(w.key, 0)
-        rounds = _replace_rounds(state.options)
+        rounds = REPLACE_ROUNDS
         if retries >= rounds + LOCAL_RETRIES:
             return None
         state.memo.retries[w.key] = retries + 1
@@ -965,11 +965,6 @@ def fast_path_reason(options, planned: float) -> str | None:
     if planned < FAST_PATH_SECONDS:
         return f"{planned:.3f} s planned, below {FAST_PATH_SECONDS} s"
     return None
-
-
-def _replace_rounds(options) -> int:
-    """Re-placements with a congestion penalty (none for the greedy placer: it ignores them)."""
-    return REPLACE_ROUNDS if options.placer != "greedy" else 0
 
 
 def _retry_seed(seed: int, retry: int) -> int:

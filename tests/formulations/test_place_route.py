@@ -32,6 +32,18 @@ def test_neighbours_are_placed_close(tiny):
         assert tiny.distance(placement[e.src], placement[e.dst]) == 0   # sharing a switch
 
 
+def test_greedy_placement_moves_off_penalised_sites(tiny):
+    """A re-placement after a routing failure (the fast path's retries) must not repeat the
+    placement that failed: the congestion penalty steers greedy off those sites."""
+    g = chain(3, "any")
+    first = greedy_place(g, tiny, g.node_ids)
+    penalty = {site: 100.0 for site in first.values()}
+    again = greedy_place(g, tiny, g.node_ids, penalty)
+    assert not set(again.values()) & set(first.values())
+    for e in g.edges:
+        assert tiny.distance(again[e.src], again[e.dst]) == 0   # still close together
+
+
 def test_placement_runs_out_of_sites(tiny):
     g = Graph("g", [Node(f"p{i}", unit="pmu") for i in range(9)], [])
     with pytest.raises(PlacementError) as info:
