@@ -2,9 +2,10 @@
 
 :func:`cut_sections` drives the cut (source 003; the problem is described in
 :mod:`formulations.sections.problem`): the greedy cut
-(:mod:`formulations.sections.greedy`) is the baseline and the warm start; the
-section model (:mod:`formulations.sections.model`) is tried for every section count
-from the lower bound up (fewest sections), then minimises the bytes crossing cuts and,
+(:mod:`formulations.sections.greedy`) is the baseline and the warm start; on big
+graphs windows of its sections are first re-cut into fewer (:meth:`_Cutter.fewer_sections`);
+the section model (:mod:`formulations.sections.model`) is tried for every section count
+from the lower bound up to one below the best known (fewest sections), then minimises the bytes crossing cuts and,
 given costs (:mod:`formulations.sections.costs`), the time per sample from that cut,
 as one model for small graphs or window by window (a large-neighbourhood search)
 for big ones. The answer is never worse than greedy.
@@ -79,9 +80,11 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
     """Cut ``graph`` into the fewest sections, then the least time (with ``costs``) or the
     least DRAM traffic.
 
-    The greedy topological cut is the baseline and the warm start. The model
+    The greedy topological cut is the baseline and the warm start; above
+    :data:`MONOLITHIC_LIMIT` node-section pairs windows of it are first re-cut into fewer
+    sections (:meth:`_Cutter.fewer_sections`). The model
     (:func:`~formulations.sections.model.build_section_model`) is tried for every
-    section count from the lower bound up to one below the greedy count (fewest
+    section count from the lower bound up to one below the best count known (fewest
     sections), then with the chosen count it minimises the bytes crossing cuts,
     hinted with the best cut known. Within ``settings.time_limit`` the answer is
     never worse than greedy.
