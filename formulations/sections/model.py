@@ -141,7 +141,7 @@ def _set_packing(model, graph: Graph, x, crossing: list) -> Callable[[dict[str, 
     alone answers only no while a section is short of room."""
     scale = max((t for _, t, _ in crossing), default=1.0) or 1.0
     units = {v: sum(unit_demand(graph.node(v))[key] for key in ("pcu", "pmu", "any")) for v in x}
-    weight = PACK_UNIT * (len(crossing) + 1) if PACK_UNIT else 1
+    weight = PACK_UNIT * (len(crossing) + 1)      # one unit outweighs every tie-break
     model.minimize(sum(weight * max(1, round(units[v])) * k * x[v][k] for v in x for k in x[v])
                    + sum(round(t / scale * PACK_UNIT) * z for z, t, _ in crossing))
     model.bytes_of_bound = lambda bound: None
