@@ -52,11 +52,9 @@ WINDOW = 3
 #: Seconds per window model.
 WINDOW_SECONDS = 5.0
 #: With the time objective, the share of the budget left after the fewest sections that
-#: first goes to the least traffic (the time objective then starts from its cut).
+#: first goes to the least traffic (the time objective then starts from its cut), for a
+#: whole model; the window search goes to time directly (:meth:`_Cutter.least_cost`).
 TRAFFIC_SHARE = 0.5
-#: Planned seconds per window of a sweep (about ``2 count / WINDOW`` windows) below which
-#: the window search goes to time without the traffic phase (:meth:`_Cutter.least_cost`).
-TRAFFIC_WINDOW_SECONDS = 0.45
 #: Sections per window of the count-reducing step (:meth:`_Cutter.fewer_sections`) at its
 #: start: each window is re-cut into one section fewer.
 MERGE_WINDOW = 4
@@ -371,20 +369,18 @@ class _Cutter:
         6 s: from greedy's cut, the time objective alone ended at 10.5-21.3 M cycles a
         sample over four runs; traffic then time at 8.8-13.0 M).
 
-        The window search skips traffic when its share would give a window of a sweep
-        less than :data:`TRAFFIC_WINDOW_SECONDS`: split so thin, neither objective gets
-        through its sweep, and the time windows alone do better (the first cuts after the
-        count-reducing step, planned seconds per window at 0.5: bert_L-12 training at 31
-        sections 0.08, 348.5 M cycles a sample against 357.9 M with traffic first;
-        bert_l-12 inference at 11, 0.35, 19.18 M against 19.37 M; resnet50 training at
-        17, 0.52, and bert_l-6 training at 16, 0.57, keep traffic first: 116.0 M against
-        118.0 M and 66.5 M against 67.3 M)."""
+        The window search (above :data:`MONOLITHIC_LIMIT` node-section pairs) goes to
+        time directly: its windows are small models where CP-SAT handles the time
+        objective, and a cut share of a few planned seconds split in two gets neither
+        sweep far (the first cuts, time per sample with traffic first / time alone:
+        bert_L-12 training at 31 sections 357.9 / 348.5 M cycles, bert_l-12 inference at
+        11 19.37 / 19.18 M, inceptionv3 training (LayerGraphs) at 12 69.06 / 66.56 M;
+        resnet50 training at 17 116.0 / 118.0 M and bert_l-6 training at 16 66.5 / 67.3 M,
+        both below main's 122.5 and 68.5 M)."""
         count = max(best.values()) + 1
         if self.costs is None:
             return self.least(best, count, None, keep=0.0)
-        per_window = TRAFFIC_SHARE * self.budget.left() / (2 * count / WINDOW)
-        if len(self.graph.nodes) * count <= MONOLITHIC_LIMIT \
-                or per_window >= TRAFFIC_WINDOW_SECONDS:
+        if len(self.graph.nodes) * count <= MONOLITHIC_LIMIT:
             best = self.phase("traffic", self.least, best, count, None,
                               (1 - TRAFFIC_SHARE) * self.budget.left())
         return self.phase("time", self.least, best, count, self.costs, 0.0)
