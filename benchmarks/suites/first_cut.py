@@ -40,6 +40,10 @@ QUICK_GRAPH = "OperatorGraphs/bert_l-12_inference"
 #: ``--workers`` of every run from ``$RDAMAP_FIRST_CUT_WORKERS`` (unset: the CLI's default,
 #: the core count); 1 for A/B pairs on a shared machine.
 WORKERS = os.environ.get("RDAMAP_FIRST_CUT_WORKERS")
+#: ``--work`` of every run from ``$RDAMAP_FIRST_CUT_WORK`` (unset: none): with a large
+#: ``$RDAMAP_FIRST_CUT_BUDGET`` it plans as a short run does with the wall clock out of the
+#: way (``--time-limit 400 --work 54`` plans as a 60 s run).
+WORK = os.environ.get("RDAMAP_FIRST_CUT_WORK")
 #: Only these rows ("GRAPH PRESET", comma-separated, from ``$RDAMAP_FIRST_CUT_ROWS``) when set.
 ROWS = {r.strip() for r in os.environ.get("RDAMAP_FIRST_CUT_ROWS", "").split(",") if r.strip()}
 #: A folder (``$RDAMAP_FIRST_CUT_KEEP``) that keeps every run's mapping.json, as
@@ -88,7 +92,8 @@ def _run(tree: Path, graph: Path, preset: str, budget: float, seed: int,
         proc = subprocess.run([sys.executable, "-m", "pipeline.run", str(graph), "--hardware",
                                preset, "--time-limit", str(budget), "--seed", str(seed),
                                "--out", out, "--no-pictures", "--quiet"]
-                              + (["--workers", WORKERS] if WORKERS else []), cwd=tree,
+                              + (["--workers", WORKERS] if WORKERS else [])
+                              + (["--work", WORK] if WORK else []), cwd=tree,
                               capture_output=True, text=True, errors="replace",
                               env=dict(os.environ, PYTHONPATH=str(tree)),
                               timeout=ENTRY_TIMEOUT)
@@ -116,7 +121,8 @@ def _run(tree: Path, graph: Path, preset: str, budget: float, seed: int,
             "bound_buffers": first.get("bound_with_buffers"),
             "probes": first.get("probe_rounds"), "buffer_pmus": first.get("buffer_demand_pmus"),
             "recuts": _recuts(first),
-            "cut_s": sum(s.get("time") or 0.0 for s in cuts)}
+            "cut_s": sum(s.get("time") or 0.0 for s in cuts),
+            "merged": first.get("merged_by_windows")}
 
 
 def _recuts(cut: dict) -> str | None:

@@ -2,9 +2,10 @@
 
 :func:`cut_sections` drives the cut (source 003; the problem is described in
 :mod:`formulations.sections.problem`): the greedy cut
-(:mod:`formulations.sections.greedy`) is the baseline and the warm start; the
-section model (:mod:`formulations.sections.model`) is tried for every section count
-from the lower bound up (fewest sections), then minimises the bytes crossing cuts and,
+(:mod:`formulations.sections.greedy`) is the baseline and the warm start; on big
+graphs windows of its sections are first re-cut into fewer (:meth:`_Cutter.fewer_sections`);
+the section model (:mod:`formulations.sections.model`) is tried for every section count
+from the lower bound up to one below the best known (fewest sections), then minimises the bytes crossing cuts and,
 given costs (:mod:`formulations.sections.costs`), the time per sample from that cut,
 as one model for small graphs or window by window (a large-neighbourhood search)
 for big ones. The answer is never worse than greedy.
@@ -12,7 +13,7 @@ for big ones. The answer is never worse than greedy.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from formulations.sections.costs import CutCosts, cut_time
@@ -43,13 +44,32 @@ PAIR_SECONDS = 1e-4
 #: Above this many nodes the greedy cut is the answer: the model's section windows are
 #: quadratic in the nodes (measured: 10^5 nodes take minutes before any solve).
 MODEL_NODES = WINDOW_NODES
-#: Sections per window of the large-neighbourhood search.
-WINDOW = 5
+#: Sections per window of the large-neighbourhood search. Three, not five: on a cut share
+#: of a few planned seconds more and smaller windows get further (the first cuts of
+#: bert_l-12 inference at 12 sections, 11.4 planned s: 18.74 M cycles a sample against
+#: 20.75 M with five; bert_L-12 training at 32, 7.4 s: 338.3 M against 366.0 M).
+WINDOW = 3
 #: Seconds per window model.
 WINDOW_SECONDS = 5.0
 #: With the time objective, the share of the budget left after the fewest sections that
-#: first goes to the least traffic (the time objective then starts from its cut).
+#: first goes to the least traffic (the time objective then starts from its cut), for a
+#: whole model; the window search goes to time directly (:meth:`_Cutter.least_cost`).
 TRAFFIC_SHARE = 0.5
+#: Sections per window of the count-reducing step (:meth:`_Cutter.fewer_sections`) at its
+#: start: each window is re-cut into one section fewer.
+MERGE_WINDOW = 4
+#: The whole model's count phase spends half the budget left per count tried; a quarter
+#: once the windows found fewer sections than greedy (the rest then goes to time).
+COUNT_SHARE_AFTER = 4
+#: Planned seconds per section of a packing window (:meth:`_Cutter.pack_sweep`).
+PACK_SECONDS = 0.25
+#: The most sections per window of the count-reducing step.
+MERGE_WINDOW_MAX = 8
+#: The share of the cut's budget that the count-reducing step may spend at most (the rest
+#: goes to the whole model's count phase, then traffic and time at the count reached).
+#: bert_L-12 training on plasticine (7.4 planned s): one pack sweep of its 12 forward
+#: sections costs about 3 s, so 0.3 kept 32 sections where 0.6 reaches 31.
+MERGE_SHARE = 0.6
 
 
 def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
@@ -61,9 +81,11 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
     """Cut ``graph`` into the fewest sections, then the least time (with ``costs``) or the
     least DRAM traffic.
 
-    The greedy topological cut is the baseline and the warm start. The model
+    The greedy topological cut is the baseline and the warm start; above
+    :data:`MONOLITHIC_LIMIT` node-section pairs windows of it are first re-cut into fewer
+    sections (:meth:`_Cutter.fewer_sections`). The model
     (:func:`~formulations.sections.model.build_section_model`) is tried for every
-    section count from the lower bound up to one below the greedy count (fewest
+    section count from the lower bound up to one below the best count known (fewest
     sections), then with the chosen count it minimises the bytes crossing cuts,
     hinted with the best cut known. Within ``settings.time_limit`` the answer is
     never worse than greedy.
@@ -109,8 +131,8 @@ def cut_sections(graph: Graph, cap: Capacity, settings: SolveSettings,
         return _numbered(plan, first_id)
     cutter = _Cutter(graph, cap, scales, tuple(separate), settings, budget, plan, run_all,
                      buffers, costs)
-    best = cutter.fewest_sections()
-    best = cutter.least_cost(best)
+    best = cutter.phase("count", cutter.fewest_sections)
+    best = cutter.phase("cost", cutter.least_cost, best)
     _keep_the_better(graph, cap, scales, plan, best, buffers, costs)
     plan.extra["seconds_of_batches"] = [[round(t, 3) for t in batch] for batch in cutter.batches]
     plan.extra |= {"planned": settings.time_limit, "planned_spent": round(budget.spent, 6)}
@@ -136,6 +158,15 @@ class _Cutter:
     #: Wall seconds of every solve, batch by batch (the solves of a batch may run at once):
     #: what the parallel benchmark's cluster estimate hands out.
     batches: list[list[float]] = field(default_factory=list)
+
+    def phase(self, name: str, run, *args):
+        """``run(*args)``, its planned seconds recorded under ``name`` in the plan's
+        ``planned_by_phase`` (what each phase of the cut cost)."""
+        spent = self.budget.spent
+        result = run(*args)
+        phases = self.plan.extra.setdefault("planned_by_phase", {})
+        phases[name] = round(phases.get(name, 0.0) + self.budget.spent - spent, 3)
+        return result
 
     def job(self, graph: Graph, count: int, seconds: float, *,
             hint: dict[str, int] | None = None, first: int = 0,
@@ -174,21 +205,161 @@ class _Cutter:
         return self.budget.left() < 0.5 + keep or self.budget.wall_out()
 
     def fewest_sections(self) -> dict[str, int]:
-        """The first feasible cut with fewer sections than greedy, counting up from the
-        lower bound (greedy's cut when none is found in time)."""
+        """The first feasible cut with fewer sections than the best known, counting up
+        from the lower bound (the best known when none is found in time).
+
+        The best known is greedy's cut or, above :data:`MONOLITHIC_LIMIT` node-section
+        pairs, greedy's cut with windows merged away (:meth:`fewer_sections`), first: the
+        whole model then asks only for counts below it. bert_l-12 inference on plasticine
+        (783 nodes, greedy 12 sections, lower bound 9, cut share 11.4 planned s): the whole
+        model proved 9 infeasible and answered neither way for 10 on half of its plan,
+        and given all of it neither for 11; the windows find 11 on 3 s."""
         self.plan.extra["bound_with_buffers"] = self.plan.lower_bound
-        for count in range(self.plan.lower_bound, self.plan.greedy_sections):
-            seconds = self.budget.left() / 2
+        known = assignment_of(self.plan.sections)
+        if len(self.graph.nodes) * self.plan.greedy_sections > MONOLITHIC_LIMIT:
+            known = self.phase("merge", self.fewer_sections, known)
+        share = 2 if max(known.values()) + 1 == self.plan.greedy_sections else COUNT_SHARE_AFTER
+        for count in range(self.plan.lower_bound, max(known.values()) + 1):
+            seconds = self.budget.left() / share
             if self.out_of_time() or PAIR_SECONDS * len(self.graph.nodes) * count > seconds:
                 break
             solved = self.solve(self.graph, count, seconds, found, stem=f"sections_k{count}")
             if solved.assignment is not None:
                 return solved.assignment
             if solved.result.status.name != "INFEASIBLE":
-                break      # unknown within the budget: keep the greedy count
+                break      # unknown within the budget: keep the count known
             # proven: no cut of this many sections fits with the buffers as estimated
             self.plan.extra["bound_with_buffers"] = count + 1
-        return assignment_of(self.plan.sections)
+        return known
+
+    def fewer_sections(self, best: dict[str, int]) -> dict[str, int]:
+        """``best`` with fewer sections: a count-reducing large-neighbourhood search.
+
+        The whole model of a large graph (bert_l-12 inference: 783 nodes x 10 sections)
+        often answers neither way within its plan, while a window of a few consecutive
+        sections, the rest fixed, is small enough for CP-SAT to answer at once. Only runs
+        of one category with more sections than their own lower bound are searched
+        (bert_L-12 training: the 12 forward sections of 32; its backward ones are at
+        their bound), the last run first so that the positions of those before it stay.
+        Each run (:meth:`fewer_in`) takes what :data:`MERGE_SHARE` of the budget leaves
+        unspent, each solve charged to the cut's budget. Sections keep their position's
+        scale only when every position has the same one (the first cut), so a cut with
+        scales per position is left as it is.
+        """
+        count = max(best.values()) + 1
+        if count <= self.plan.lower_bound or self.out_of_time() or not self.uniform_scales(count):
+            return best
+        keep = (1 - MERGE_SHARE) * self.budget.left()
+        best = dict(best)
+        for first, last, floor in reversed(self.slack_runs(best)):
+            self.fewer_in(best, first, last, floor, keep)
+        self.plan.extra["merged_by_windows"] = count - (max(best.values()) + 1)
+        return best
+
+    def slack_runs(self, assignment: dict[str, int]) -> list[tuple[int, int, int]]:
+        """(first, last + 1, lower bound) of each run of sections of one category whose
+        count is above the lower bound of its own nodes."""
+        sections = sections_from(self.graph, assignment)
+        runs, first = [], 0
+        for k in range(1, len(sections) + 1):
+            if k == len(sections) or sections[k].category != sections[first].category:
+                nodes = [v for s in sections[first:k] for v in s.nodes]
+                floor = lower_bound(self.graph.subgraph(nodes), self.cap,
+                                    loosest_scale(self.scales, len(sections)))
+                if k - first > floor:
+                    runs.append((first, k, floor))
+                first = k
+        return runs
+
+    def fewer_in(self, assignment: dict[str, int], first: int, last: int, floor: int,
+                 keep: float) -> None:
+        """Sections ``first .. last - 1`` (one category) with fewer sections, down to
+        ``floor``. Two moves alternate until ``keep`` planned seconds are left:
+
+        - :meth:`merge_sweep` re-cuts windows of ``size`` sections into ``size - 1``;
+        - where no window can lose a section (greedy fills every section's PMUs, so a
+          question of fewer sections alone answers only no), :meth:`pack_sweep` moves
+          work towards the first sections of overlapping windows, front to back, so that
+          room gathers in the run's last section until it empties or a merge fits.
+
+        When neither loses a section the windows grow by two sections, up to
+        :data:`MERGE_WINDOW_MAX` (larger ones are the whole model's question); once one
+        was lost they stay at :data:`MERGE_WINDOW`, and the search ends where those fail:
+        the count found is the whole model's to improve, and the time search's budget
+        is worth more than a long shot (bert_l-12 inference: growing again after 12 -> 11
+        spent 3.9 planned s of 11.4 without a tenth section, proven impossible later)."""
+        size, largest = min(MERGE_WINDOW, last - first), MERGE_WINDOW_MAX
+        while last - first > floor and size >= 2 and not self.out_of_time(keep):
+            before = last
+            last -= self.merge_sweep(assignment, size, first, last, keep)
+            if last == before and not self.out_of_time(keep):
+                last = self.pack_sweep(assignment, size, first, last, keep)
+            if last < before:
+                size, largest = min(MERGE_WINDOW, last - first), MERGE_WINDOW
+            elif size >= min(last - first, largest):
+                break
+            else:
+                size = min(size + 2, last - first, largest)
+
+    def uniform_scales(self, count: int) -> bool:
+        """Whether sections ``0 .. count - 1`` share one scale (a section may then move)."""
+        return len({repr(self.scales.get(k, 1.0)) for k in range(count)}) == 1
+
+    def merge_sweep(self, assignment: dict[str, int], size: int, first: int, last: int,
+                    keep: float) -> int:
+        """One pass of windows of ``size`` sections in ``first .. last - 1``, each asked for
+        a cut into ``size - 1`` (least traffic): windows side by side from ``first``, then
+        from ``first + size // 2``; a phase's windows share no section, so they are solved
+        at once (:func:`~formulations.sections.portfolio.solve_each`) and every one that
+        fits is taken, in section order. Returns how many sections were merged away."""
+        merged = 0
+        for offset in (0, max(1, size // 2)):
+            end, before = last - merged, merged
+            phase = [(a, a + size) for a in range(first + offset, end - size + 1, size)]
+            if not phase or self.out_of_time(keep):
+                break
+            subs = [self.window(assignment, a, b) for a, b in phase]
+            seconds = self.window_seconds(size - 1, len(phase), keep)
+            jobs = [self.job(sub, size - 1, seconds, first=a,
+                             hint={v: min(assignment[v] - a, size - 2) for v in sub.node_ids})
+                    for (a, _), sub in zip(phase, subs)]
+            solved = solve_each(jobs, self.budget, self.run_all, self.batches)
+            self.plan.results.extend(s.result for s in solved)
+            for (a, b), sub, s in zip(phase, subs, solved):
+                if s.assignment is not None:      # windows before it in the phase lost one each
+                    shift = merged - before
+                    _place(assignment, sub, a - shift, b - shift, s.assignment)
+                    merged += 1
+        return merged
+
+    def pack_sweep(self, assignment: dict[str, int], size: int, first: int, last: int,
+                   keep: float) -> int:
+        """Windows of ``size`` sections from ``first``, each overlapping the one before in
+        its final section, re-cut to put their units in their first sections
+        (:func:`~formulations.sections.model.build_section_model` with ``pack``): the room
+        each leaves in its final section is the next window's to fill, so it travels to
+        section ``last - 1``, which the last window ends at. A window whose last section
+        empties loses it. Returns the run's new end."""
+        a, final = first, False
+        while not final and not self.out_of_time(keep):
+            if a + size >= last:
+                a, final = max(first, last - size), True
+            sub = self.window(assignment, a, a + size)
+            seconds = min(PACK_SECONDS * size, self.budget.left() - keep)
+            job = replace(self.job(sub, size, seconds, first=a,
+                                   hint={v: assignment[v] - a for v in sub.node_ids}),
+                          pack=True)
+            solved = solve_each([job], self.budget, self.run_all, self.batches)[0]
+            self.plan.results.append(solved.result)
+            if solved.assignment is not None:
+                last -= _place(assignment, sub, a, a + size, solved.assignment)
+            a += size - 1
+        return last
+
+    def window(self, assignment: dict[str, int], first: int, last: int) -> Graph:
+        """The nodes of sections ``first .. last - 1``."""
+        return self.graph.subgraph([v for v in self.graph.node_ids
+                                    if first <= assignment[v] < last])
 
     def least_cost(self, best: dict[str, int]) -> dict[str, int]:
         """With ``best``'s section count, the cut of least traffic, then with costs of least
@@ -196,12 +367,23 @@ class _Cutter:
         CP-SAT's search is strong on bytes and weak on a sum of section maxima, and the
         cut of least traffic is a good start in time (resnet50 inference on plasticine,
         6 s: from greedy's cut, the time objective alone ended at 10.5-21.3 M cycles a
-        sample over four runs; traffic then time at 8.8-13.0 M)."""
+        sample over four runs; traffic then time at 8.8-13.0 M).
+
+        The window search (above :data:`MONOLITHIC_LIMIT` node-section pairs) goes to
+        time directly: its windows are small models where CP-SAT handles the time
+        objective, and a cut share of a few planned seconds split in two gets neither
+        sweep far (the first cuts, time per sample with traffic first / time alone:
+        bert_L-12 training at 31 sections 357.9 / 348.5 M cycles, bert_l-12 inference at
+        11 19.37 / 19.18 M, inceptionv3 training (LayerGraphs) at 12 69.06 / 66.56 M;
+        resnet50 training at 17 116.0 / 118.0 M and bert_l-6 training at 16 66.5 / 67.3 M,
+        both below main's 122.5 and 68.5 M)."""
         count = max(best.values()) + 1
         if self.costs is None:
             return self.least(best, count, None, keep=0.0)
-        best = self.least(best, count, None, keep=(1 - TRAFFIC_SHARE) * self.budget.left())
-        return self.least(best, count, self.costs, keep=0.0)
+        if len(self.graph.nodes) * count <= MONOLITHIC_LIMIT:
+            best = self.phase("traffic", self.least, best, count, None,
+                              (1 - TRAFFIC_SHARE) * self.budget.left())
+        return self.phase("time", self.least, best, count, self.costs, 0.0)
 
     def least(self, best: dict[str, int], count: int, costs: CutCosts | None,
               keep: float) -> dict[str, int]:
@@ -304,6 +486,21 @@ class _Cutter:
         for v in sub.node_ids:
             assignment[v] = solved.assignment[v] + first
         return True
+
+
+def _place(assignment: dict[str, int], sub: Graph, first: int, last: int,
+           local: dict[str, int]) -> int:
+    """Put window ``sub``'s new cut (``local``: node -> section from 0) in place of sections
+    ``first .. last - 1`` and close the gap its unused sections leave: the sections after
+    it move up, in their order, so every edge stays legal. Returns the sections lost."""
+    rank = {k: i for i, k in enumerate(sorted(set(local.values())))}
+    gap = last - first - len(rank)
+    for v in assignment:
+        if assignment[v] >= last:
+            assignment[v] -= gap
+    for v in sub.node_ids:
+        assignment[v] = first + rank[local[v]]
+    return gap
 
 
 def cut_cost(graph: Graph, assignment: dict[str, int], costs: CutCosts | None

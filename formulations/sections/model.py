@@ -28,7 +28,8 @@ __all__ = ["build_section_model", "solve_section_model", "decode_assignment",
 
 def build_section_model(graph: Graph, cap: Capacity, count: int, scales: dict[int, Scale],
                         separate: list[tuple[str, str]] = (),
-                        buffers: BufferDemand | None = None, costs: CutCosts | None = None):
+                        buffers: BufferDemand | None = None, costs: CutCosts | None = None,
+                        pack: bool = False):
     """The section model with ``count`` ordered sections, as a LinearModel.
 
     Data: unit demands per node, capacities per section (``cap / scale``), the
@@ -47,7 +48,9 @@ def build_section_model(graph: Graph, cap: Capacity, count: int, scales: dict[in
     Objective: bytes crossing cuts; with ``costs``, the cut's time per sample
     (:mod:`formulations.sections.costs`: per section ``T[k]`` at least each of its
     stages and its DRAM cycles, families ``makespan`` and ``dram``), the bytes
-    crossing cuts only as a tie-break.
+    crossing cuts only as a tie-break; with ``pack`` (and no ``costs``), the units
+    weighted by their section's position (:func:`_set_packing`: the cut leans to its
+    first sections, leaving its last ones light), the bytes a tie-break.
 
     Returns
     -------
@@ -72,7 +75,8 @@ def build_section_model(graph: Graph, cap: Capacity, count: int, scales: dict[in
     _add_capacities(model, graph, x, cap, count, scales, chains)
     flags = _add_categories(model, graph, x, count)
     crossing = _add_crossings(model, graph, x)
-    makespan_hint = _set_objective(model, graph, x, count, crossing, costs)
+    makespan_hint = (_set_packing(model, graph, x, crossing) if pack and costs is None
+                     else _set_objective(model, graph, x, count, crossing, costs))
 
     def hint_for(assignment: dict[str, int]) -> dict:
         hint = {x[v][k]: float(assignment[v] == k) for v in x for k in x[v]}
@@ -127,6 +131,25 @@ def _set_objective(model, graph: Graph, x, count: int, crossing: list,
     model.minimize(TIME_WEIGHT * sum(makespans.values()) + tie_break)
     model.bytes_of_bound = lambda bound: None      # a bound on time, not on bytes
     return makespan_hint
+
+
+def _set_packing(model, graph: Graph, x, crossing: list) -> Callable[[dict[str, int]], dict]:
+    """Minimise each node's units (at least 1) times its section's position, bytes across
+    cuts a tie-break worth less than one unit: the count-reducing step
+    (:meth:`formulations.sections.cut._Cutter.pack_sweep`) moves work towards the first
+    sections of a window so that its last one empties, where a question of fewer sections
+    alone answers only no while a section is short of room."""
+    scale = max((t for _, t, _ in crossing), default=1.0) or 1.0
+    units = {v: sum(unit_demand(graph.node(v))[key] for key in ("pcu", "pmu", "any")) for v in x}
+    weight = PACK_UNIT * (len(crossing) + 1)      # one unit outweighs every tie-break
+    model.minimize(sum(weight * max(1, round(units[v])) * k * x[v][k] for v in x for k in x[v])
+                   + sum(round(t / scale * PACK_UNIT) * z for z, t, _ in crossing))
+    model.bytes_of_bound = lambda bound: None
+    return lambda assignment: {}
+
+
+#: Objective units of the largest edge in the packing objective's tie-break.
+PACK_UNIT = 10
 
 
 #: Time resolution of the objective: the slowest stage is this many units.

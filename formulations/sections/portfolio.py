@@ -72,6 +72,7 @@ class CutSolve:
     wall: float                                 # the wall-clock cap, epoch seconds
     buffers: BufferDemand = field(default_factory=dict)   # stage-buffer PMUs per edge
     costs: CutCosts | None = None               # the time objective (None: bytes across cuts)
+    pack: bool = False                          # units towards the first sections (no costs)
 
 
 @dataclass
@@ -111,7 +112,8 @@ def solve_cut(task: CutSolve) -> CutSolved:
 def _built(task: CutSolve) -> tuple[Any, Any]:
     """The section model of ``task``, hinted, and its ``x``."""
     model, x, hint_for = build_section_model(task.graph, task.cap, task.count, task.scales,
-                                             list(task.separate), task.buffers, task.costs)
+                                             list(task.separate), task.buffers, task.costs,
+                                             task.pack)
     if task.hint is not None:
         model.set_hint(hint_for(task.hint))
     return model, x

@@ -398,3 +398,71 @@ def test_the_cut_records_its_solves_batch_by_batch():
     batches = plan.extra["seconds_of_batches"]
     assert batches and all(len(b) >= 1 and all(t >= 0 for t in b) for b in batches)
     assert len(plan.results) <= sum(map(len, batches))
+
+
+# ---- the count-reducing window step -------------------------------------------------------
+
+
+def two_resource_dag(seed: int) -> Graph:
+    """A DAG whose nodes need PCUs and PMUs: greedy's first-fit leaves room in its sections
+    (seed 0: greedy 8 sections where 7 fit)."""
+    import random
+    r = random.Random(seed)
+    n = 14
+    nodes = [Node(f"n{i}", pcu=r.randint(1, 4), pmu=r.randint(0, 3)) for i in range(n)]
+    edges = [Edge(f"n{a}", f"n{b}", bytes=1) for a in range(n) for b in range(a + 1, n)
+             if r.random() < 0.15]
+    return Graph("r", nodes, edges)
+
+
+def test_windows_find_fewer_sections_where_the_whole_model_is_starved(monkeypatch):
+    """The whole model's count phase is skipped (its set-up exceeds its plan), as on a large
+    graph; the count-reducing windows still cut greedy's 8 sections to fewer."""
+    import formulations.sections.cut as sections
+    monkeypatch.setattr(sections, "PAIR_SECONDS", 1e3)       # no whole model fits the plan
+    monkeypatch.setattr(sections, "MONOLITHIC_LIMIT", 0)     # the window searches run
+    graph = two_resource_dag(0)
+    cap = Capacity(pcu=6, pmu=6, total=12, agcu=0)
+    plan = cut_sections(graph, cap, SolveSettings("cp-sat", time_limit=20))
+    check_cut(graph, cap, plan)
+    assert plan.greedy_sections == 8
+    assert plan.count < plan.greedy_sections
+    assert plan.extra["merged_by_windows"] == plan.greedy_sections - plan.count
+
+
+def test_the_packing_model_puts_the_units_in_the_first_sections():
+    """With ``pack`` the model's optimum leaves its last section empty where the nodes fit
+    in fewer; the traffic objective alone is indifferent (no edges)."""
+    from formulations.sections.portfolio import CutSolve, solve_cut
+    graph = Graph("g", [Node(f"n{i}", unit="pcu") for i in range(3)], [])
+    cap = Capacity(pcu=3, pmu=0, total=3, agcu=0)
+    job = CutSolve(graph, cap, 2, {}, (), {"n0": 1, "n1": 1, "n2": 0}, "cp-sat", 2.0, 0,
+                   1e12, pack=True)
+    solved = solve_cut(job)
+    assert solved.result.status.name == "OPTIMAL"
+    assert set(solved.assignment.values()) == {0}
+
+
+def test_a_window_cut_into_fewer_sections_closes_the_gap():
+    """A window of sections 1-3 re-cut into two: the sections after it move up one."""
+    from formulations.sections.cut import _place
+    graph = Graph("chain", [Node(f"n{i}", unit="pcu") for i in range(5)],
+                  [Edge(f"n{i}", f"n{i+1}") for i in range(4)])
+    assignment = {f"n{i}": i for i in range(5)}
+    window = graph.subgraph(["n1", "n2", "n3"])
+    assert _place(assignment, window, 1, 4, {"n1": 0, "n2": 0, "n3": 2}) == 1
+    assert assignment == {"n0": 0, "n1": 1, "n2": 1, "n3": 2, "n4": 3}
+
+
+def test_a_cut_with_scales_per_position_keeps_its_count(monkeypatch):
+    """Sections move in the count-reducing step, so a cut whose positions have their own
+    scales (a feedback round's) is left to the whole model."""
+    import formulations.sections.cut as sections
+    monkeypatch.setattr(sections, "PAIR_SECONDS", 1e3)
+    monkeypatch.setattr(sections, "MONOLITHIC_LIMIT", 0)
+    graph = two_resource_dag(0)
+    cap = Capacity(pcu=6, pmu=6, total=12, agcu=0)
+    scales = {k: (1.0 if k % 2 else {"pmu": 1.05}) for k in range(15)}
+    plan = cut_sections(graph, cap, SolveSettings("cp-sat", time_limit=5), scales)
+    assert plan.count == plan.greedy_sections
+    assert "merged_by_windows" not in plan.extra
