@@ -161,11 +161,13 @@ class _Cutter:
 
     def phase(self, name: str, run, *args):
         """``run(*args)``, its planned seconds recorded under ``name`` in the plan's
-        ``planned_by_phase`` (what each phase of the cut cost)."""
-        spent = self.budget.spent
-        result = run(*args)
+        ``planned_by_phase`` (what each phase of the cut cost; a phase run inside another,
+        such as ``merge`` inside ``count``, is counted in its own entry only)."""
         phases = self.plan.extra.setdefault("planned_by_phase", {})
-        phases[name] = round(phases.get(name, 0.0) + self.budget.spent - spent, 3)
+        spent, inner = self.budget.spent, sum(phases.values())
+        result = run(*args)
+        own = self.budget.spent - spent - (sum(phases.values()) - inner)
+        phases[name] = round(phases.get(name, 0.0) + own, 3)
         return result
 
     def job(self, graph: Graph, count: int, seconds: float, *,

@@ -428,6 +428,9 @@ def test_windows_find_fewer_sections_where_the_whole_model_is_starved(monkeypatc
     assert plan.greedy_sections == 8
     assert plan.count < plan.greedy_sections
     assert plan.extra["merged_by_windows"] == plan.greedy_sections - plan.count
+    phases = plan.extra["planned_by_phase"]        # each phase's own work, none twice
+    assert phases["merge"] > 0
+    assert sum(phases.values()) == pytest.approx(plan.extra["planned_spent"], abs=0.01)
 
 
 def test_the_packing_model_puts_the_units_in_the_first_sections():
