@@ -317,14 +317,15 @@ def test_the_same_kernel_gives_the_same_schedule_whatever_the_load(monkeypatch):
     """The skip chain (40 operations) on the 2 x 2 mesh goes through the list scheduler, the
     descent and the sweep, each budgeted in counted work: mapped twice it gives the same
     schedule, and again on a loaded machine (every clock read 2 ms late). The plan is 6 s of
-    work and the deadline a minute away: the wall clock cuts in only at the run's deadline,
-    so a machine slower than the calibration finishes the same work later. Before the
+    work and the deadline ten minutes away (a minute was too near at load 13 on 2 cores):
+    the wall clock cuts in only at the run's deadline, so a machine slower than the
+    calibration finishes the same work later. Before the
     budgets were counted, the shares were wall-clock seconds and the loaded run mapped
     nothing (T0) where the normal one found II 11."""
     spec, graph = TINY, skip_chain()
-    runs = [map_kernel(graph, spec, _planned(6, deadline=60)) for _ in range(2)]
+    runs = [map_kernel(graph, spec, _planned(6, deadline=600)) for _ in range(2)]
     extra = _loaded_clock(monkeypatch, 0.002)
-    runs.append(map_kernel(graph, spec, _planned(6, deadline=60)))
+    runs.append(map_kernel(graph, spec, _planned(6, deadline=600)))
     assert extra[0] > 0.1                                   # the clock was read, and late
     first = runs[0].schedule
     for r in runs:
