@@ -393,3 +393,23 @@ def test_work_left_goes_back_to_an_unanswered_ii(monkeypatch):
     assert calls[:3] == [(low, first, True), (low + 1, calls[1][1], True),
                          (low, first + 2, True)]
     assert sched.ii == low and sched.proven_ii and sched.ii_bound == low
+
+
+def test_a_baseline_from_ejection_is_bisected_before_the_descent(monkeypatch):
+    """Near the bound (at most MOBILITY_FIRST x it) the descent goes first, unless the
+    baseline came from ejection: list scheduling mapped the kernel at no II, so the bisection
+    goes first and gets the work its questions need (adpcm_coder)."""
+    from formulations.cgra import kernel as k
+    from formulations.cgra.listsched import EJECTION, schedule_at_ii
+    problem = problem_from_graph(skip_chain(), TINY)
+    calls: list[str] = []
+    monkeypatch.setattr(k, "_bisect", lambda p, best, *a: calls.append("bisect") or best)
+    monkeypatch.setattr(k, "_descend_below", lambda p, best, *a: calls.append("descend") or best)
+    baseline = schedule_at_ii(problem, 20)
+    near = {"ii": 18}                                  # 20 <= MOBILITY_FIRST x 18
+    k._descent(problem, near, baseline, SolveSettings(time_limit=1), Budget(1), print)
+    assert calls == ["descend", "bisect"]
+    calls.clear()
+    baseline.method = EJECTION
+    k._descent(problem, near, baseline, SolveSettings(time_limit=1), Budget(1), print)
+    assert calls == ["bisect", "descend"]
