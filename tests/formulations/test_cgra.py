@@ -413,3 +413,38 @@ def test_a_baseline_from_ejection_is_bisected_before_the_descent(monkeypatch):
     baseline.method = EJECTION
     k._descent(problem, near, baseline, SolveSettings(time_limit=1), Budget(1), print)
     assert calls == ["bisect", "descend"]
+
+
+def fan() -> Graph:
+    return Graph("fan", [Node("a", op="LOAD")] + [Node(f"m{i}", op="MUL") for i in range(6)],
+                 [Edge("a", f"m{i}") for i in range(6)])
+
+
+def test_the_neighbourhood_question_keeps_every_operation_near_its_pe():
+    """Asked near a mapping at a larger II, the question at a smaller II maps with every
+    operation within NEAR_HOPS of its PE there (a restriction of the full question)."""
+    from formulations.cgra.mobility import NEAR_HOPS, window_map, window_question
+    spec = load_hardware("cgra4x4")
+    problem = problem_from_graph(fan(), spec)
+    wide = window_map(problem, 3, Budget(10), seed=0)
+    assert wide is not None and wide.ii == 3
+    found, _ = window_question(problem, 1, Budget(10), seed=0, near=wide)
+    assert found is not None and found.ii == 1
+    assert all(problem.dist[wide.pe[n]][found.pe[n]] <= NEAR_HOPS for n in found.pe)
+    assert checked(fan(), spec, found)
+
+
+def test_a_question_out_of_work_is_asked_again_near_the_best_mapping(monkeypatch):
+    """When the full question at an II finds nothing within its work (no proof either), the
+    neighbourhood question around the mapping at the larger II is asked and its mapping kept."""
+    from formulations.cgra import mobility as m
+    problem = problem_from_graph(fan(), load_hardware("cgra4x4"))
+    wide = m.window_map(problem, 3, Budget(10), seed=0)
+    real = m.window_question
+    monkeypatch.setattr(m, "window_question", lambda p, ii, b, seed=0, slack=m.SLACK, near=None:
+                        (None, False) if near is None else real(p, ii, b, seed, slack, near))
+    lines: list[str] = []
+    found, asked = m.ask_at(problem, 1, Budget(10), 0, lines.append, near=wide)
+    assert asked and found is not None and found.ii == 1
+    assert any("near the mapping at II 3" in line for line in lines)
+    assert m.ask_at(problem, 1, Budget(10), 0, lines.append) == (None, True)
