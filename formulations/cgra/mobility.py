@@ -274,10 +274,10 @@ def ask_near(problem: CgraProblem, ii: int, budget: Budget, seed: int, say: Prog
     (fix_fft_npb on the 4 x 4 mesh from II 9: II 6 mapped in 1.0 planned s, the full
     question 2.3, more than its share in the bisection; adpcm_decoder on the torus from II
     12: II 10 in 2.3 instead of 3.2). Its "none" proves nothing."""
-    need = question_seconds(problem, ii)
+    need = NEAR_SHARE * question_seconds(problem, ii)
     if need == 0.0 or need > budget.left():
         return None
-    share = budget.share(max(LEAST_QUESTION, NEAR_SHARE * need))
+    share = budget.share(max(LEAST_QUESTION, need))
     found, _ = window_question(problem, ii, share, seed, near=near)
     say(f"mobility windows: II {ii} near the mapping at II {near.ii} " +
         (f"mapped, length {found.length}" if found else "not found"))
