@@ -241,7 +241,9 @@ def ask_at(problem: CgraProblem, ii: int, budget: Budget, seed: int, say: Progre
     the length bound + 6 cycles, one within + 10), each :data:`QUESTION_SHARE` of the work
     left (at least :data:`LEAST_QUESTION` planned seconds, or the :func:`question_seconds`
     it needs); a question that ran out of work is followed by the neighbourhood question
-    around ``near`` (:func:`ask_near`), when given. The mapping found, and whether a
+    around ``near`` (:func:`ask_near`), when given and when the work left covers it and a
+    full question after it (else it takes the work the bisection's next step needs: sample
+    decrypt_LN1 on the torus, II 16 instead of 14). The mapping found, and whether a
     question was asked at all (False: the work left was below the first one's need)."""
     asked, horizon = False, None
     for slack in slacks:
@@ -258,7 +260,8 @@ def ask_at(problem: CgraProblem, ii: int, budget: Budget, seed: int, say: Progre
         say(f"mobility windows: II {ii} (+{slack} cycles) " + (
             f"mapped, length {found.length}" if found else
             "none within the horizon" if refuted else "not found"))
-        if found is None and not refuted and near is not None:
+        if found is None and not refuted and near is not None and \
+                budget.left() >= (1 + NEAR_SHARE) * need:
             found = ask_near(problem, ii, budget, seed, say, near)
         if found is not None or not refuted:
             return found, asked
