@@ -448,3 +448,18 @@ def test_a_question_out_of_work_is_asked_again_near_the_best_mapping(monkeypatch
     assert asked and found is not None and found.ii == 1
     assert any("near the mapping at II 3" in line for line in lines)
     assert m.ask_at(problem, 1, Budget(10), 0, lines.append) == (None, True)
+
+
+def test_the_neighbourhood_question_leaves_the_work_of_a_full_question(monkeypatch):
+    """The neighbourhood question is skipped when, after it, the work left would not cover
+    a full question (the bisection's next step needs it)."""
+    from formulations.cgra import mobility as m
+    problem = problem_from_graph(fan(), load_hardware("cgra4x4"))
+    wide = m.window_map(problem, 3, Budget(10), seed=0)
+    real = m.window_question
+    monkeypatch.setattr(m, "question_seconds", lambda p, ii, slack=m.SLACK: 4.0)
+    monkeypatch.setattr(m, "window_question", lambda p, ii, b, seed=0, slack=m.SLACK, near=None:
+                        (None, False) if near is None else real(p, ii, b, seed, slack, near))
+    assert m.ask_at(problem, 1, Budget(6), 0, print, near=wide) == (None, True)
+    found, _ = m.ask_at(problem, 1, Budget(1 + (1 + m.NEAR_SHARE) * 4.0), 0, print, near=wide)
+    assert found is not None and found.ii == 1
