@@ -53,7 +53,9 @@ print(json.dumps({"nodes": r.problem.n, "bound": r.bounds["ii"], "ii": s.ii,
                   "seconds": time.monotonic() - t0, "final_ii_at": first,
                   "cut": r.cut_short, "work": r.work, "sim": "ok" if ok else "REJECTED",
                   "mobility": any("mobility windows: II" in l and "needs" not in l
-                                  for _, l in lines)}))
+                                  for _, l in lines),
+                  "unanswered": sum(l.endswith("not found") for _, l in lines),
+                  "trail": [l for _, l in lines if "mobility windows" in l or "descent" in l]}))
 '''
 
 

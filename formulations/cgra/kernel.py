@@ -42,8 +42,8 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from formulations.cgra.listsched import (LARGE_KERNEL, ROUNDS, descend, eject_from_top,
-                                        list_schedule)
+from formulations.cgra.listsched import (EJECTION, LARGE_KERNEL, ROUNDS, descend,
+                                        eject_from_top, list_schedule)
 from formulations.cgra.milp import sweep_milp
 from formulations.cgra.mobility import mobility_search
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, lower_bounds,
@@ -178,14 +178,22 @@ def _descent(problem: CgraProblem, bounds: dict[str, int], baseline: CgraSchedul
     come down to it from above, and the sweep then proves what it can below."""
     if baseline is None or problem.n <= DESCENT_NODES or baseline.ii <= bounds["ii"]:
         return replace(baseline) if baseline else None
-    steps = [_bisect, _descend_below]
-    if baseline.ii <= MOBILITY_FIRST * bounds["ii"]:
-        steps.reverse()
     best = replace(baseline)
-    for step in steps:
+    for step in _descent_steps(bounds, baseline):
         if best.ii > bounds["ii"]:
             best = step(problem, best, settings, budget, say)
     return best
+
+
+def _descent_steps(bounds: dict[str, int], baseline: CgraSchedule) -> list[Callable]:
+    """The searches below ``baseline``, in order: the bisection first above
+    :data:`MOBILITY_FIRST` x the bound, and on a baseline from ejection (list scheduling found
+    no mapping at any II it tried, so a descent of list-scheduling attempts mostly burns its
+    share: adpcm_coder, whose bisection then lacked the work for one question); the descent
+    first otherwise."""
+    if baseline.ii > MOBILITY_FIRST * bounds["ii"] or baseline.method.startswith(EJECTION):
+        return [_bisect, _descend_below]
+    return [_descend_below, _bisect]
 
 
 def _bisect(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings, budget: Budget,

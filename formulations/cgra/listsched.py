@@ -50,7 +50,7 @@ from formulations.solver import Budget
 __all__ = ["list_schedule", "schedule_at_ii", "schedule_with_ejection", "eject_from_top",
            "descend",
            "route_fixed", "Router", "NEGOTIATION_ROUNDS", "DESCENT_SEED", "EJECTIONS",
-           "CANDIDATES", "GROWTH", "LARGE_KERNEL", "ROUNDS", "LIST_SECONDS"]
+           "CANDIDATES", "GROWTH", "LARGE_KERNEL", "ROUNDS", "LIST_SECONDS", "EJECTION"]
 
 #: PathFinder rounds of rip-up and re-route per II.
 NEGOTIATION_ROUNDS = 40
@@ -72,6 +72,8 @@ TIME_WEIGHT = 2.0
 EJECTIONS = 20
 #: First seed of :func:`descend`'s attempts (far from the seeds :func:`list_schedule` uses).
 DESCENT_SEED = 1000
+#: The method of a mapping :func:`schedule_with_ejection` found.
+EJECTION = "iterative modulo scheduling (ejection) + PathFinder"
 #: Planned seconds of :func:`list_schedule` called without a budget.
 LIST_SECONDS = 10.0
 _BIG = 10**9
@@ -577,7 +579,7 @@ def schedule_with_ejection(problem: CgraProblem, ii: int, seed: int = 0,
     if not attempt.negotiate(NEGOTIATION_ROUNDS):
         return None
     sched = _decode(problem, ii, attempt)
-    sched.method = "iterative modulo scheduling (ejection) + PathFinder"
+    sched.method = EJECTION
     return sched
 
 

@@ -394,3 +394,73 @@ def test_work_left_goes_back_to_an_unanswered_ii(monkeypatch):
     assert calls[:3] == [(low, first, True), (low + 1, calls[1][1], True),
                          (low, first + 2, True)]
     assert sched.ii == low and sched.proven_ii and sched.ii_bound == low
+
+
+def test_a_baseline_from_ejection_is_bisected_before_the_descent(monkeypatch):
+    """Near the bound (at most MOBILITY_FIRST x it) the descent goes first, unless the
+    baseline came from ejection: list scheduling mapped the kernel at no II, so the bisection
+    goes first and gets the work its questions need (adpcm_coder)."""
+    from formulations.cgra import kernel as k
+    from formulations.cgra.listsched import EJECTION, schedule_at_ii
+    problem = problem_from_graph(skip_chain(), TINY)
+    calls: list[str] = []
+    monkeypatch.setattr(k, "_bisect", lambda p, best, *a: calls.append("bisect") or best)
+    monkeypatch.setattr(k, "_descend_below", lambda p, best, *a: calls.append("descend") or best)
+    baseline = schedule_at_ii(problem, 20)
+    near = {"ii": 18}                                  # 20 <= MOBILITY_FIRST x 18
+    k._descent(problem, near, baseline, SolveSettings(time_limit=1), Budget(1), print)
+    assert calls == ["descend", "bisect"]
+    calls.clear()
+    baseline.method = EJECTION
+    k._descent(problem, near, baseline, SolveSettings(time_limit=1), Budget(1), print)
+    assert calls == ["bisect", "descend"]
+
+
+def fan() -> Graph:
+    return Graph("fan", [Node("a", op="LOAD")] + [Node(f"m{i}", op="MUL") for i in range(6)],
+                 [Edge("a", f"m{i}") for i in range(6)])
+
+
+def test_the_neighbourhood_question_keeps_every_operation_near_its_pe():
+    """Asked near a mapping at a larger II, the question at a smaller II maps with every
+    operation within NEAR_HOPS of its PE there (a restriction of the full question)."""
+    from formulations.cgra.mobility import NEAR_HOPS, window_map, window_question
+    spec = load_hardware("cgra4x4")
+    problem = problem_from_graph(fan(), spec)
+    wide = window_map(problem, 3, Budget(10), seed=0)
+    assert wide is not None and wide.ii == 3
+    found, _ = window_question(problem, 1, Budget(10), seed=0, near=wide)
+    assert found is not None and found.ii == 1
+    assert all(problem.dist[wide.pe[n]][found.pe[n]] <= NEAR_HOPS for n in found.pe)
+    assert checked(fan(), spec, found)
+
+
+def test_a_question_out_of_work_is_asked_again_near_the_best_mapping(monkeypatch):
+    """When the full question at an II finds nothing within its work (no proof either), the
+    neighbourhood question around the mapping at the larger II is asked and its mapping kept."""
+    from formulations.cgra import mobility as m
+    problem = problem_from_graph(fan(), load_hardware("cgra4x4"))
+    wide = m.window_map(problem, 3, Budget(10), seed=0)
+    real = m.window_question
+    monkeypatch.setattr(m, "window_question", lambda p, ii, b, seed=0, slack=m.SLACK, near=None:
+                        (None, False) if near is None else real(p, ii, b, seed, slack, near))
+    lines: list[str] = []
+    found, asked = m.ask_at(problem, 1, Budget(10), 0, lines.append, near=wide)
+    assert asked and found is not None and found.ii == 1
+    assert any("near the mapping at II 3" in line for line in lines)
+    assert m.ask_at(problem, 1, Budget(10), 0, lines.append) == (None, True)
+
+
+def test_the_neighbourhood_question_leaves_the_work_of_a_full_question(monkeypatch):
+    """The neighbourhood question is skipped when, after it, the work left would not cover
+    a full question (the bisection's next step needs it)."""
+    from formulations.cgra import mobility as m
+    problem = problem_from_graph(fan(), load_hardware("cgra4x4"))
+    wide = m.window_map(problem, 3, Budget(10), seed=0)
+    real = m.window_question
+    monkeypatch.setattr(m, "question_seconds", lambda p, ii, slack=m.SLACK: 4.0)
+    monkeypatch.setattr(m, "window_question", lambda p, ii, b, seed=0, slack=m.SLACK, near=None:
+                        (None, False) if near is None else real(p, ii, b, seed, slack, near))
+    assert m.ask_at(problem, 1, Budget(6), 0, print, near=wide) == (None, True)
+    found, _ = m.ask_at(problem, 1, Budget(1 + (1 + m.NEAR_SHARE) * 4.0), 0, print, near=wide)
+    assert found is not None and found.ii == 1
