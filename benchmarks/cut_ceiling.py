@@ -1,34 +1,25 @@
 """cut_ceiling.py GRAPH:K ...: a proven floor on the cut's time per sample at <= K sections.
 
 ``python -m benchmarks.cut_ceiling bert_l-12_inference:11 bert_l-6_training:17`` prints,
-per OperatorGraph on plasticine and per section count k <= K, a lower bound on
+per OperatorGraph on plasticine and per section count k up to K, a lower bound on
 ``cut_time`` (:mod:`formulations.sections.costs`, which equals :mod:`sim.perf`'s steady
 state ``sum_k max(period_k, DRAM_k)``) over *every* cut into at most k sections, and the
-samples/s ceiling it gives.
+samples/s ceiling it gives (benchmarks/results/first_cut.md, "proven floors", has the
+method in full). Every step relaxes, so the number is a floor, never a guess:
 
-The method (a relaxation, so every number is a floor, never a guess):
-
-1. A *spine*: a longest path m_1 -> ... -> m_L of the graph's same-iteration edges.
-2. Any valid cut is a chain of ideals (down-closed sets) I_1 c ... c I_K; since the
-   milestones are ordered by reachability, each I_k holds a prefix m_1..m_{p_k} of them, so
-   the sections cut the spine into at most K intervals (a, b], one per section holding a
-   milestone.
+1. A *spine*: a longest path m_1 -> ... -> m_L (by nodes, or by fixed stage).
+2. A cut is a chain of ideals I_1 c ... c I_K, each holding a prefix of the milestones, so
+   the sections cut the spine into at most K intervals a..b.
 3. A section holding m_a and m_b holds their hull H(a, b) = desc(m_a) & anc(m_b) (sections
-   are convex: the section order never goes back along an edge). So H(a, b) must fit one
-   section's PCUs, PMUs, units and AGCUs (stage buffers and scale factors only add to a
-   section, so they are left out) and hold one category.
-4. That section's T = max(slowest stage, DRAM cycles) is at least
-   - each stage of H: a node's fixed part, or for a streaming node the inputs it moves from
-     inside H (:meth:`CutCosts.stage_in` only grows with the section);
-   - its forced DRAM: nets driven in H with a sink in desc(m_{b+1}) (later, since
-     m_{b+1} is not in I_k) or of another category (written once), and nets with a sink in
-     H driven in anc(m_{a-1}) (earlier) or from another category (read once).
-5. A dynamic programme over (sections used, the last interval) takes the least sum of
-   these section floors: the floor F(k) over every cut of at most k sections.
-
-A batch of B samples then takes at least (B - 1) F / clock + tensor bytes / DRAM rate +
-(fewest sections) x reconfiguration (sim.perf adds the pipeline's fill and one sample's DRAM
-per section on top), which bounds samples/s from above.
+   are convex): H must fit one section (stage buffers and scale factors only add, so they
+   are left out) and hold one category.
+4. Its T = max(slowest stage, DRAM) is at least H's stages (:meth:`Relaxation.floors`) and
+   its forced DRAM, plus what the room left by H cannot keep on chip (a knapsack).
+5. Nets to another category that no section floor sees still cross DRAM; a section absorbs
+   them only up to its slack (:func:`floor_by_count`).
+6. Section counts: prefixes hold anc(m_q), suffixes desc(m_q), two spine sections and the
+   g between them the hull of their milestones (:class:`Limits`).
+7. A dynamic programme over (sections so far, last interval) takes the least sum.
 """
 
 from __future__ import annotations
@@ -37,10 +28,12 @@ import sys
 
 import numpy as np
 
+from formulations.buffers import solve_buffers
 from formulations.sections import estimate_units
 from formulations.sections.costs import cut_costs, cut_nets
 from formulations.sections.estimates import tile_pmus
 from formulations.sections.problem import Capacity, lower_bound, unit_demand
+from formulations.solver import SolveSettings
 from hardware import build_fabric, load_hardware
 from model.importers import load_graph
 from sim.perf import DEFAULT_BATCH
@@ -99,15 +92,19 @@ class Relaxation:
         self.foreign = np.array([bool((cat[self.sinks[r]] != cat[self.driver[r]]).any())
                                  for r in range(len(nets))], dtype=bool)
 
-    def spine(self) -> list[int]:
-        """A longest path (by nodes) of same-iteration edges, as node indices."""
+    def spine(self, by: str = "nodes") -> list[int]:
+        """A longest path of same-iteration edges, as node indices: by nodes, or by
+        ``"stage"`` (the sum of fixed stages, so that it runs through the heavy nodes;
+        any path gives a valid floor, and each leaves other nodes free)."""
         g = self.graph
+        weight = (self.fixed if by == "stage" else np.ones(len(self.order)))
         length, back = {}, {}
         for v in self.order:
             preds = [g.edges[j].src for j in g.in_edges(v)
                      if not g.edges[j].loop_carried and g.edges[j].src != v]
             best = max(preds, key=lambda u: length[u], default=None)
-            length[v], back[v] = (length[best] + 1 if best else 1), best
+            length[v] = (length[best] if best else 0.0) + weight[self.pos[v]]
+            back[v] = best
         v = max(self.order, key=lambda u: length[u])
         path = []
         while v is not None:
@@ -367,20 +364,46 @@ def ceiling(graph, spec, floor: float, sections: int) -> float:
     return DEFAULT_BATCH / seconds
 
 
+def hull_report(graph, spec, first: str, last: str, seconds: float = 20.0) -> str:
+    """The hull of ``first`` and ``last`` (every section holding both holds it): its units
+    and the stage-buffer PMUs its exact balancing adds (:func:`formulations.buffers.solve_buffers`;
+    a section holding the hull balances it too, so it needs at least these when OPTIMAL)."""
+    rel = Relaxation(graph, spec)
+    hull = rel.anc[:, rel.pos[first]] & rel.anc[rel.pos[last]]
+    nodes = [rel.order[i] for i in np.flatnonzero(hull)]
+    pcu, pmu = hull.astype(float) @ rel.demand[:, :2]
+    sol = solve_buffers(graph.subgraph(nodes), SolveSettings(time_limit=seconds, seed=0), spec)
+    return (f"hull {first} .. {last}: {len(nodes)} nodes, {pcu:g} PCUs, {pmu:g} PMUs, "
+            f"balancing {sol.status}: {sol.pmus_after - sol.pmus_before} buffer PMUs")
+
+
 def main(argv: list[str]) -> None:
+    """Each argument GRAPH:K[:SPINE]: the floors at the fewest sections to K, on the
+    spine by nodes and by stage (or the one named), the larger kept per count; or
+    GRAPH:hull:FIRST:LAST, :func:`hull_report`."""
     spec = load_hardware("plasticine")
     for arg in argv:
-        name, most = arg.split(":")
+        name, most, *which = arg.split(":")
+        if most == "hull":
+            graph = estimate_units(load_graph(f"{GRAPHS}/{name}.json", None), spec,
+                                   tile_pmus(spec))
+            print(f"{name}: {hull_report(graph, spec, *which)}")
+            continue
         graph = estimate_units(load_graph(f"{GRAPHS}/{name}.json", None), spec, tile_pmus(spec))
         rel = Relaxation(graph, spec)
         fewest = lower_bound(graph, rel.cap)
-        spine = rel.spine()
-        floors = floor_by_count(rel, range(fewest, int(most) + 1), spine)
-        inside = np.zeros(len(rel.order), dtype=bool)
-        inside |= rel.anc[:, spine[0]] & rel.anc[spine[-1]]
-        pcus = rel.demand[:, 0]
-        print(f"{name}: {len(rel.order)} nodes, spine {len(spine)} milestones, its hull "
-              f"{pcus[inside].sum():g} of {pcus.sum():g} PCUs; fewest sections {fewest}")
+        counts = range(fewest, int(most) + 1)
+        print(f"{name}: {len(rel.order)} nodes, {rel.demand[:, 0].sum():g} PCUs, "
+              f"fewest sections {fewest}")
+        floors = {k: 0.0 for k in counts}
+        for by in which or ("nodes", "stage"):
+            spine = rel.spine(by)
+            inside = rel.anc[:, spine[0]] & rel.anc[spine[-1]]
+            found = floor_by_count(rel, counts, spine)
+            print(f"  spine by {by}: {len(spine)} milestones ({rel.order[spine[0]]} .. "
+                  f"{rel.order[spine[-1]]}), its hull {rel.demand[inside, 0].sum():g} PCUs; "
+                  + ", ".join(f"<= {k}: {f / 1e6:.4f}" for k, f in found.items()))
+            floors = {k: max(floors[k], found[k]) for k in counts}
         for k, f in floors.items():
             if np.isfinite(f):
                 print(f"  <= {k} sections: floor {f / 1e6:.4f} M cycles a sample, ceiling "
