@@ -56,9 +56,9 @@ def lazy_order(graph) -> list[str]:
 class Intervals:
     """Exact T of every fitting interval [i, j) of ``order`` (``cost[i][j]``)."""
 
-    def __init__(self, graph, spec, order: list[str]):
+    def __init__(self, graph, spec, order: list[str], cap: Capacity | None = None):
         self.graph, self.spec, self.order = graph, spec, order
-        self.cap = Capacity.of_fabric(build_fabric(spec))
+        self.cap = cap or Capacity.of_fabric(build_fabric(spec))
         self.costs = cut_costs(graph, spec)
         self.pos = {v: i for i, v in enumerate(order)}
         demand = [unit_demand(graph.node(v)) for v in order]

@@ -5,9 +5,11 @@ from __future__ import annotations
 import itertools
 import random
 
+import numpy as np
 import pytest
 
 from benchmarks.cut_ceiling import Relaxation, floor_by_count
+from benchmarks.interval_cut import Intervals, lazy_order, least_cut
 from formulations.sections.costs import cut_costs, cut_time
 from formulations.sections.problem import Capacity, unit_demand
 from hardware import load_hardware
@@ -74,3 +76,27 @@ def test_floor_is_the_best_cut_of_a_chain():
     rel = Relaxation(graph, SPEC, CAP)
     for most in (3, 4, 5):
         assert floor_by_count(rel, [most])[most] == pytest.approx(_best_cut(graph, most))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_interval_cut_is_the_best_cut_of_its_order(seed):
+    """The programme's least sum is the least cut_time over every cut of the lazy order
+    into at most 4 contiguous intervals that fit, and never below the ceiling's floor."""
+    graph = _random_graph(seed)
+    order = lazy_order(graph)
+    position = {v: i for i, v in enumerate(order)}
+    assert all(position[e.src] < position[e.dst] for e in graph.edges)
+    costs, best = cut_costs(graph, SPEC), float("inf")
+    for count in range(4):
+        for bounds in itertools.combinations(range(1, 7), count):
+            where = {v: sum(position[v] >= b for b in bounds) for v in order}
+            if all(_fits(graph, [v for v in order if where[v] == k]) for k in range(count + 1)):
+                best = min(best, cut_time(graph, where, costs))
+    iv = Intervals(graph, SPEC, order, CAP)
+    if best == float("inf"):
+        with pytest.raises(ValueError):
+            least_cut(iv, 4, np.zeros((8, 8), dtype=int))
+        return
+    value, _ = least_cut(iv, 4, np.zeros((8, 8), dtype=int))
+    assert value == pytest.approx(best)
+    assert floor_by_count(Relaxation(graph, SPEC, CAP), [4])[4] <= value * (1 + 1e-9)
