@@ -270,7 +270,8 @@ def off_spine_dram(rel: Relaxation, spine: list[int]) -> float:
     return float(rel.bytes[written].sum() + rel.bytes[rel.foreign].sum()) * rel.per_byte
 
 
-def floor_by_count(rel: Relaxation, counts, spine: list[int] | None = None) -> dict[int, float]:
+def floor_by_count(rel: Relaxation, counts, spine: list[int] | None = None,
+                   pairs: bool = True) -> dict[int, float]:
     """F(k) for each k in ``counts`` (inf where no cut of k sections passes the
     relaxation).
 
@@ -289,7 +290,8 @@ def floor_by_count(rel: Relaxation, counts, spine: list[int] | None = None) -> d
     limits = Limits(rel, spine, parts)
     out = {}
     for most in counts:
-        out[most] = max(mu * off + _least_sum(parts, straddle, most, limits, mu) for mu in MUS)
+        out[most] = max(mu * off + _least_sum(parts, straddle, most, limits, mu, pairs)
+                        for mu in MUS)
     return out
 
 
@@ -318,24 +320,21 @@ class Limits:
         return self._pair[a][c - a]
 
 
-def _least_sum(parts, straddle, most: int, limits: Limits, mu: float) -> float:
+def _least_sum(parts, straddle, most: int, limits: Limits, mu: float,
+               pairs: bool = True) -> float:
     """The least sum of section costs max(s, d) - mu (s - d)^+ + mu (E - r) over the cuts
     of the spine into intervals, with sections free of milestones (cost 0) wherever the
     section counts of ``limits`` allow, at most ``most`` sections in all. A state is (j
-    sections so far, the last interval a..b)."""
-    length, ends = limits.length, limits.ends
+    sections so far, the last interval a..b); without ``pairs`` (j, milestones covered),
+    which drops the pair counts (a weaker floor, for long spines)."""
     cost = {a: np.array([max(s, d) - mu * max(0.0, s - d) + mu * (straddle[a, b] - r)
                          for b, (s, d, r) in sorted(e.items())]) for a, e in parts.items()}
-    below, above = limits.below, limits.above
-
-    def allowed(c: np.ndarray, j: int) -> np.ndarray:
-        later = np.where(c + 1 < length, above[np.minimum(c + 1, length - 1)], 0)
-        return (below[c] <= j) & (later <= most - j)
-
+    if not pairs:
+        return _least_sum_by_prefix(cost, most, limits)
+    length, ends = limits.length, limits.ends
     states = [dict() for _ in range(most + 1)]
     for j in range(1, most + 1):                         # the first interval, j - 1 before it
-        ok = allowed(ends[0], j)
-        states[j][0] = np.where(ok, cost[0], np.inf)
+        states[j][0] = np.where(_allowed(limits, ends[0], j, most), cost[0], np.inf)
     best = np.inf
     for j in range(1, most + 1):
         for a, values in states[j].items():
@@ -349,11 +348,37 @@ def _least_sum(parts, straddle, most: int, limits: Limits, mu: float) -> float:
                 pair = limits.pair(a, c)
                 for gap in range(most - j):
                     k = j + 1 + gap
-                    ok = allowed(c, k) & (pair <= 2 + gap)
+                    ok = _allowed(limits, c, k, most) & (pair <= 2 + gap)
                     step = np.where(ok, value + cost[b + 1], np.inf)
                     held = states[k].get(b + 1)
                     states[k][b + 1] = step if held is None else np.minimum(held, step)
     return best
+
+
+def _allowed(limits: Limits, last: np.ndarray, j: int, most: int) -> np.ndarray:
+    """Whether j sections can end at milestones ``last`` with ``most`` in all."""
+    length = limits.length
+    later = np.where(last + 1 < length, limits.above[np.minimum(last + 1, length - 1)], 0)
+    return (limits.below[last] <= j) & (later <= most - j)
+
+
+def _least_sum_by_prefix(cost, most: int, limits: Limits) -> float:
+    """:func:`_least_sum` without the pair counts: a state is (j sections so far, the
+    milestones covered), and a section free of milestones may come anywhere."""
+    length, ends = limits.length, limits.ends
+    best = np.full(length + 1, np.inf)
+    best[0] = 0.0
+    done = np.inf
+    for j in range(1, most + 1):
+        nxt = best.copy()                                # a section free of milestones
+        covered = np.arange(1, length + 1)
+        nxt[1:] = np.where(_allowed(limits, covered - 1, j, most), nxt[1:], np.inf)
+        for a in np.flatnonzero(np.isfinite(best[:length])):
+            step = np.where(_allowed(limits, ends[a], j, most), best[a] + cost[a], np.inf)
+            np.minimum.at(nxt, ends[a] + 1, step)
+        best = nxt
+        done = min(done, best[length])
+    return done
 
 
 def ceiling(graph, spec, floor: float, sections: int) -> float:
@@ -378,12 +403,15 @@ def hull_report(graph, spec, first: str, last: str, seconds: float = 20.0) -> st
 
 
 def main(argv: list[str]) -> None:
-    """Each argument GRAPH:K[:SPINE]: the floors at the fewest sections to K, on the
-    spine by nodes and by stage (or the one named), the larger kept per count; or
+    """Each argument GRAPH:K[:SPINE][:nopairs]: the floors at the fewest sections to K, on
+    the spine by nodes and by stage (or the one named), the larger kept per count (with
+    ``nopairs`` the faster, weaker programme of :func:`_least_sum_by_prefix`); or
     GRAPH:hull:FIRST:LAST, :func:`hull_report`."""
     spec = load_hardware("plasticine")
     for arg in argv:
         name, most, *which = arg.split(":")
+        pairs = "nopairs" not in which
+        which = [w for w in which if w != "nopairs"]
         if most == "hull":
             graph = estimate_units(load_graph(f"{GRAPHS}/{name}.json", None), spec,
                                    tile_pmus(spec))
@@ -399,7 +427,7 @@ def main(argv: list[str]) -> None:
         for by in which or ("nodes", "stage"):
             spine = rel.spine(by)
             inside = rel.anc[:, spine[0]] & rel.anc[spine[-1]]
-            found = floor_by_count(rel, counts, spine)
+            found = floor_by_count(rel, counts, spine, pairs)
             print(f"  spine by {by}: {len(spine)} milestones ({rel.order[spine[0]]} .. "
                   f"{rel.order[spine[-1]]}), its hull {rel.demand[inside, 0].sum():g} PCUs; "
                   + ", ".join(f"<= {k}: {f / 1e6:.4f}" for k, f in found.items()))
