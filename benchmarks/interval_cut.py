@@ -139,7 +139,11 @@ def main(argv: list[str]) -> None:
     n = len(iv.order)
     floors = np.zeros((n + 1, n + 1), dtype=np.int32)
     for round_ in range(rounds):
-        value, cuts = least_cut(iv, most, floors)
+        try:
+            value, cuts = least_cut(iv, most, floors)
+        except ValueError as exc:
+            print(f"round {round_}: {exc} with the buffer floors learned")
+            return
         over = 0
         for i, j in cuts:
             sol = solve_buffers(graph.subgraph(iv.order[i:j]),
