@@ -68,9 +68,9 @@ def test_floor_never_above_the_best_cut(seed):
 
 
 def test_floor_is_the_best_cut_of_a_chain():
-    """On a chain every node is a milestone, so the relaxation leaves nothing free: a
-    heavy pair of neighbours (a 6400-byte net) is worth keeping in one section, which the
-    capacity of three PCUs allows only where the DP puts its boundaries."""
+    """On a chain every node is a milestone and every section a hull, so the relaxation
+    leaves nothing out: the floor is the best cut (which of the heavy 6400-byte nets stay
+    on chip, with three PCUs a section)."""
     sizes = [640, 6400, 640, 640, 6400, 640]
     nodes = [Node(f"c{i}", unit="pcu") for i in range(7)]
     edges = [Edge(f"c{i}", f"c{i + 1}", bytes=b) for i, b in enumerate(sizes)]
