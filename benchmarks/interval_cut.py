@@ -50,6 +50,20 @@ def lazy_order(graph) -> list[str]:
                 seen.add(v)
                 stack.append((v, True))
                 stack.extend((u, False) for u in reversed(inputs[v]) if u not in seen)
+    return _by_category(graph, order, topo)
+
+
+def _by_category(graph, order: list[str], topo: list[str]) -> list[str]:
+    """``order`` with each category in one run (categories in the order they first appear
+    in ``topo``), when that keeps every edge forward: a section holds one category, so an
+    interval cut of an order that alternates them needs a section per run."""
+    rank = {}
+    for v in topo:
+        rank.setdefault(graph.node(v).category, len(rank))
+    grouped = sorted(order, key=lambda v: rank[graph.node(v).category])     # stable
+    where = {v: i for i, v in enumerate(grouped)}
+    if all(e.loop_carried or where[e.src] <= where[e.dst] for e in graph.edges):
+        return grouped
     return order
 
 
