@@ -320,14 +320,11 @@ class _Cutter:
             phase = [(a, a + size) for a in range(first + offset, end - size + 1, size)]
             if not phase or self.out_of_time(keep):
                 break
-            subs = [self.window(assignment, a, b) for a, b in phase]
             seconds = self.window_seconds(size - 1, len(phase), keep)
-            jobs = [self.job(sub, size - 1, seconds, first=a,
-                             hint={v: min(assignment[v] - a, size - 2) for v in sub.node_ids})
-                    for (a, _), sub in zip(phase, subs)]
-            solved = solve_each(jobs, self.budget, self.run_all, self.batches)
-            self.plan.results.extend(s.result for s in solved)
-            for (a, b), sub, s in zip(phase, subs, solved):
+            for (a, b), sub, _, s in self.solve_phase(
+                    assignment, phase,
+                    lambda a, b, sub: self.job(sub, size - 1, seconds, first=a, hint={
+                        v: min(assignment[v] - a, size - 2) for v in sub.node_ids})):
                 if s.assignment is not None:      # windows before it in the phase lost one each
                     shift = merged - before
                     _place(assignment, sub, a - shift, b - shift, s.assignment)
@@ -362,6 +359,18 @@ class _Cutter:
         """The nodes of sections ``first .. last - 1``."""
         return self.graph.subgraph([v for v in self.graph.node_ids
                                     if first <= assignment[v] < last])
+
+    def solve_phase(self, assignment: dict[str, int], phase: list[tuple[int, int]], make_job
+                    ) -> list[tuple[tuple[int, int], Graph, CutSolve, CutSolved]]:
+        """Solve a phase's windows (sections ``a .. b - 1`` each, no section shared) at once
+        (:func:`~formulations.sections.portfolio.solve_each`), the job of each from
+        ``make_job(a, b, window)``; their results are recorded. Returns, per window, its
+        span, subgraph, job and answer, in the phase's order."""
+        subs = [self.window(assignment, a, b) for a, b in phase]
+        jobs = [make_job(a, b, sub) for (a, b), sub in zip(phase, subs)]
+        solved = solve_each(jobs, self.budget, self.run_all, self.batches)
+        self.plan.results.extend(s.result for s in solved)
+        return list(zip(phase, subs, jobs, solved))
 
     def least_cost(self, best: dict[str, int]) -> dict[str, int]:
         """With ``best``'s section count, the cut of least traffic, then with costs of least
@@ -455,19 +464,13 @@ class _Cutter:
                      if min(first + size, count) - first >= 2]
             if not phase or self.out_of_time(keep):
                 break
-            subs = [self.graph.subgraph([v for v in self.graph.node_ids
-                                         if first <= assignment[v] < last])
-                    for first, last in phase]
-            kept = [(w, sub) for w, sub in zip(phase, subs) if len(sub.nodes) > 1]
-            phase, subs = [w for w, _ in kept], [sub for _, sub in kept]
-            seconds = [self.window_seconds(last - first, len(phase), keep) for first, last in phase]
-            jobs = [self.job(sub, last - first, t, first=first, costs=costs,
-                             hint={v: assignment[v] - first for v in sub.node_ids})
-                    for (first, last), sub, t in zip(phase, subs, seconds)]
-            for (first, _), sub, job, solved in zip(phase, subs, jobs,
-                                                    solve_each(jobs, self.budget, self.run_all,
-                                                               self.batches)):
-                self.plan.results.append(solved.result)
+            phase = [(a, b) for a, b in phase
+                     if sum(a <= assignment[v] < b for v in self.graph.node_ids) > 1]
+            for (first, _), sub, job, solved in self.solve_phase(
+                    assignment, phase,
+                    lambda a, b, sub: self.job(
+                        sub, b - a, self.window_seconds(b - a, len(phase), keep), first=a,
+                        costs=costs, hint={v: assignment[v] - a for v in sub.node_ids})):
                 improved |= self.apply(assignment, sub, first, solved, job.costs)
         return improved, False
 
