@@ -416,6 +416,35 @@ def test_a_baseline_from_ejection_is_bisected_before_the_descent(monkeypatch):
     assert calls == ["bisect", "descend"]
 
 
+def test_far_above_the_bound_a_quick_descent_goes_before_the_bisection(monkeypatch):
+    """Above MOBILITY_FIRST x the bound a list-scheduling baseline gets a quick descent
+    first (cheap single steps where the bisection's midpoints go unanswered on the mesh),
+    then the bisection from the II it reached, then the descent."""
+    from formulations.cgra import kernel as k
+    from formulations.cgra.listsched import schedule_at_ii
+    problem = problem_from_graph(skip_chain(), TINY)
+    calls: list[str] = []
+    monkeypatch.setattr(k, "_quick_descent", lambda p, best, *a: calls.append("quick") or best)
+    monkeypatch.setattr(k, "_bisect", lambda p, best, *a: calls.append("bisect") or best)
+    monkeypatch.setattr(k, "_descend_below", lambda p, best, *a: calls.append("descend") or best)
+    far = {"ii": 10}                                   # 20 > MOBILITY_FIRST x 10
+    k._descent(problem, far, schedule_at_ii(problem, 20), SolveSettings(time_limit=1),
+               Budget(1), print)
+    assert calls == ["quick", "bisect", "descend"]
+
+
+def test_a_stalled_descent_stops_at_its_ii(monkeypatch):
+    """With ``stall`` the descent gives up an II after that many failed attempts (the quick
+    descent's cap), whatever work is left, and keeps the mapping it started from."""
+    from formulations.cgra import listsched
+    problem = problem_from_graph(skip_chain(), TINY)
+    start = listsched.schedule_at_ii(problem, 20)
+    tried: list[int] = []
+    monkeypatch.setattr(listsched, "schedule_at_ii", lambda p, ii, *a: tried.append(ii))
+    assert listsched.descend(problem, start, Budget(600), stall=3) is start
+    assert tried == [19, 19, 19]
+
+
 def fan() -> Graph:
     return Graph("fan", [Node("a", op="LOAD")] + [Node(f"m{i}", op="MUL") for i in range(6)],
                  [Edge("a", f"m{i}") for i in range(6)])
