@@ -57,7 +57,7 @@ from model.graph import Graph
 __all__ = ["PLACERS", "BASELINE_SHARE", "SECOND_SHARE", "EJECT_SPLIT", "EJECT_SHARE", "REGION",
            "REGION_SHARE", "SECOND_NODES", "DESCENT_NODES", "DESCENT_SHARE",
            "MID_DESCENT_SHARE", "MOBILITY_SHARE", "MOBILITY_FIRST", "QUICK_SHARE", "QUICK_STALL",
-           "QUICK_SEED", "SWEEP_LEAST", "CgraResult", "map_kernel", "region_spec"]
+           "QUICK_SEED", "LATE_DESCENT_SHARE", "SWEEP_LEAST", "CgraResult", "map_kernel", "region_spec"]
 
 #: Placers of a CGRA run (``--placer``): the CP-SAT sweep (``model``, default) or the
 #: baseline alone (``list``).
@@ -98,6 +98,11 @@ MOBILITY_FIRST = 1.4
 QUICK_SHARE = 0.3
 QUICK_STALL = 8
 QUICK_SEED = 500
+#: The descent's share of the work left after a quick descent and the bisection (above
+#: ``DESCENT_SHARE``: the quick descent spent part of the work the descent had before it
+#: existed, and the sweep after it rarely maps or proves such a kernel at its size: sample
+#: decrypt_LN1 on the mesh reached II 17 only after 25 attempts).
+LATE_DESCENT_SHARE = 0.8
 #: Rows and columns of the corner a larger fabric's kernel is mapped on first, and the share
 #: of the time that run gets (:func:`region_spec`).
 REGION = 4
@@ -204,7 +209,7 @@ def _descent_steps(bounds: dict[str, int], baseline: CgraSchedule) -> list[Calla
     if baseline.method.startswith(EJECTION):
         return [_bisect, _descend_below]
     if baseline.ii > MOBILITY_FIRST * bounds["ii"]:
-        return [_quick_descent, _bisect, _descend_below]
+        return [_quick_descent, _bisect, _late_descent]
     return [_descend_below, _bisect]
 
 
@@ -226,11 +231,21 @@ def _quick_descent(problem: CgraProblem, best: CgraSchedule, settings: SolveSett
     return found
 
 
+def _late_descent(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings,
+                  budget: Budget, say: Callable[[str], None]) -> CgraSchedule:
+    """:func:`_descend_below` after a quick descent and the bisection, with
+    :data:`LATE_DESCENT_SHARE` of the work left."""
+    return _descend_below(problem, best, settings, budget, say, LATE_DESCENT_SHARE)
+
+
 def _descend_below(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings,
-                   budget: Budget, say: Callable[[str], None]) -> CgraSchedule:
-    """:func:`~formulations.cgra.listsched.descend` below ``best`` with its share of the work
-    left (:data:`DESCENT_SHARE`, :data:`MID_DESCENT_SHARE` up to ``LARGE_KERNEL`` operations)."""
-    share = DESCENT_SHARE if problem.n > LARGE_KERNEL else MID_DESCENT_SHARE
+                   budget: Budget, say: Callable[[str], None], share: float | None = None
+                   ) -> CgraSchedule:
+    """:func:`~formulations.cgra.listsched.descend` below ``best`` with ``share`` of the work
+    left (default :data:`DESCENT_SHARE`, :data:`MID_DESCENT_SHARE` up to ``LARGE_KERNEL``
+    operations)."""
+    if share is None:
+        share = DESCENT_SHARE if problem.n > LARGE_KERNEL else MID_DESCENT_SHARE
     found = descend(problem, best, budget.share(budget.left() * share), settings.seed, say)
     if found.ii < best.ii:
         say(f"descent below the baseline: II {found.ii}, length {found.length}")

@@ -493,3 +493,20 @@ def test_the_neighbourhood_question_leaves_the_work_of_a_full_question(monkeypat
     assert m.ask_at(problem, 1, Budget(6), 0, print, near=wide) == (None, True)
     found, _ = m.ask_at(problem, 1, Budget(1 + (1 + m.NEAR_SHARE) * 4.0), 0, print, near=wide)
     assert found is not None and found.ii == 1
+
+
+def test_the_neighbourhood_question_is_asked_where_only_it_fits(monkeypatch):
+    """When the work left is below the full question's need but covers the neighbourhood
+    question's, that one is asked instead and its mapping kept; without a mapping to stay
+    near, or without even that work, nothing is asked and the bisection stops."""
+    from formulations.cgra import mobility as m
+    problem = problem_from_graph(fan(), load_hardware("cgra4x4"))
+    wide = m.window_map(problem, 3, Budget(10), seed=0)
+    monkeypatch.setattr(m, "question_seconds", lambda p, ii, slack=m.SLACK: 4.0)
+    lines: list[str] = []
+    found, go_on = m.ask_at(problem, 1, Budget(3.5), 0, lines.append, near=wide)
+    assert go_on and found is not None and found.ii == 1
+    assert checked(fan(), load_hardware("cgra4x4"), found)
+    assert any("near the mapping at II 3" in line for line in lines)
+    assert m.ask_at(problem, 1, Budget(3.5), 0, print) == (None, False)
+    assert m.ask_at(problem, 1, Budget(2.5), 0, print, near=wide) == (None, False)
