@@ -9,8 +9,8 @@ runs the pre-checks, the baseline (:func:`~formulations.cgra.listsched.list_sche
 II reached (:func:`~formulations.cgra.mobility.mobility_search`, :data:`MOBILITY_SHARE` of
 the time left, while a question of its size fits) and a descent below the II reached
 (:func:`~formulations.cgra.listsched.descend`, :data:`DESCENT_SHARE` of the time left), the
-bisection first when the baseline is above :data:`MOBILITY_FIRST` x the bound, then
-the II sweep on
+bisection first (after a quick descent, :data:`QUICK_SHARE`) when the baseline is above
+:data:`MOBILITY_FIRST` x the bound, then the II sweep on
 ``settings.backend`` (CP-SAT: :func:`~formulations.cgra.sweep.sweep_ii` with its proofs; a
 linear backend: :func:`~formulations.cgra.milp.sweep_milp`), warm-started by the baseline.
 On a fabric larger than :data:`REGION` x :data:`REGION` PEs the kernel is first mapped on
