@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Callable
 
 from formulations.cgra.listsched import (EJECTION, LARGE_KERNEL, ROUNDS, descend,
@@ -209,16 +210,16 @@ def _descent_steps(bounds: dict[str, int], baseline: CgraSchedule) -> list[Calla
     if baseline.method.startswith(EJECTION):
         return [_bisect, _descend_below]
     if baseline.ii > MOBILITY_FIRST * bounds["ii"]:
-        return [_quick_descent, _bisect, _late_descent]
+        return [_quick_descent, partial(_bisect, top=baseline.ii), _late_descent]
     return [_descend_below, _bisect]
 
 
 def _bisect(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings, budget: Budget,
-            say: Callable[[str], None]) -> CgraSchedule:
-    """:func:`~formulations.cgra.mobility.mobility_search` below ``best`` with
+            say: Callable[[str], None], top: int | None = None) -> CgraSchedule:
+    """:func:`~formulations.cgra.mobility.mobility_search` below ``best`` (from ``top``) with
     :data:`MOBILITY_SHARE` of the work left."""
     return mobility_search(problem, best, budget.share(budget.left() * MOBILITY_SHARE),
-                           settings.seed, say)
+                           settings.seed, say, top)
 
 
 def _quick_descent(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings,

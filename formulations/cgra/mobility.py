@@ -216,13 +216,20 @@ def pe_representatives(problem: CgraProblem, v: int) -> list[int]:
 
 
 def mobility_search(problem: CgraProblem, best: CgraSchedule, budget: Budget, seed: int = 0,
-                    progress: Progress | None = None) -> CgraSchedule:
-    """Bisection over the IIs from the bound to ``best.ii`` (a mapping) with
-    :func:`ask_at`; the mapping of the smallest II found (``best`` when none is lower)."""
+                    progress: Progress | None = None, top: int | None = None) -> CgraSchedule:
+    """Bisection over the IIs from the bound to ``top`` (default ``best.ii``; ``best`` is a
+    mapping) with :func:`ask_at`, a midpoint at or above ``best.ii`` taken as mapped
+    unasked; the mapping of the smallest II found (``best`` when none is lower). With the
+    baseline's II as ``top`` after a quick descent the questions are the ones asked without
+    it, less those it answered (a quick descent 20 -> 18 moved aes decrypt's first question
+    on the mesh from II 14, which maps, to 13, which went unanswered)."""
     say = progress or (lambda line: None)
-    low, high = lower_bounds(problem)["ii"], best.ii
+    low, high = lower_bounds(problem)["ii"], max(best.ii, top or 0)
     while low < high and budget.left() >= LEAST_QUESTION and not budget.over():
         mid = (low + high) // 2
+        if mid >= best.ii:
+            high = mid
+            continue
         found, asked = ask_at(problem, mid, budget, seed, say, near=best)
         if not asked:
             break

@@ -425,12 +425,12 @@ def test_far_above_the_bound_a_quick_descent_goes_before_the_bisection(monkeypat
     problem = problem_from_graph(skip_chain(), TINY)
     calls: list[str] = []
     monkeypatch.setattr(k, "_quick_descent", lambda p, best, *a: calls.append("quick") or best)
-    monkeypatch.setattr(k, "_bisect", lambda p, best, *a: calls.append("bisect") or best)
+    monkeypatch.setattr(k, "_bisect", lambda p, best, *a, top=None: calls.append(top) or best)
     monkeypatch.setattr(k, "_descend_below", lambda p, best, *a: calls.append("descend") or best)
     far = {"ii": 10}                                   # 20 > MOBILITY_FIRST x 10
     k._descent(problem, far, schedule_at_ii(problem, 20), SolveSettings(time_limit=1),
                Budget(1), print)
-    assert calls == ["quick", "bisect", "descend"]
+    assert calls == ["quick", 20, "descend"]          # bisected from the baseline's II
 
 
 def test_a_stalled_descent_stops_at_its_ii(monkeypatch):
@@ -510,3 +510,20 @@ def test_the_neighbourhood_question_is_asked_where_only_it_fits(monkeypatch):
     assert any("near the mapping at II 3" in line for line in lines)
     assert m.ask_at(problem, 1, Budget(3.5), 0, print) == (None, False)
     assert m.ask_at(problem, 1, Budget(2.5), 0, print, near=wide) == (None, False)
+
+
+def test_the_bisection_asks_from_the_baseline_after_a_quick_descent(monkeypatch):
+    """With ``top`` (the baseline's II) the bisection asks the midpoints it would have asked
+    from there, skipping those at or above the mapping it starts from (the bound is 10, the
+    mapping at II 20, every question unanswered)."""
+    from formulations.cgra import mobility as m
+    from formulations.cgra.listsched import schedule_at_ii
+    problem = problem_from_graph(skip_chain(), TINY)
+    start = schedule_at_ii(problem, 20)
+    asked: list[int] = []
+    monkeypatch.setattr(m, "ask_at", lambda p, ii, *a, **kw: asked.append(ii) or (None, True))
+    assert m.mobility_search(problem, start, Budget(600)) is start
+    assert asked == [15, 18, 19]
+    asked.clear()
+    assert m.mobility_search(problem, start, Budget(600), top=24) is start
+    assert asked == [17, 19]                      # 21 and 20 are at or above the mapping
