@@ -55,7 +55,8 @@ print(json.dumps({"nodes": r.problem.n, "bound": r.bounds["ii"], "ii": s.ii,
                   "mobility": any("mobility windows: II" in l and "needs" not in l
                                   for _, l in lines),
                   "unanswered": sum(l.endswith("not found") for _, l in lines),
-                  "trail": [l for _, l in lines if "mobility windows" in l or "descent" in l]}))
+                  "trail": [l for _, l in lines if "mobility windows" in l or "descent" in l
+                            or l.startswith("list scheduling")]}))
 '''
 
 

@@ -9,8 +9,8 @@ runs the pre-checks, the baseline (:func:`~formulations.cgra.listsched.list_sche
 II reached (:func:`~formulations.cgra.mobility.mobility_search`, :data:`MOBILITY_SHARE` of
 the time left, while a question of its size fits) and a descent below the II reached
 (:func:`~formulations.cgra.listsched.descend`, :data:`DESCENT_SHARE` of the time left), the
-bisection first when the baseline is above :data:`MOBILITY_FIRST` x the bound, then
-the II sweep on
+bisection first (after a quick descent, :data:`QUICK_SHARE`) when the baseline is above
+:data:`MOBILITY_FIRST` x the bound, then the II sweep on
 ``settings.backend`` (CP-SAT: :func:`~formulations.cgra.sweep.sweep_ii` with its proofs; a
 linear backend: :func:`~formulations.cgra.milp.sweep_milp`), warm-started by the baseline.
 On a fabric larger than :data:`REGION` x :data:`REGION` PEs the kernel is first mapped on
@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Callable
 
 from formulations.cgra.listsched import (EJECTION, LARGE_KERNEL, ROUNDS, descend,
@@ -56,7 +57,8 @@ from model.graph import Graph
 
 __all__ = ["PLACERS", "BASELINE_SHARE", "SECOND_SHARE", "EJECT_SPLIT", "EJECT_SHARE", "REGION",
            "REGION_SHARE", "SECOND_NODES", "DESCENT_NODES", "DESCENT_SHARE",
-           "MID_DESCENT_SHARE", "MOBILITY_SHARE", "MOBILITY_FIRST", "SWEEP_LEAST", "CgraResult", "map_kernel", "region_spec"]
+           "MID_DESCENT_SHARE", "MOBILITY_SHARE", "MOBILITY_FIRST", "QUICK_SHARE", "QUICK_STALL",
+           "QUICK_SEED", "LATE_DESCENT_SHARE", "SWEEP_LEAST", "CgraResult", "map_kernel", "region_spec"]
 
 #: Placers of a CGRA run (``--placer``): the CP-SAT sweep (``model``, default) or the
 #: baseline alone (``list``).
@@ -88,6 +90,20 @@ MOBILITY_SHARE = 0.8
 #: Above this many times the II bound the baseline's II is lowered by the bisection before
 #: the descent, at or below it by the descent first (:func:`_descent`).
 MOBILITY_FIRST = 1.4
+#: Before the bisection goes first, a quick descent: at most ``QUICK_SHARE`` of the work left
+#: and ``QUICK_STALL`` attempts at one II, with seeds ``QUICK_SEED`` above the descent's. On
+#: the 4 x 4 mesh single steps of list scheduling are cheap where the bisection's questions
+#: at its midpoints went unanswered (15 s: sample jpeg_fdct_islow_LN1 18 -> 13 in 1.6
+#: planned s, realgsm FullPred 11 -> 8 in 1.0, after questions at II 12-16 and 8-10 had
+#: spent 7 s for nothing); a stalled one costs a few attempts.
+QUICK_SHARE = 0.3
+QUICK_STALL = 8
+QUICK_SEED = 500
+#: The descent's share of the work left after a quick descent and the bisection (above
+#: ``DESCENT_SHARE``: the quick descent spent part of the work the descent had before it
+#: existed, and the sweep after it rarely maps or proves such a kernel at its size: sample
+#: decrypt_LN1 on the mesh reached II 17 only after 25 attempts).
+LATE_DESCENT_SHARE = 0.8
 #: Rows and columns of the corner a larger fabric's kernel is mapped on first, and the share
 #: of the time that run gets (:func:`region_spec`).
 REGION = 4
@@ -187,28 +203,50 @@ def _descent(problem: CgraProblem, bounds: dict[str, int], baseline: CgraSchedul
 
 def _descent_steps(bounds: dict[str, int], baseline: CgraSchedule) -> list[Callable]:
     """The searches below ``baseline``, in order: the bisection first above
-    :data:`MOBILITY_FIRST` x the bound, and on a baseline from ejection (list scheduling found
-    no mapping at any II it tried, so a descent of list-scheduling attempts mostly burns its
-    share: adpcm_coder, whose bisection then lacked the work for one question); the descent
-    first otherwise."""
-    if baseline.ii > MOBILITY_FIRST * bounds["ii"] or baseline.method.startswith(EJECTION):
+    :data:`MOBILITY_FIRST` x the bound (after a quick descent, :func:`_quick_descent`), and on
+    a baseline from ejection (list scheduling found no mapping at any II it tried, so a
+    descent of list-scheduling attempts mostly burns its share: adpcm_coder, whose bisection
+    then lacked the work for one question); the descent first otherwise."""
+    if baseline.method.startswith(EJECTION):
         return [_bisect, _descend_below]
+    if baseline.ii > MOBILITY_FIRST * bounds["ii"]:
+        return [_quick_descent, partial(_bisect, top=baseline.ii), _late_descent]
     return [_descend_below, _bisect]
 
 
 def _bisect(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings, budget: Budget,
-            say: Callable[[str], None]) -> CgraSchedule:
-    """:func:`~formulations.cgra.mobility.mobility_search` below ``best`` with
+            say: Callable[[str], None], top: int | None = None) -> CgraSchedule:
+    """:func:`~formulations.cgra.mobility.mobility_search` below ``best`` (from ``top``) with
     :data:`MOBILITY_SHARE` of the work left."""
     return mobility_search(problem, best, budget.share(budget.left() * MOBILITY_SHARE),
-                           settings.seed, say)
+                           settings.seed, say, top)
+
+
+def _quick_descent(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings,
+                   budget: Budget, say: Callable[[str], None]) -> CgraSchedule:
+    """:func:`~formulations.cgra.listsched.descend` below ``best`` with :data:`QUICK_SHARE` of
+    the work left, stopping at the first II that :data:`QUICK_STALL` attempts do not map."""
+    found = descend(problem, best, budget.share(budget.left() * QUICK_SHARE),
+                    settings.seed + QUICK_SEED, say, stall=QUICK_STALL)
+    say(f"quick descent: II {found.ii}, length {found.length}")
+    return found
+
+
+def _late_descent(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings,
+                  budget: Budget, say: Callable[[str], None]) -> CgraSchedule:
+    """:func:`_descend_below` after a quick descent and the bisection, with
+    :data:`LATE_DESCENT_SHARE` of the work left."""
+    return _descend_below(problem, best, settings, budget, say, LATE_DESCENT_SHARE)
 
 
 def _descend_below(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings,
-                   budget: Budget, say: Callable[[str], None]) -> CgraSchedule:
-    """:func:`~formulations.cgra.listsched.descend` below ``best`` with its share of the work
-    left (:data:`DESCENT_SHARE`, :data:`MID_DESCENT_SHARE` up to ``LARGE_KERNEL`` operations)."""
-    share = DESCENT_SHARE if problem.n > LARGE_KERNEL else MID_DESCENT_SHARE
+                   budget: Budget, say: Callable[[str], None], share: float | None = None
+                   ) -> CgraSchedule:
+    """:func:`~formulations.cgra.listsched.descend` below ``best`` with ``share`` of the work
+    left (default :data:`DESCENT_SHARE`, :data:`MID_DESCENT_SHARE` up to ``LARGE_KERNEL``
+    operations)."""
+    if share is None:
+        share = DESCENT_SHARE if problem.n > LARGE_KERNEL else MID_DESCENT_SHARE
     found = descend(problem, best, budget.share(budget.left() * share), settings.seed, say)
     if found.ii < best.ii:
         say(f"descent below the baseline: II {found.ii}, length {found.length}")

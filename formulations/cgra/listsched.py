@@ -668,7 +668,7 @@ def list_schedule(problem: CgraProblem, seed: int = 0, tries: int = 3,
 
 def descend(problem: CgraProblem, best: CgraSchedule, budget: Budget, seed: int = 0,
             progress: Callable[[str], None] | None = None,
-            attempts: int | None = None) -> CgraSchedule:
+            attempts: int | None = None, stall: int | None = None) -> CgraSchedule:
     """Below a mapping's II: list-scheduling attempts at ``best.ii - 1`` until one maps or
     ``budget`` is spent, then at the II below that one, and so on down to the lower bound.
 
@@ -676,8 +676,9 @@ def descend(problem: CgraProblem, best: CgraSchedule, budget: Budget, seed: int 
     cycles scaled to the smaller II: an order known to close every recurrence and route at the
     larger II) and the usual earliest-issue order, each with a seed not used by
     :func:`list_schedule`; both ordering modes (with and without the recurrence look-ahead)
-    take turns. ``attempts`` caps the attempts as well. Returns the mapping of the smallest II reached (``best`` when none is
-    lower).
+    take turns. ``attempts`` caps the attempts as well, ``stall`` the attempts at one II (then
+    the descent stops there). Returns the mapping of the smallest II reached (``best`` when
+    none is lower).
 
     >>> from hardware import load_hardware
     >>> from model.graph import Graph, Node, Edge
@@ -693,11 +694,11 @@ def descend(problem: CgraProblem, best: CgraSchedule, budget: Budget, seed: int 
     cap = attempts if attempts is not None else _BIG
     done = 0
     while best.ii > low and not budget.over():
-        ii, found = best.ii - 1, None
-        while found is None and done < cap and not budget.over():
+        ii, found, here = best.ii - 1, None, 0
+        while found is None and done < cap and here < (stall or _BIG) and not budget.over():
             guide = best if done % 2 == 0 else None
             found = schedule_at_ii(problem, ii, seed + DESCENT_SEED + done, budget, guide)
-            done += 1
+            done, here = done + 1, here + 1
         if found is None:
             break
         found.method = "list scheduling + PathFinder, descent"

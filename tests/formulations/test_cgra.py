@@ -416,6 +416,35 @@ def test_a_baseline_from_ejection_is_bisected_before_the_descent(monkeypatch):
     assert calls == ["bisect", "descend"]
 
 
+def test_far_above_the_bound_a_quick_descent_goes_before_the_bisection(monkeypatch):
+    """Above MOBILITY_FIRST x the bound a list-scheduling baseline gets a quick descent
+    first (cheap single steps where the bisection's midpoints go unanswered on the mesh),
+    then the bisection from the II it reached, then the descent."""
+    from formulations.cgra import kernel as k
+    from formulations.cgra.listsched import schedule_at_ii
+    problem = problem_from_graph(skip_chain(), TINY)
+    calls: list[str] = []
+    monkeypatch.setattr(k, "_quick_descent", lambda p, best, *a: calls.append("quick") or best)
+    monkeypatch.setattr(k, "_bisect", lambda p, best, *a, top=None: calls.append(top) or best)
+    monkeypatch.setattr(k, "_descend_below", lambda p, best, *a: calls.append("descend") or best)
+    far = {"ii": 10}                                   # 20 > MOBILITY_FIRST x 10
+    k._descent(problem, far, schedule_at_ii(problem, 20), SolveSettings(time_limit=1),
+               Budget(1), print)
+    assert calls == ["quick", 20, "descend"]          # bisected from the baseline's II
+
+
+def test_a_stalled_descent_stops_at_its_ii(monkeypatch):
+    """With ``stall`` the descent gives up an II after that many failed attempts (the quick
+    descent's cap), whatever work is left, and keeps the mapping it started from."""
+    from formulations.cgra import listsched
+    problem = problem_from_graph(skip_chain(), TINY)
+    start = listsched.schedule_at_ii(problem, 20)
+    tried: list[int] = []
+    monkeypatch.setattr(listsched, "schedule_at_ii", lambda p, ii, *a: tried.append(ii))
+    assert listsched.descend(problem, start, Budget(600), stall=3) is start
+    assert tried == [19, 19, 19]
+
+
 def fan() -> Graph:
     return Graph("fan", [Node("a", op="LOAD")] + [Node(f"m{i}", op="MUL") for i in range(6)],
                  [Edge("a", f"m{i}") for i in range(6)])
@@ -464,3 +493,37 @@ def test_the_neighbourhood_question_leaves_the_work_of_a_full_question(monkeypat
     assert m.ask_at(problem, 1, Budget(6), 0, print, near=wide) == (None, True)
     found, _ = m.ask_at(problem, 1, Budget(1 + (1 + m.NEAR_SHARE) * 4.0), 0, print, near=wide)
     assert found is not None and found.ii == 1
+
+
+def test_the_neighbourhood_question_is_asked_where_only_it_fits(monkeypatch):
+    """When the work left is below the full question's need but covers the neighbourhood
+    question's, that one is asked instead and its mapping kept; without a mapping to stay
+    near, or without even that work, nothing is asked and the bisection stops."""
+    from formulations.cgra import mobility as m
+    problem = problem_from_graph(fan(), load_hardware("cgra4x4"))
+    wide = m.window_map(problem, 3, Budget(10), seed=0)
+    monkeypatch.setattr(m, "question_seconds", lambda p, ii, slack=m.SLACK: 4.0)
+    lines: list[str] = []
+    found, go_on = m.ask_at(problem, 1, Budget(3.5), 0, lines.append, near=wide)
+    assert go_on and found is not None and found.ii == 1
+    assert checked(fan(), load_hardware("cgra4x4"), found)
+    assert any("near the mapping at II 3" in line for line in lines)
+    assert m.ask_at(problem, 1, Budget(3.5), 0, print) == (None, False)
+    assert m.ask_at(problem, 1, Budget(2.5), 0, print, near=wide) == (None, False)
+
+
+def test_the_bisection_asks_from_the_baseline_after_a_quick_descent(monkeypatch):
+    """With ``top`` (the baseline's II) the bisection asks the midpoints it would have asked
+    from there, skipping those at or above the mapping it starts from (the bound is 10, the
+    mapping at II 20, every question unanswered)."""
+    from formulations.cgra import mobility as m
+    from formulations.cgra.listsched import schedule_at_ii
+    problem = problem_from_graph(skip_chain(), TINY)
+    start = schedule_at_ii(problem, 20)
+    asked: list[int] = []
+    monkeypatch.setattr(m, "ask_at", lambda p, ii, *a, **kw: asked.append(ii) or (None, True))
+    assert m.mobility_search(problem, start, Budget(600)) is start
+    assert asked == [15, 18, 19]
+    asked.clear()
+    assert m.mobility_search(problem, start, Budget(600), top=24) is start
+    assert asked == [17, 19]                      # 21 and 20 are at or above the mapping
