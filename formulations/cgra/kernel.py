@@ -37,11 +37,12 @@ Examples
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Callable
+from typing import Callable, Iterator
 
 from formulations.cgra.listsched import (EJECTION, LARGE_KERNEL, ROUNDS, descend,
                                         eject_from_top, list_schedule)
@@ -58,7 +59,7 @@ from model.graph import Graph
 __all__ = ["PLACERS", "BASELINE_SHARE", "SECOND_SHARE", "EJECT_SPLIT", "EJECT_SHARE", "REGION",
            "REGION_SHARE", "SECOND_NODES", "DESCENT_NODES", "DESCENT_SHARE",
            "MID_DESCENT_SHARE", "MOBILITY_SHARE", "MOBILITY_FIRST", "QUICK_SHARE", "QUICK_STALL",
-           "QUICK_SEED", "LATE_DESCENT_SHARE", "SWEEP_LEAST", "CgraResult", "map_kernel", "region_spec"]
+           "LATE_DESCENT_SHARE", "SWEEP_LEAST", "CgraResult", "map_kernel", "region_spec"]
 
 #: Placers of a CGRA run (``--placer``): the CP-SAT sweep (``model``, default) or the
 #: baseline alone (``list``).
@@ -91,14 +92,15 @@ MOBILITY_SHARE = 0.8
 #: the descent, at or below it by the descent first (:func:`_descent`).
 MOBILITY_FIRST = 1.4
 #: Before the bisection goes first, a quick descent: at most ``QUICK_SHARE`` of the work left
-#: and ``QUICK_STALL`` attempts at one II, with seeds ``QUICK_SEED`` above the descent's. On
+#: and ``QUICK_STALL`` attempts at one II; the late descent after the bisection goes on with
+#: the attempts after the quick descent's (one sequence of seeds: with seeds of its own the
+#: quick descent lost the attempts that had mapped cgra8x8 gemm_nn_LN111 at II 8). On
 #: the 4 x 4 mesh single steps of list scheduling are cheap where the bisection's questions
 #: at its midpoints went unanswered (15 s: sample jpeg_fdct_islow_LN1 18 -> 13 in 1.6
 #: planned s, realgsm FullPred 11 -> 8 in 1.0, after questions at II 12-16 and 8-10 had
 #: spent 7 s for nothing); a stalled one costs a few attempts.
 QUICK_SHARE = 0.3
 QUICK_STALL = 8
-QUICK_SEED = 500
 #: The descent's share of the work left after a quick descent and the bisection (above
 #: ``DESCENT_SHARE``: the quick descent spent part of the work the descent had before it
 #: existed, and the sweep after it rarely maps or proves such a kernel at its size: sample
@@ -210,7 +212,9 @@ def _descent_steps(bounds: dict[str, int], baseline: CgraSchedule) -> list[Calla
     if baseline.method.startswith(EJECTION):
         return [_bisect, _descend_below]
     if baseline.ii > MOBILITY_FIRST * bounds["ii"]:
-        return [_quick_descent, partial(_bisect, top=baseline.ii), _late_descent]
+        numbers = itertools.count()          # the late descent goes on where the quick stopped
+        return [partial(_quick_descent, numbers=numbers), partial(_bisect, top=baseline.ii),
+                partial(_late_descent, numbers=numbers)]
     return [_descend_below, _bisect]
 
 
@@ -223,31 +227,36 @@ def _bisect(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings, b
 
 
 def _quick_descent(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings,
-                   budget: Budget, say: Callable[[str], None]) -> CgraSchedule:
+                   budget: Budget, say: Callable[[str], None], numbers: Iterator[int]
+                   ) -> CgraSchedule:
     """:func:`~formulations.cgra.listsched.descend` below ``best`` with :data:`QUICK_SHARE` of
-    the work left, stopping at the first II that :data:`QUICK_STALL` attempts do not map."""
-    found = descend(problem, best, budget.share(budget.left() * QUICK_SHARE),
-                    settings.seed + QUICK_SEED, say, stall=QUICK_STALL)
+    the work left, stopping at the first II that :data:`QUICK_STALL` attempts do not map;
+    its attempts are drawn from ``numbers``."""
+    found = descend(problem, best, budget.share(budget.left() * QUICK_SHARE), settings.seed,
+                    say, stall=QUICK_STALL, numbers=numbers)
     say(f"quick descent: II {found.ii}, length {found.length}")
     return found
 
 
 def _late_descent(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings,
-                  budget: Budget, say: Callable[[str], None]) -> CgraSchedule:
+                  budget: Budget, say: Callable[[str], None], numbers: Iterator[int]
+                  ) -> CgraSchedule:
     """:func:`_descend_below` after a quick descent and the bisection, with
-    :data:`LATE_DESCENT_SHARE` of the work left."""
-    return _descend_below(problem, best, settings, budget, say, LATE_DESCENT_SHARE)
+    :data:`LATE_DESCENT_SHARE` of the work left, going on with the quick descent's
+    ``numbers``."""
+    return _descend_below(problem, best, settings, budget, say, LATE_DESCENT_SHARE, numbers)
 
 
 def _descend_below(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings,
-                   budget: Budget, say: Callable[[str], None], share: float | None = None
-                   ) -> CgraSchedule:
+                   budget: Budget, say: Callable[[str], None], share: float | None = None,
+                   numbers: Iterator[int] | None = None) -> CgraSchedule:
     """:func:`~formulations.cgra.listsched.descend` below ``best`` with ``share`` of the work
     left (default :data:`DESCENT_SHARE`, :data:`MID_DESCENT_SHARE` up to ``LARGE_KERNEL``
-    operations)."""
+    operations), its attempts drawn from ``numbers`` (default a fresh count)."""
     if share is None:
         share = DESCENT_SHARE if problem.n > LARGE_KERNEL else MID_DESCENT_SHARE
-    found = descend(problem, best, budget.share(budget.left() * share), settings.seed, say)
+    found = descend(problem, best, budget.share(budget.left() * share), settings.seed, say,
+                    numbers=numbers)
     if found.ii < best.ii:
         say(f"descent below the baseline: II {found.ii}, length {found.length}")
     return found

@@ -33,12 +33,13 @@ Examples
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 import random
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 import networkx as nx
 
@@ -668,7 +669,8 @@ def list_schedule(problem: CgraProblem, seed: int = 0, tries: int = 3,
 
 def descend(problem: CgraProblem, best: CgraSchedule, budget: Budget, seed: int = 0,
             progress: Callable[[str], None] | None = None,
-            attempts: int | None = None, stall: int | None = None) -> CgraSchedule:
+            attempts: int | None = None, stall: int | None = None,
+            numbers: Iterator[int] | None = None) -> CgraSchedule:
     """Below a mapping's II: list-scheduling attempts at ``best.ii - 1`` until one maps or
     ``budget`` is spent, then at the II below that one, and so on down to the lower bound.
 
@@ -677,8 +679,10 @@ def descend(problem: CgraProblem, best: CgraSchedule, budget: Budget, seed: int 
     larger II) and the usual earliest-issue order, each with a seed not used by
     :func:`list_schedule`; both ordering modes (with and without the recurrence look-ahead)
     take turns. ``attempts`` caps the attempts as well, ``stall`` the attempts at one II (then
-    the descent stops there). Returns the mapping of the smallest II reached (``best`` when
-    none is lower).
+    the descent stops there). ``numbers`` gives each attempt its number (its seed and order;
+    default a fresh count from 0): a descent that goes on from an earlier one passes the
+    same iterator, so that it tries new attempts, not the earlier one's again. Returns the
+    mapping of the smallest II reached (``best`` when none is lower).
 
     >>> from hardware import load_hardware
     >>> from model.graph import Graph, Node, Edge
@@ -692,12 +696,14 @@ def descend(problem: CgraProblem, best: CgraSchedule, budget: Budget, seed: int 
     say = progress or (lambda line: None)
     low = lower_bounds(problem)["ii"]
     cap = attempts if attempts is not None else _BIG
+    numbers = itertools.count() if numbers is None else numbers
     done = 0
     while best.ii > low and not budget.over():
         ii, found, here = best.ii - 1, None, 0
         while found is None and done < cap and here < (stall or _BIG) and not budget.over():
-            guide = best if done % 2 == 0 else None
-            found = schedule_at_ii(problem, ii, seed + DESCENT_SEED + done, budget, guide)
+            k = next(numbers)
+            guide = best if k % 2 == 0 else None
+            found = schedule_at_ii(problem, ii, seed + DESCENT_SEED + k, budget, guide)
             done, here = done + 1, here + 1
         if found is None:
             break

@@ -424,13 +424,38 @@ def test_far_above_the_bound_a_quick_descent_goes_before_the_bisection(monkeypat
     from formulations.cgra.listsched import schedule_at_ii
     problem = problem_from_graph(skip_chain(), TINY)
     calls: list[str] = []
-    monkeypatch.setattr(k, "_quick_descent", lambda p, best, *a: calls.append("quick") or best)
+    monkeypatch.setattr(k, "_quick_descent",
+                        lambda p, best, *a, **kw: calls.append("quick") or best)
     monkeypatch.setattr(k, "_bisect", lambda p, best, *a, top=None: calls.append(top) or best)
-    monkeypatch.setattr(k, "_descend_below", lambda p, best, *a: calls.append("descend") or best)
+    monkeypatch.setattr(k, "_descend_below",
+                        lambda p, best, *a, **kw: calls.append("descend") or best)
     far = {"ii": 10}                                   # 20 > MOBILITY_FIRST x 10
     k._descent(problem, far, schedule_at_ii(problem, 20), SolveSettings(time_limit=1),
                Budget(1), print)
     assert calls == ["quick", 20, "descend"]          # bisected from the baseline's II
+
+
+def test_the_late_descent_goes_on_with_the_quick_descents_attempts(monkeypatch):
+    """The quick descent and the descent after the bisection are one sequence of attempts:
+    the late one tries seeds the quick one did not (with seeds of its own the quick descent
+    lost the attempts that had mapped cgra8x8 gemm_nn_LN111 at II 8), and the descent
+    alternates its two orders across both."""
+    from formulations.cgra import kernel as k, listsched
+    problem = problem_from_graph(skip_chain(), TINY)
+    start = listsched.schedule_at_ii(problem, 20)
+    tried: list[tuple[int, bool]] = []
+
+    def attempt(p, ii, seed, budget, guide=None):
+        budget.spend(1.0)
+        tried.append((seed, guide is not None))
+
+    monkeypatch.setattr(listsched, "schedule_at_ii", attempt)
+    monkeypatch.setattr(k, "_bisect", lambda p, best, *a, top=None: best)
+    k._descent(problem, {"ii": 10}, start, SolveSettings(time_limit=1), Budget(100), print)
+    seeds = [seed for seed, _ in tried]
+    assert len(seeds) > k.QUICK_STALL and sorted(seeds) == seeds == list(
+        range(seeds[0], seeds[0] + len(seeds)))
+    assert [guided for _, guided in tried] == [i % 2 == 0 for i in range(len(tried))]
 
 
 def test_a_stalled_descent_stops_at_its_ii(monkeypatch):
