@@ -8,7 +8,8 @@ the section model (:mod:`formulations.sections.model`) is tried for every sectio
 from the lower bound up to one below the best known (fewest sections), then minimises the bytes crossing cuts and,
 given costs (:mod:`formulations.sections.costs`), the time per sample from that cut,
 as one model for small graphs or window by window (a large-neighbourhood search)
-for big ones. The answer is never worse than greedy.
+for big ones, and last moves groups of nodes between any two sections of a category
+(:mod:`formulations.sections.refine`). The answer is never worse than greedy.
 """
 
 from __future__ import annotations
@@ -382,7 +383,8 @@ class _Cutter:
 
     def least_cost(self, best: dict[str, int]) -> dict[str, int]:
         """With ``best``'s section count, the cut of least traffic, then with costs of least
-        time hinted with it (:data:`TRAFFIC_SHARE` of the budget left goes to traffic):
+        time hinted with it, then refined (:meth:`refined`, on :data:`REFINE_SHARE` of the
+        budget left; :data:`TRAFFIC_SHARE` of the rest goes to traffic):
         CP-SAT's search is strong on bytes and weak on a sum of section maxima, and the
         cut of least traffic is a good start in time (resnet50 inference on plasticine,
         6 s: from greedy's cut, the time objective alone ended at 10.5-21.3 M cycles a
