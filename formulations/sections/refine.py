@@ -34,12 +34,13 @@ from formulations.sections.problem import (BufferDemand, Capacity, Scale, Sectio
 from formulations.solver import Budget
 from model.graph import Graph
 
-__all__ = ["refine_cut", "TRIES_PER_SECOND"]
+__all__ = ["refine_cut", "VISITS_PER_SECOND"]
 
-#: Group tries per planned second (one try: the two sections' times and the receiving
-#: section's fit): about what this 2-core machine does at load 1 on bert_l-6 training's
-#: sections of 60-100 nodes.
-TRIES_PER_SECOND = 2000.0
+#: Nodes visited per planned second (a try visits every node of the sections it times and of
+#: those whose fit it checks, the group it moves and the ends of that group's nets): 4.0 M
+#: visits took 8.5 wall s on bert_L-12 training on this 2-core machine at load 2 (5.0 M
+#: took 19 CPU s at load 5).
+VISITS_PER_SECOND = 4e5
 #: Blocked moves (their receiving section full) tried with an ejection, per section.
 EJECT = 3
 #: A move must lower the cut's time by this share at least (no move on rounding noise).
@@ -60,7 +61,7 @@ def refine_cut(graph: Graph, assignment: dict[str, int], cap: Capacity, costs: C
     assignment : a legal cut whose sections fit.
     cap, scales : units one section may use, the scale factor per position.
     costs : the time model.
-    budget : planned seconds, spent as tries (:data:`TRIES_PER_SECOND`).
+    budget : planned seconds, spent as nodes visited (:data:`VISITS_PER_SECOND`).
     buffers : stage-buffer PMUs per edge whose ends share a section.
     separate : node pairs that must stay in different sections, the later one later.
 
@@ -69,14 +70,15 @@ def refine_cut(graph: Graph, assignment: dict[str, int], cap: Capacity, costs: C
     dict[str, int] : a new assignment, never slower than ``assignment``.
     """
     return _Refiner(graph, dict(assignment), cap, costs, dict(scales or {}),
-                    buffer_nets(graph, buffers), tuple(separate)).run(budget)
+                    buffer_nets(graph, buffers), tuple(separate), budget).run()
 
 
 class _Refiner:
     """The cut being refined, with what a move's two sections need indexed by node."""
 
     def __init__(self, graph: Graph, assignment: dict[str, int], cap: Capacity,
-                 costs: CutCosts, scales: dict[int, Scale], buffered, separate):
+                 costs: CutCosts, scales: dict[int, Scale], buffered, separate,
+                 budget: Budget):
         self.graph, self.a, self.cap, self.costs, self.scales = graph, assignment, cap, costs, scales
         self.order = [v for v in graph.topological_order() if v in assignment]
         self.rank = {v: i for i, v in enumerate(self.order)}
@@ -116,7 +118,11 @@ class _Refiner:
         for k in range(self.count - 2, -1, -1):
             if category[k] == category[k + 1]:
                 self.run_end[k] = self.run_end[k + 1]
-        self.tries = 0
+        self.budget = budget
+
+    def visit(self, nodes: int) -> None:
+        """Charge the budget for visiting ``nodes`` nodes."""
+        self.budget.spend(nodes / VISITS_PER_SECOND)
 
     def _category(self, k: int):
         cats = {self.graph.node(v).category for v in self.members[k]}
@@ -124,6 +130,7 @@ class _Refiner:
 
     def time(self, k: int) -> float:
         """Section ``k``'s cycles per sample: its slowest stage or its DRAM traffic."""
+        self.visit(len(self.members[k]))
         slowest = max((self.costs.stage_in(v, self.a) for v in self.members[k]), default=0.0)
         seen, dram = set(), 0.0
         for v in sorted(self.members[k], key=self.rank.__getitem__):
@@ -136,6 +143,7 @@ class _Refiner:
 
     def fits(self, k: int) -> bool:
         """Whether section ``k`` fits with its stage buffers."""
+        self.visit(len(self.members[k]))
         section = Section(k)
         for v in sorted(self.members[k], key=self.rank.__getitem__):
             section.add(v, unit_demand(self.graph.node(v)))
@@ -154,6 +162,7 @@ class _Refiner:
                 if u not in seen and self.a[u] == k:
                     seen.add(u)
                     todo.append(u)
+        self.visit(len(seen))
         return sorted(seen, key=self.rank.__getitem__)
 
     def legal(self, group: list[str], to: int) -> bool:
@@ -183,6 +192,18 @@ class _Refiner:
                     default=0)
         return range(k - 1, max(start, self.run_start[k]) - 1, -1)
 
+    def neighbours(self, group: list[str]) -> set[int]:
+        """The sections holding a node that shares a net with ``group``: the only ones a
+        move of it can save DRAM bytes or stage cycles in."""
+        out, ends = set(), 0
+        for v in group:
+            for i in self.nets_of.get(v, ()):
+                net = self.nets[i]
+                ends += 1 + len(net.sinks)
+                out |= {self.a[u] for u in (net.driver, *net.sinks) if u in self.a}
+        self.visit(ends)
+        return out
+
     def times(self, sections) -> float:
         """The summed time of ``sections``."""
         return sum(self.time(k) for k in sorted(set(sections)))
@@ -193,7 +214,6 @@ class _Refiner:
         the sections they touch, whose time was ``before`` (None when a receiving section
         would not fit or a separated pair forbids a move), and what they save ignoring
         the fit, unless ``ejecting``: then an unfit answer costs no times)."""
-        self.tries += 1
         touched, undo, saved, fits = set(), [], None, False
         for group, to in moves:
             if not self.legal(group, to):
@@ -224,6 +244,8 @@ class _Refiner:
         self.move(group, k)
         best = None
         for other, i in options:
+            if self.budget.over():
+                break
             saved, _ = self.try_moves([(group, to), (other, i)],
                                       before + (self.now[i] if i not in (k, to) else 0.0),
                                       ejecting=True)
@@ -237,11 +259,14 @@ class _Refiner:
         with a group of that section moved on (:meth:`ejections`)."""
         best, size, blocked = None, len(self.members[k]), []
         for v in sorted(self.members[k], key=self.rank.__getitem__):
+            if self.budget.over():
+                break
             for down in (True, False):
                 group = self.group(v, down)
                 if len(group) == size:
                     continue            # the section would empty
-                for to in self.reach(group, down):
+                near = self.neighbours(group)
+                for to in (to for to in self.reach(group, down) if to in near):
                     before = self.now[k] + self.now[to]
                     saved, unfit = self.try_moves([(group, to)], before)
                     if saved is not None:
@@ -257,19 +282,17 @@ class _Refiner:
                 best = found
         return best if best is not None and best[0] > GAIN * max(1.0, total) else None
 
-    def run(self, budget: Budget) -> dict[str, int]:
-        """Sweep the sections, taking the best move out of each, until a sweep moves nothing
-        or the budget is spent."""
+    def run(self) -> dict[str, int]:
+        """Sweep the sections, slowest first, taking the best move out of each, until a
+        sweep moves nothing or the budget is spent."""
         self.now = [self.time(k) for k in range(self.count)]
         total, moved = sum(self.now), True
-        while moved and not budget.over():
+        while moved and not self.budget.over():
             moved = False
-            for k in range(self.count):
-                if budget.over():
+            for k in sorted(range(self.count), key=lambda k: (-self.now[k], k)):
+                if self.budget.over():
                     break
-                spent = self.tries
                 best = self.best_from(k, total)
-                budget.spend((self.tries - spent) / TRIES_PER_SECOND)
                 if best is not None:
                     saved, moves = best
                     for group, to in moves:
