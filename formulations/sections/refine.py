@@ -74,12 +74,14 @@ def refine_cut(graph: Graph, assignment: dict[str, int], cap: Capacity, costs: C
 
 
 class _Refiner:
-    """The cut being refined, with what a move's two sections need indexed by node."""
+    """The cut being refined (``a``: node -> section, ``members`` per section), with the nets
+    and edges a move needs indexed by node."""
 
     def __init__(self, graph: Graph, assignment: dict[str, int], cap: Capacity,
                  costs: CutCosts, scales: dict[int, Scale], buffered, separate,
                  budget: Budget):
-        self.graph, self.a, self.cap, self.costs, self.scales = graph, assignment, cap, costs, scales
+        self.graph, self.a, self.cap, self.costs = graph, assignment, cap, costs
+        self.scales, self.budget = scales, budget
         self.order = [v for v in graph.topological_order() if v in assignment]
         self.rank = {v: i for i, v in enumerate(self.order)}
         self.count = max(assignment.values()) + 1
@@ -89,44 +91,26 @@ class _Refiner:
         self.nets: list[CutNet] = cut_nets(graph, costs)
         self.nets_of: dict[str, list[int]] = {}
         for i, net in enumerate(self.nets):
-            for v in dict.fromkeys((net.driver, *net.sinks)):
-                if v is not None:
-                    self.nets_of.setdefault(v, []).append(i)
-        self.buffered = {}
+            for v in dict.fromkeys(u for u in (net.driver, *net.sinks) if u in assignment):
+                self.nets_of.setdefault(v, []).append(i)
+        self.buffered: dict[str, list] = {}
         for net in buffered:
             self.buffered.setdefault(net.driver, []).append(net)
-        self.after = {v: [u for u in graph.successors(v) if u in assignment] for v in self.order}
-        self.before = {v: [u for u in graph.predecessors(v) if u in assignment]
-                       for v in self.order}
-        for e in graph.edges:          # loop-carried edges impose no order
-            if e.loop_carried and e.src in assignment and e.dst in assignment:
-                self.after[e.src] = [u for u in self.after[e.src] if u != e.dst]
-                self.before[e.dst] = [u for u in self.before[e.dst] if u != e.src]
-        self.later = {}
-        for a, b in separate:
-            self.later.setdefault(a, []).append(b)
-        self.earlier = {}
-        for a, b in separate:
-            self.earlier.setdefault(b, []).append(a)
-        category = [self._category(k) for k in range(self.count)]
-        self.run_start = [k if k == 0 or category[k] != category[k - 1]
-                          else 0 for k in range(self.count)]
-        for k in range(1, self.count):
-            if category[k] == category[k - 1]:
-                self.run_start[k] = self.run_start[k - 1]
-        self.run_end = list(range(self.count))
-        for k in range(self.count - 2, -1, -1):
-            if category[k] == category[k + 1]:
-                self.run_end[k] = self.run_end[k + 1]
-        self.budget = budget
+        # same-iteration edges order sections; loop-carried ones impose nothing
+        self.after = {v: [] for v in self.order}
+        self.before = {v: [] for v in self.order}
+        for e in graph.edges:
+            if not e.loop_carried and e.src != e.dst and e.src in assignment and e.dst in assignment:
+                self.after[e.src].append(e.dst)
+                self.before[e.dst].append(e.src)
+        self.later = {a: [b for x, b in separate if x == a] for a, _ in separate}
+        self.earlier = {b: [a for a, y in separate if y == b] for _, b in separate}
+        self.run_start, self.run_end = _category_runs(
+            [{graph.node(v).category for v in self.members[k]} for k in range(self.count)])
 
     def visit(self, nodes: int) -> None:
         """Charge the budget for visiting ``nodes`` nodes."""
         self.budget.spend(nodes / VISITS_PER_SECOND)
-
-    def _category(self, k: int):
-        cats = {self.graph.node(v).category for v in self.members[k]}
-        return next(iter(cats)) if len(cats) == 1 else object()
 
     def time(self, k: int) -> float:
         """Section ``k``'s cycles per sample: its slowest stage or its DRAM traffic."""
@@ -303,3 +287,22 @@ class _Refiner:
                     total -= saved
                     moved = True
         return self.a
+
+
+def _category_runs(categories: list[set]) -> tuple[list[int], list[int]]:
+    """Per section, the first and the last section of its run of one category (a section of
+    no or mixed categories is a run of its own).
+
+    >>> _category_runs([{"f"}, {"f"}, {"b"}, {"b"}, {"b"}])
+    ([0, 0, 2, 2, 2], [1, 1, 4, 4, 4])
+    """
+    start, end = list(range(len(categories))), list(range(len(categories)))
+    same = [len(categories[k]) == 1 and categories[k] == categories[k + 1]
+            for k in range(len(categories) - 1)]
+    for k in range(1, len(categories)):
+        if same[k - 1]:
+            start[k] = start[k - 1]
+    for k in range(len(categories) - 2, -1, -1):
+        if same[k]:
+            end[k] = end[k + 1]
+    return start, end
