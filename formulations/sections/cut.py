@@ -406,11 +406,13 @@ class _Cutter:
             best = self.phase("traffic", self.least, best, count, None,
                               refine + (1 - TRAFFIC_SHARE) * (self.budget.left() - refine))
         best = self.phase("time", self.least, best, count, self.costs, refine)
-        return self.phase("refine", self.refined, best)
+        best = self.phase("refine", self.refined, best)
+        return self.phase("time", self.least, best, count, self.costs, 0.0)
 
     def refined(self, best: dict[str, int]) -> dict[str, int]:
         """``best`` with groups moved between any two sections of one category while the time
-        falls (:func:`~formulations.sections.refine.refine_cut`), on the budget left."""
+        falls (:func:`~formulations.sections.refine.refine_cut`), on the budget left; what a
+        refinement that stops early leaves goes back to the windows."""
         if self.out_of_time():
             return best
         return refine_cut(self.graph, best, self.cap, self.costs,

@@ -43,6 +43,7 @@ __all__ = ["refine_cut", "VISITS_PER_SECOND"]
 VISITS_PER_SECOND = 4e5
 #: Blocked moves (their receiving section full) tried with an ejection, per section.
 EJECT = 3
+ZERO = {"pcu": 0.0, "pmu": 0.0, "any": 0.0, "agcu": 0.0}
 #: A move must lower the cut's time by this share at least (no move on rounding noise).
 GAIN = 1e-9
 
@@ -105,6 +106,10 @@ class _Refiner:
                 self.before[e.dst].append(e.src)
         self.later = {a: [b for x, b in separate if x == a] for a, _ in separate}
         self.earlier = {b: [a for a, y in separate if y == b] for _, b in separate}
+        self.demand = {v: unit_demand(graph.node(v)) for v in self.order}
+        self.load = [{unit: sum(self.demand[v][unit] for v in sorted(
+            self.members[k], key=self.rank.__getitem__)) for unit in ZERO}
+            for k in range(self.count)]
         self.run_start, self.run_end = _category_runs(
             [{graph.node(v).category for v in self.members[k]} for k in range(self.count)])
 
@@ -126,16 +131,20 @@ class _Refiner:
         return max(slowest, dram * self.costs.dram_per_byte)
 
     def fits(self, k: int) -> bool:
-        """Whether section ``k`` fits with its stage buffers."""
+        """Whether section ``k`` fits with its stage buffers: first its units alone, from the
+        totals kept as groups move (what most tries of an ejection fail on), then counted
+        node by node with the buffers."""
+        self.visit(1)
+        if not Section(k, **self.load[k]).fits_with(ZERO, self.cap, self.scales.get(k, 1.0)):
+            return False
         self.visit(len(self.members[k]))
         section = Section(k)
         for v in sorted(self.members[k], key=self.rank.__getitem__):
-            section.add(v, unit_demand(self.graph.node(v)))
+            section.add(v, self.demand[v])
         section.buffers = sum(net.pmus_in(self.members[k])
                               for v in sorted(self.members[k], key=self.rank.__getitem__)
                               for net in self.buffered.get(v, ()))
-        zero = {"pcu": 0.0, "pmu": 0.0, "any": 0.0, "agcu": 0.0}
-        return section.fits_with(zero, self.cap, self.scales.get(k, 1.0))
+        return section.fits_with(ZERO, self.cap, self.scales.get(k, 1.0))
 
     def group(self, v: str, down: bool) -> list[str]:
         """``v`` with its descendants (``down``) or ancestors inside its section, in order."""
@@ -158,10 +167,17 @@ class _Refiner:
                         for b in self.earlier.get(v, ()) if b in self.a))
 
     def move(self, group: list[str], to: int) -> None:
+        """Move ``group`` (one section's nodes) to section ``to``."""
+        self.visit(len(group))
+        frm, members = self.a[group[0]], self.members
         for v in group:
-            self.members[self.a[v]].discard(v)
+            members[frm].discard(v)
             self.a[v] = to
-            self.members[to].add(v)
+            members[to].add(v)
+        for unit in ZERO:
+            moved = sum(self.demand[v][unit] for v in group)
+            self.load[frm][unit] -= moved
+            self.load[to][unit] += moved
 
     def reach(self, group: list[str], down: bool) -> range:
         """The sections ``group`` may move to, its own apart: down to the first section of a
@@ -192,12 +208,12 @@ class _Refiner:
         """The summed time of ``sections``."""
         return sum(self.time(k) for k in sorted(set(sections)))
 
-    def try_moves(self, moves: list[tuple[list[str], int]], before: float,
-                  ejecting: bool = False) -> tuple[float | None, float]:
+    def try_moves(self, moves: list[tuple[list[str], int]], before: float
+                  ) -> tuple[float | None, float]:
         """``moves`` (group, section) applied in turn, then undone: the time they save on
         the sections they touch, whose time was ``before`` (None when a receiving section
         would not fit or a separated pair forbids a move), and what they save ignoring
-        the fit, unless ``ejecting``: then an unfit answer costs no times)."""
+        the fit)."""
         touched, undo, saved, fits = set(), [], None, False
         for group, to in moves:
             if not self.legal(group, to):
@@ -207,8 +223,7 @@ class _Refiner:
             self.move(group, to)
         else:
             fits = all(self.fits(to) for _, to in moves)
-            if fits or not ejecting:
-                saved = before - self.times(touched)
+            saved = before - self.times(touched)
         for group, back in reversed(undo):
             self.move(group, back)
         return (saved if fits else None), (saved or 0.0)
@@ -217,24 +232,25 @@ class _Refiner:
                   ) -> tuple[float, list] | None:
         """The best move of ``group`` from ``k`` into the full section ``to`` together with
         a group of ``to`` moved on to where there is room for it (``before``: the time of
-        ``k`` and ``to``)."""
+        ``k`` and ``to``); ``group`` stays in ``to`` while they are tried."""
         self.move(group, to)
-        inside, options = set(group), []
+        inside, best = set(group), None
         for w in sorted(self.members[to] - inside, key=self.rank.__getitem__):
             for down in (True, False):
                 other = self.group(w, down)
-                if inside.isdisjoint(other):
-                    options += [(other, i) for i in self.reach(other, down)]
+                if not inside.isdisjoint(other):
+                    continue
+                for i in self.reach(other, down):
+                    if self.budget.over() or not self.legal(other, i):
+                        continue
+                    self.move(other, i)
+                    if self.fits(i) and self.fits(to):
+                        saved = (before + (self.now[i] if i not in (k, to) else 0.0)
+                                 - self.times({k, to, i}))
+                        if best is None or saved > best[0]:
+                            best = (saved, [(group, to), (other, i)])
+                    self.move(other, to)
         self.move(group, k)
-        best = None
-        for other, i in options:
-            if self.budget.over():
-                break
-            saved, _ = self.try_moves([(group, to), (other, i)],
-                                      before + (self.now[i] if i not in (k, to) else 0.0),
-                                      ejecting=True)
-            if saved is not None and (best is None or saved > best[0]):
-                best = (saved, [(group, to), (other, i)])
         return best
 
     def best_from(self, k: int, total: float) -> tuple[float, list] | None:
