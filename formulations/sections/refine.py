@@ -21,9 +21,10 @@ section moved on to where there is room (an ejection, as in Kernighan-Lin's swap
 changes only the times of the sections it touches, so a try costs those, not the whole
 cut. Sweeps repeat until one moves nothing or the planned work is spent. Deterministic:
 nodes are tried in the graph's topological order, ties go to the first move tried.
-Measured from main's cuts at the plan of a 120 s run (cycles a sample, 10 planned s):
-bert_l-6 training 66.57 -> 51.85 M, bert_L-12 training 344.0 -> 301.6 M, bert_l-12
-inference 17.86 -> 17.06 M; bert_l-3 inference is a local optimum already.
+Measured from main's cuts at the plan of a 120 s run (cycles a sample): bert_l-6 training
+66.57 -> 51.88 M on 1.5 planned s, bert_L-12 training 344.0 -> 305.0 M on 2.5 s; with the
+stage buffers learned in the run, bert_l-12 inference's cut after the windows is a local
+optimum (:data:`formulations.sections.cut.REFINE_SHARE`).
 """
 
 from __future__ import annotations
@@ -40,10 +41,13 @@ __all__ = ["refine_cut", "VISITS_PER_SECOND"]
 #: those whose fit it checks, the group it moves and the ends of that group's nets): 4.0 M
 #: visits took 8.5 wall s on bert_L-12 training on this 2-core machine at load 2 (5.0 M
 #: took 19 CPU s at load 5).
-VISITS_PER_SECOND = 4e5
+VISITS_PER_SECOND = 3e5
 #: Blocked moves (their receiving section full) tried with an ejection, per section.
 EJECT = 3
 ZERO = {"pcu": 0.0, "pmu": 0.0, "any": 0.0, "agcu": 0.0}
+#: A blocked move is worth an ejection (a try per group of the full section and section it
+#: reaches) when it would save this share of the cut's time at least.
+EJECT_GAIN = 1e-3
 #: A move must lower the cut's time by this share at least (no move on rounding noise).
 GAIN = 1e-9
 
@@ -130,12 +134,15 @@ class _Refiner:
                         dram += self.nets[i].bytes
         return max(slowest, dram * self.costs.dram_per_byte)
 
-    def fits(self, k: int) -> bool:
-        """Whether section ``k`` fits with its stage buffers: first its units alone, from the
-        totals kept as groups move (what most tries of an ejection fail on), then counted
-        node by node with the buffers."""
+    def roomy(self, k: int) -> bool:
+        """Whether section ``k``'s units fit, buffers apart, from the totals kept as groups
+        move: what most tries of an ejection fail on, checked before :meth:`fits`."""
         self.visit(1)
-        if not Section(k, **self.load[k]).fits_with(ZERO, self.cap, self.scales.get(k, 1.0)):
+        return Section(k, **self.load[k]).fits_with(ZERO, self.cap, self.scales.get(k, 1.0))
+
+    def fits(self, k: int) -> bool:
+        """Whether section ``k`` fits with its stage buffers."""
+        if not self.roomy(k):
             return False
         self.visit(len(self.members[k]))
         section = Section(k)
@@ -195,13 +202,15 @@ class _Refiner:
     def neighbours(self, group: list[str]) -> set[int]:
         """The sections holding a node that shares a net with ``group``: the only ones a
         move of it can save DRAM bytes or stage cycles in."""
-        out, ends = set(), 0
+        out = set()
         for v in group:
-            for i in self.nets_of.get(v, ()):
-                net = self.nets[i]
-                ends += 1 + len(net.sinks)
-                out |= {self.a[u] for u in (net.driver, *net.sinks) if u in self.a}
-        self.visit(ends)
+            if v not in self.near:          # per node, until a move is taken
+                ends = [u for i in self.nets_of.get(v, ())
+                        for u in (self.nets[i].driver, *self.nets[i].sinks) if u in self.a]
+                self.visit(len(ends))
+                self.near[v] = {self.a[u] for u in ends}
+            out |= self.near[v]
+        self.visit(len(group))
         return out
 
     def times(self, sections) -> float:
@@ -244,7 +253,7 @@ class _Refiner:
                     if self.budget.over() or not self.legal(other, i):
                         continue
                     self.move(other, i)
-                    if self.fits(i) and self.fits(to):
+                    if self.roomy(i) and self.roomy(to) and self.fits(i) and self.fits(to):
                         saved = (before + (self.now[i] if i not in (k, to) else 0.0)
                                  - self.times({k, to, i}))
                         if best is None or saved > best[0]:
@@ -275,7 +284,7 @@ class _Refiner:
                     elif unfit > 0:
                         blocked.append((-unfit, len(blocked), group, to, before))
         for unfit, _, group, to, before in sorted(blocked, key=lambda b: b[:2])[:EJECT]:
-            if best is not None and -unfit <= best[0]:
+            if (best is not None and -unfit <= best[0]) or -unfit < EJECT_GAIN * total:
                 break
             found = self.ejections(group, k, to, before)
             if found is not None and (best is None or found[0] > best[0]):
@@ -286,6 +295,7 @@ class _Refiner:
         """Sweep the sections, slowest first, taking the best move out of each, until a
         sweep moves nothing or the budget is spent."""
         self.now = [self.time(k) for k in range(self.count)]
+        self.near: dict[str, set[int]] = {}
         total, moved = sum(self.now), True
         while moved and not self.budget.over():
             moved = False
@@ -302,6 +312,7 @@ class _Refiner:
                             self.now[j] = self.time(j)
                     total -= saved
                     moved = True
+                    self.near.clear()
         return self.a
 
 
