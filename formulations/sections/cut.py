@@ -9,7 +9,8 @@ from the lower bound up to one below the best known (fewest sections), then mini
 given costs (:mod:`formulations.sections.costs`), the time per sample from that cut,
 as one model for small graphs or window by window (a large-neighbourhood search)
 for big ones; on a graph of more than one category it also moves groups of nodes between
-any two sections of a category (:mod:`formulations.sections.refine`). The answer is never worse than greedy.
+any two sections of a category (:mod:`formulations.sections.refine`). The answer is never
+worse than greedy.
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ class _Refiner:
         self.after = {v: [] for v in self.order}
         self.before = {v: [] for v in self.order}
         for e in graph.edges:
-            if not e.loop_carried and e.src != e.dst and e.src in assignment and e.dst in assignment:
+            if not e.loop_carried and e.src != e.dst and {e.src, e.dst} <= assignment.keys():
                 self.after[e.src].append(e.dst)
                 self.before[e.dst].append(e.src)
         self.later = {a: [b for x, b in separate if x == a] for a, _ in separate}
