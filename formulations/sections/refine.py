@@ -1,0 +1,335 @@
+"""Refinement of a cut: move groups of nodes between any two sections of one category.
+
+The window search (:meth:`formulations.sections.cut._Cutter.window_search`) re-cuts a few
+consecutive sections at once, so a node never moves further than its window, while on the
+training graphs a branch off the longest path belongs far from where the cut puts it.
+bert_l-6 training on plasticine, main's cut (16 sections, 66.57 M cycles a sample): the
+375 MB gradient of the LM logits is read by a reshape in section 14 (8 bytes of output)
+instead of beside its producer in section 5, 22 % of the cut's time; every backward section
+is full (64 of 64 PCUs), so the reshape moves only if something else leaves section 5.
+
+:func:`refine_cut` is a descent on the cut's time (:func:`~formulations.sections.costs.cut_time`).
+A group is a node with its descendants inside its section (moved down) or with its
+ancestors inside it (moved up): every edge stays legal when it moves to any section up to
+its nearest successor (down) or predecessor (up) outside it, within its category. Section
+by section it tries every group at every section it reaches and takes the move that saves
+most, where the receiving section still fits with its stage buffers
+(:meth:`Section.fits_with <formulations.sections.problem.Section.fits_with>`, :func:`buffer_nets
+<formulations.sections.problem.buffer_nets>`); for the :data:`EJECT` moves that would save
+most were their receiving section not full, it also tries each with one group of that
+section moved on to where there is room (an ejection, as in Kernighan-Lin's swaps). A move
+changes only the times of the sections it touches, so a try costs those, not the whole
+cut. Sweeps repeat until one moves nothing or the planned work is spent. Deterministic:
+nodes are tried in the graph's topological order, ties go to the first move tried.
+Measured from main's cuts at the plan of a 120 s run (cycles a sample): bert_l-6 training
+66.57 -> 51.88 M on 1.5 planned s, bert_L-12 training 344.0 -> 305.0 M on 2.5 s; with the
+stage buffers learned in the run, bert_l-12 inference's cut after the windows is a local
+optimum (:data:`formulations.sections.cut.REFINE_SHARE`).
+"""
+
+from __future__ import annotations
+
+from formulations.sections.costs import CutCosts, CutNet, cut_nets, net_sections
+from formulations.sections.problem import (BufferDemand, Capacity, Scale, Section,
+                                           buffer_nets, unit_demand)
+from formulations.solver import Budget
+from model.graph import Graph
+
+__all__ = ["refine_cut", "VISITS_PER_SECOND"]
+
+#: Nodes visited per planned second (a try visits every node of the sections it times and of
+#: those whose fit it checks, the group it moves and the ends of that group's nets): 4.0 M
+#: visits took 8.5 wall s on bert_L-12 training on this 2-core machine at load 2 (5.0 M
+#: took 19 CPU s at load 5).
+VISITS_PER_SECOND = 3e5
+#: Blocked moves (their receiving section full) tried with an ejection, per section.
+EJECT = 3
+ZERO = {"pcu": 0.0, "pmu": 0.0, "any": 0.0, "agcu": 0.0}
+#: A blocked move is worth an ejection (a try per group of the full section and section it
+#: reaches) when it would save this share of the cut's time at least.
+EJECT_GAIN = 1e-3
+#: A move must lower the cut's time by this share at least (no move on rounding noise).
+GAIN = 1e-9
+
+
+def refine_cut(graph: Graph, assignment: dict[str, int], cap: Capacity, costs: CutCosts,
+               budget: Budget, *, scales: dict[int, Scale] | None = None,
+               buffers: BufferDemand | None = None,
+               separate: tuple[tuple[str, str], ...] = ()) -> dict[str, int]:
+    """``assignment`` (node -> section, sections ``0 .. n - 1`` all used) with groups moved
+    across borders while :func:`~formulations.sections.costs.cut_time` falls; no section
+    empties, so the count and positions stay.
+
+    Parameters
+    ----------
+    graph : the nodes cut.
+    assignment : a legal cut whose sections fit.
+    cap, scales : units one section may use, the scale factor per position.
+    costs : the time model.
+    budget : planned seconds, spent as nodes visited (:data:`VISITS_PER_SECOND`).
+    buffers : stage-buffer PMUs per edge whose ends share a section.
+    separate : node pairs that must stay in different sections, the later one later.
+
+    Returns
+    -------
+    dict[str, int] : a new assignment, never slower than ``assignment``.
+    """
+    return _Refiner(graph, dict(assignment), cap, costs, dict(scales or {}),
+                    buffer_nets(graph, buffers), tuple(separate), budget).run()
+
+
+class _Refiner:
+    """The cut being refined (``a``: node -> section, ``members`` per section), with the nets
+    and edges a move needs indexed by node."""
+
+    def __init__(self, graph: Graph, assignment: dict[str, int], cap: Capacity,
+                 costs: CutCosts, scales: dict[int, Scale], buffered, separate,
+                 budget: Budget):
+        self.graph, self.a, self.cap, self.costs = graph, assignment, cap, costs
+        self.scales, self.budget = scales, budget
+        self.order = [v for v in graph.topological_order() if v in assignment]
+        self.rank = {v: i for i, v in enumerate(self.order)}
+        self.count = max(assignment.values()) + 1
+        self.members: list[set[str]] = [set() for _ in range(self.count)]
+        for v in self.order:
+            self.members[assignment[v]].add(v)
+        self.nets: list[CutNet] = cut_nets(graph, costs)
+        self.nets_of: dict[str, list[int]] = {}
+        for i, net in enumerate(self.nets):
+            for v in dict.fromkeys(u for u in (net.driver, *net.sinks) if u in assignment):
+                self.nets_of.setdefault(v, []).append(i)
+        self.buffered: dict[str, list] = {}
+        for net in buffered:
+            self.buffered.setdefault(net.driver, []).append(net)
+        # same-iteration edges order sections; loop-carried ones impose nothing
+        self.after = {v: [] for v in self.order}
+        self.before = {v: [] for v in self.order}
+        for e in graph.edges:
+            if not e.loop_carried and e.src != e.dst and {e.src, e.dst} <= assignment.keys():
+                self.after[e.src].append(e.dst)
+                self.before[e.dst].append(e.src)
+        self.later = {a: [b for x, b in separate if x == a] for a, _ in separate}
+        self.earlier = {b: [a for a, y in separate if y == b] for _, b in separate}
+        self.demand = {v: unit_demand(graph.node(v)) for v in self.order}
+        self.load = [{unit: sum(self.demand[v][unit] for v in sorted(
+            self.members[k], key=self.rank.__getitem__)) for unit in ZERO}
+            for k in range(self.count)]
+        self.run_start, self.run_end = _category_runs(
+            [{graph.node(v).category for v in self.members[k]} for k in range(self.count)])
+
+    def visit(self, nodes: int) -> None:
+        """Charge the budget for visiting ``nodes`` nodes."""
+        self.budget.spend(nodes / VISITS_PER_SECOND)
+
+    def time(self, k: int) -> float:
+        """Section ``k``'s cycles per sample: its slowest stage or its DRAM traffic."""
+        self.visit(len(self.members[k]))
+        slowest = max((self.costs.stage_in(v, self.a) for v in self.members[k]), default=0.0)
+        seen, dram = set(), 0.0
+        for v in sorted(self.members[k], key=self.rank.__getitem__):
+            for i in self.nets_of.get(v, ()):
+                if i not in seen:
+                    seen.add(i)
+                    if k in net_sections(self.nets[i], self.a):
+                        dram += self.nets[i].bytes
+        return max(slowest, dram * self.costs.dram_per_byte)
+
+    def roomy(self, k: int) -> bool:
+        """Whether section ``k``'s units fit, buffers apart, from the totals kept as groups
+        move: what most tries of an ejection fail on, checked before :meth:`fits`."""
+        self.visit(1)
+        return Section(k, **self.load[k]).fits_with(ZERO, self.cap, self.scales.get(k, 1.0))
+
+    def fits(self, k: int) -> bool:
+        """Whether section ``k`` fits with its stage buffers."""
+        if not self.roomy(k):
+            return False
+        self.visit(len(self.members[k]))
+        section = Section(k)
+        for v in sorted(self.members[k], key=self.rank.__getitem__):
+            section.add(v, self.demand[v])
+        section.buffers = sum(net.pmus_in(self.members[k])
+                              for v in sorted(self.members[k], key=self.rank.__getitem__)
+                              for net in self.buffered.get(v, ()))
+        return section.fits_with(ZERO, self.cap, self.scales.get(k, 1.0))
+
+    def group(self, v: str, down: bool) -> list[str]:
+        """``v`` with its descendants (``down``) or ancestors inside its section, in order."""
+        k, step = self.a[v], self.after if down else self.before
+        seen, todo = {v}, [v]
+        while todo:
+            for u in step[todo.pop()]:
+                if u not in seen and self.a[u] == k:
+                    seen.add(u)
+                    todo.append(u)
+        self.visit(len(seen))
+        return sorted(seen, key=self.rank.__getitem__)
+
+    def legal(self, group: list[str], to: int) -> bool:
+        """Whether the separated pairs allow ``group`` in section ``to``."""
+        inside = set(group)
+        return (all(self.a[b] > to or b in inside for v in group for b in self.later.get(v, ())
+                    if b in self.a)
+                and all(self.a[b] < to or b in inside for v in group
+                        for b in self.earlier.get(v, ()) if b in self.a))
+
+    def move(self, group: list[str], to: int) -> None:
+        """Move ``group`` (one section's nodes) to section ``to``."""
+        self.visit(len(group))
+        frm, members = self.a[group[0]], self.members
+        for v in group:
+            members[frm].discard(v)
+            self.a[v] = to
+            members[to].add(v)
+        for unit in ZERO:
+            moved = sum(self.demand[v][unit] for v in group)
+            self.load[frm][unit] -= moved
+            self.load[to][unit] += moved
+
+    def reach(self, group: list[str], down: bool) -> range:
+        """The sections ``group`` may move to, its own apart: down to the first section of a
+        successor outside it, or up to the last section of a predecessor outside it, within
+        its category's run of sections."""
+        k, inside = self.a[group[0]], set(group)
+        if down:
+            stop = min((self.a[u] for v in group for u in self.after[v] if u not in inside),
+                       default=self.count - 1)
+            return range(k + 1, min(stop, self.run_end[k]) + 1)
+        start = max((self.a[u] for v in group for u in self.before[v] if u not in inside),
+                    default=0)
+        return range(k - 1, max(start, self.run_start[k]) - 1, -1)
+
+    def neighbours(self, group: list[str]) -> set[int]:
+        """The sections holding a node that shares a net with ``group``: the only ones a
+        move of it can save DRAM bytes or stage cycles in."""
+        out = set()
+        for v in group:
+            if v not in self.near:          # per node, until a move is taken
+                ends = [u for i in self.nets_of.get(v, ())
+                        for u in (self.nets[i].driver, *self.nets[i].sinks) if u in self.a]
+                self.visit(len(ends))
+                self.near[v] = {self.a[u] for u in ends}
+            out |= self.near[v]
+        self.visit(len(group))
+        return out
+
+    def times(self, sections) -> float:
+        """The summed time of ``sections``."""
+        return sum(self.time(k) for k in sorted(set(sections)))
+
+    def try_moves(self, moves: list[tuple[list[str], int]], before: float
+                  ) -> tuple[float | None, float]:
+        """``moves`` (group, section) applied in turn, then undone: the time they save on
+        the sections they touch, whose time was ``before`` (None when a receiving section
+        would not fit or a separated pair forbids a move), and what they save ignoring
+        the fit)."""
+        touched, undo, saved, fits = set(), [], None, False
+        for group, to in moves:
+            if not self.legal(group, to):
+                break
+            touched |= {self.a[group[0]], to}
+            undo.append((group, self.a[group[0]]))
+            self.move(group, to)
+        else:
+            fits = all(self.fits(to) for _, to in moves)
+            saved = before - self.times(touched)
+        for group, back in reversed(undo):
+            self.move(group, back)
+        return (saved if fits else None), (saved or 0.0)
+
+    def ejections(self, group: list[str], k: int, to: int, before: float
+                  ) -> tuple[float, list] | None:
+        """The best move of ``group`` from ``k`` into the full section ``to`` together with
+        a group of ``to`` moved on to where there is room for it (``before``: the time of
+        ``k`` and ``to``); ``group`` stays in ``to`` while they are tried."""
+        self.move(group, to)
+        inside, best = set(group), None
+        for w in sorted(self.members[to] - inside, key=self.rank.__getitem__):
+            for down in (True, False):
+                other = self.group(w, down)
+                if not inside.isdisjoint(other):
+                    continue
+                for i in self.reach(other, down):
+                    if self.budget.over() or not self.legal(other, i):
+                        continue
+                    self.move(other, i)
+                    if self.roomy(i) and self.roomy(to) and self.fits(i) and self.fits(to):
+                        saved = (before + (self.now[i] if i not in (k, to) else 0.0)
+                                 - self.times({k, to, i}))
+                        if best is None or saved > best[0]:
+                            best = (saved, [(group, to), (other, i)])
+                    self.move(other, to)
+        self.move(group, k)
+        return best
+
+    def best_from(self, k: int, total: float) -> tuple[float, list] | None:
+        """The move of a group out of section ``k`` that lowers the time most, if any: alone,
+        or, for the :data:`EJECT` groups that would save most were their section not full,
+        with a group of that section moved on (:meth:`ejections`)."""
+        best, size, blocked = None, len(self.members[k]), []
+        for v in sorted(self.members[k], key=self.rank.__getitem__):
+            if self.budget.over():
+                break
+            for down in (True, False):
+                group = self.group(v, down)
+                if len(group) == size:
+                    continue            # the section would empty
+                near = self.neighbours(group)
+                for to in (to for to in self.reach(group, down) if to in near):
+                    before = self.now[k] + self.now[to]
+                    saved, unfit = self.try_moves([(group, to)], before)
+                    if saved is not None:
+                        if best is None or saved > best[0]:
+                            best = (saved, [(group, to)])
+                    elif unfit > 0:
+                        blocked.append((-unfit, len(blocked), group, to, before))
+        for unfit, _, group, to, before in sorted(blocked, key=lambda b: b[:2])[:EJECT]:
+            if (best is not None and -unfit <= best[0]) or -unfit < EJECT_GAIN * total:
+                break
+            found = self.ejections(group, k, to, before)
+            if found is not None and (best is None or found[0] > best[0]):
+                best = found
+        return best if best is not None and best[0] > GAIN * max(1.0, total) else None
+
+    def run(self) -> dict[str, int]:
+        """Sweep the sections, slowest first, taking the best move out of each, until a
+        sweep moves nothing or the budget is spent."""
+        self.now = [self.time(k) for k in range(self.count)]
+        self.near: dict[str, set[int]] = {}
+        total, moved = sum(self.now), True
+        while moved and not self.budget.over():
+            moved = False
+            for k in sorted(range(self.count), key=lambda k: (-self.now[k], k)):
+                if self.budget.over():
+                    break
+                best = self.best_from(k, total)
+                if best is not None:
+                    saved, moves = best
+                    for group, to in moves:
+                        touched = (self.a[group[0]], to)
+                        self.move(group, to)
+                        for j in touched:
+                            self.now[j] = self.time(j)
+                    total -= saved
+                    moved = True
+                    self.near.clear()
+        return self.a
+
+
+def _category_runs(categories: list[set]) -> tuple[list[int], list[int]]:
+    """Per section, the first and the last section of its run of one category (a section of
+    no or mixed categories is a run of its own).
+
+    >>> _category_runs([{"f"}, {"f"}, {"b"}, {"b"}, {"b"}])
+    ([0, 0, 2, 2, 2], [1, 1, 4, 4, 4])
+    """
+    start, end = list(range(len(categories))), list(range(len(categories)))
+    same = [len(categories[k]) == 1 and categories[k] == categories[k + 1]
+            for k in range(len(categories) - 1)]
+    for k in range(1, len(categories)):
+        if same[k - 1]:
+            start[k] = start[k - 1]
+    for k in range(len(categories) - 2, -1, -1):
+        if same[k]:
+            end[k] = end[k + 1]
+    return start, end

@@ -1,0 +1,116 @@
+"""The boundary refinement of a cut (formulations/sections/refine.py)."""
+
+import time
+
+from hypothesis import given, settings, strategies as st
+
+from formulations.sections import Capacity, greedy_sections
+from formulations.sections.costs import CutCosts, cut_time
+from formulations.sections.problem import assignment_of, sections_from
+from formulations.sections.refine import refine_cut
+from formulations.solver import Budget
+from model.graph import Edge, Graph, Node
+
+ZERO = {"pcu": 0.0, "pmu": 0.0, "any": 0.0, "agcu": 0.0}
+
+
+def budget(seconds: float = 5.0) -> Budget:
+    return Budget(seconds, deadline=time.monotonic() + 600)
+
+
+def far_branch() -> Graph:
+    """p's 1000-byte value is read by a in section 0 and by r in section 2, whose output is
+    8 bytes: r belongs with p, but section 0 is full until f (whose only successor lies in
+    section 2) moves on to section 1, which has room for one."""
+    nodes = [Node(v, unit="pcu") for v in ("p", "a", "f", "m1", "m2", "r", "z", "q")]
+    edges = [Edge("p", "a", bytes=1000, net="P"), Edge("p", "r", bytes=1000, net="P"),
+             Edge("a", "m1", bytes=8), Edge("m1", "m2", bytes=8), Edge("m2", "q", bytes=8),
+             Edge("f", "q", bytes=8), Edge("r", "z", bytes=8)]
+    return Graph("far", nodes, edges)
+
+
+FAR_CUT = {"p": 0, "a": 0, "f": 0, "m1": 1, "m2": 1, "r": 2, "z": 2, "q": 2}
+FAR_CAP = Capacity(pcu=3, pmu=3, total=6, agcu=0)
+FAR_COSTS = CutCosts({v: 1.0 for v in FAR_CUT}, dram_per_byte=0.01)
+
+
+def check_legal(graph: Graph, assignment: dict, cap: Capacity, buffers=None) -> None:
+    for e in graph.edges:
+        assert assignment[e.src] <= assignment[e.dst]
+    for s in sections_from(graph, assignment, buffers):
+        assert s.fits_with(ZERO, cap)
+        assert len({graph.node(v).category for v in s.nodes}) == 1
+
+
+def test_a_group_moves_to_a_far_section_when_a_group_there_makes_room():
+    graph = far_branch()
+    out = refine_cut(graph, FAR_CUT, FAR_CAP, FAR_COSTS, budget())
+    check_legal(graph, out, FAR_CAP)
+    assert out["r"] == out["p"] == 0 and out["f"] > 0
+    assert cut_time(graph, out, FAR_COSTS) < cut_time(graph, FAR_CUT, FAR_COSTS) / 5
+    assert max(out.values()) == 2                         # no section emptied
+
+
+def test_the_receiving_section_counts_its_stage_buffers():
+    """p -> r needs 2 buffer PMUs inside one section: section 0 then holds 3 PCUs and
+    2 PMUs more than its 1 PMU, so r stays where it is."""
+    graph = far_branch()
+    cap = Capacity(pcu=3, pmu=1, total=6, agcu=0)
+    out = refine_cut(graph, FAR_CUT, cap, FAR_COSTS, budget(), buffers={("p", "r"): 2})
+    assert out["r"] == 2
+    check_legal(graph, out, cap, {("p", "r"): 2})
+
+
+def test_a_separated_pair_stays_apart():
+    graph = far_branch()
+    out = refine_cut(graph, FAR_CUT, FAR_CAP, FAR_COSTS, budget(), separate=(("p", "r"),))
+    assert out["p"] < out["r"]
+
+
+def test_no_budget_no_move():
+    out = refine_cut(far_branch(), FAR_CUT, FAR_CAP, FAR_COSTS, budget(0.0))
+    assert out == FAR_CUT
+
+
+@st.composite
+def weighted_dags(draw):
+    n = draw(st.integers(2, 24))
+    units = draw(st.lists(st.sampled_from(["pcu", "pmu"]), min_size=n, max_size=n))
+    cats = draw(st.lists(st.sampled_from(["forward", "backward"]), min_size=n, max_size=n))
+    pairs = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
+                                    st.integers(1, 1000)), max_size=3 * n))
+    stages = draw(st.lists(st.integers(1, 50), min_size=n, max_size=n))
+    nodes = [Node(f"n{i}", unit=units[i], category=cats[i]) for i in range(n)]
+    edges = [Edge(f"n{a}", f"n{b}", bytes=w) for a, b, w in pairs if a < b]
+    costs = CutCosts({f"n{i}": float(s) for i, s in enumerate(stages)}, dram_per_byte=0.1)
+    return Graph("w", nodes, edges), costs
+
+
+@settings(max_examples=80, deadline=None)
+@given(weighted_dags(), st.integers(1, 4))
+def test_refinement_keeps_a_legal_cut_and_never_slows_it(case, units):
+    graph, costs = case
+    cap = Capacity(pcu=units, pmu=units, total=2 * units, agcu=0)
+    demand = {(e.src, e.dst): 1 for e in graph.edges[::3]}
+    start = assignment_of(greedy_sections(graph, cap, {}, buffers=demand))
+    out = refine_cut(graph, start, cap, costs, budget(), buffers=demand)
+    again = refine_cut(graph, start, cap, costs, budget(), buffers=demand)
+    assert out == again                                   # deterministic
+    check_legal(graph, out, cap, demand)
+    assert sorted(set(out.values())) == sorted(set(start.values()))
+    assert cut_time(graph, out, costs) <= cut_time(graph, start, costs)
+
+
+def test_the_cut_refines_a_graph_of_two_categories_only():
+    """The refinement runs inside :func:`cut_sections` with costs when the graph has more
+    than one category; a graph of one category keeps the windows' answer alone."""
+    from formulations.sections import cut_sections
+    from formulations.solver import SolveSettings
+    graph = far_branch()
+    two = Graph("two", [Node(n.id, unit=n.unit, category="backward" if n.id in "qz" else
+                             "forward") for n in graph.nodes], graph.edges)
+    cap = Capacity(pcu=3, pmu=3, total=6, agcu=0)
+    for g, refined in ((graph, False), (two, True)):
+        plan = cut_sections(g, cap, SolveSettings("cp-sat", 4.0), costs=FAR_COSTS)
+        assert ("refine" in plan.extra["planned_by_phase"]) == refined
+        check_legal(g, assignment_of(plan.sections), cap)
