@@ -583,3 +583,23 @@ def test_a_corner_question_maps_onto_the_whole_fabric():
                             fabric=question_fabrics(fan(), spec, problem))
     assert found.ii == 1 and "4 x 4 corner" in found.method
     assert checked(fan(), spec, found)
+
+
+def test_a_large_kernel_on_a_larger_fabric_is_list_scheduled_on_its_corner():
+    """The model placer's baseline of a kernel of more than SECOND_NODES operations on
+    cgra8x8 is list-scheduled on the 4 x 4 corner (whole-fabric attempts fail slowly at its
+    low bound); a smaller kernel, or a 4 x 4 fabric, keeps the whole fabric."""
+    from formulations.cgra.kernel import SECOND_NODES, _baseline_fabric
+
+    def wide(n: int) -> Graph:
+        return Graph("wide", [Node("a", op="LOAD")] + [Node(f"m{i}", op="MUL")
+                                                       for i in range(n - 1)],
+                     [Edge("a", f"m{i}") for i in range(n - 1)])
+
+    big, small = load_hardware("cgra8x8"), load_hardware("cgra4x4")
+    corner = _baseline_fabric(wide(SECOND_NODES + 1), big,
+                              problem_from_graph(wide(SECOND_NODES + 1), big))
+    assert (corner.rows, corner.cols, corner.pe_count) == (4, 4, 16)
+    for graph, spec in ((wide(SECOND_NODES), big), (wide(SECOND_NODES + 1), small)):
+        problem = problem_from_graph(graph, spec)
+        assert _baseline_fabric(graph, spec, problem) is problem
