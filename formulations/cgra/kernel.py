@@ -13,8 +13,11 @@ bisection first (after a quick descent, :data:`QUICK_SHARE`) when the baseline i
 :data:`MOBILITY_FIRST` x the bound, then the II sweep on
 ``settings.backend`` (CP-SAT: :func:`~formulations.cgra.sweep.sweep_ii` with its proofs; a
 linear backend: :func:`~formulations.cgra.milp.sweep_milp`), warm-started by the baseline.
-On a fabric larger than :data:`REGION` x :data:`REGION` PEs the kernel is first mapped on
-its corner (:func:`region_spec`), a warm start of the sweep when it beats the baseline.
+On a fabric larger than :data:`REGION` x :data:`REGION` PEs a large kernel's baseline is
+list-scheduled on its corner (:func:`region_spec`), the bisection asks each II on the
+smallest corner that holds the kernel at it (:func:`question_fabrics`), the descents stay on
+the whole fabric, and the kernel is mapped on its corner once more before the sweep (a warm
+start when it beats the one reached): a corner's mapping is one of the whole fabric.
 The placer ``"list"`` keeps the baseline (the classic mapper, for comparison).
 
 Budget: :data:`~formulations.cgra.work.WORK_SHARE` of ``settings.time_limit`` is planned as
@@ -49,7 +52,7 @@ from formulations.cgra.listsched import (EJECTION, LARGE_KERNEL, ROUNDS, descend
 from formulations.cgra.milp import sweep_milp
 from formulations.cgra.mobility import mobility_search
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, lower_bounds,
-                                       precheck, problem_from_graph)
+                                       moved_onto, precheck, problem_from_graph)
 from formulations.cgra.sweep import LAST_NODES, sweep_ii
 from formulations.cgra.work import WORK_SHARE
 from formulations.solver import Budget, SolveSettings
@@ -59,7 +62,8 @@ from model.graph import Graph
 __all__ = ["PLACERS", "BASELINE_SHARE", "SECOND_SHARE", "EJECT_SPLIT", "EJECT_SHARE", "REGION",
            "REGION_SHARE", "SECOND_NODES", "DESCENT_NODES", "DESCENT_SHARE",
            "MID_DESCENT_SHARE", "MOBILITY_SHARE", "MOBILITY_FIRST", "QUICK_SHARE", "QUICK_STALL",
-           "LATE_DESCENT_SHARE", "SWEEP_LEAST", "CgraResult", "map_kernel", "region_spec"]
+           "LATE_DESCENT_SHARE", "SWEEP_LEAST", "QUESTION_FILL", "CgraResult", "map_kernel",
+           "region_spec", "question_fabrics"]
 
 #: Placers of a CGRA run (``--placer``): the CP-SAT sweep (``model``, default) or the
 #: baseline alone (``list``).
@@ -110,6 +114,9 @@ LATE_DESCENT_SHARE = 0.8
 #: of the time that run gets (:func:`region_spec`).
 REGION = 4
 REGION_SHARE = 0.4
+#: PEs per operation and II a corner needs to be asked the bisection's question at that II
+#: on, on a larger fabric (:func:`question_fabrics`): room for the routes' hops.
+QUESTION_FILL = 1.3
 #: Planned seconds the sweep gets at least, whatever the searches before it spent.
 SWEEP_LEAST = 0.5
 
@@ -151,8 +158,12 @@ def map_kernel(graph: Graph, spec: CgraSpec, settings: SolveSettings, placer: st
     bounds = lower_bounds(problem)
     share = budget.seconds * (1.0 if placer == "list" else BASELINE_SHARE)
     baseline, note = None, ""
+    target = _baseline_fabric(graph, spec, problem) if placer == "model" else problem
     try:
-        baseline = list_schedule(problem, settings.seed, budget=budget.share(share))
+        baseline = list_schedule(target, settings.seed, budget=budget.share(share))
+        if target is not problem:
+            baseline = moved_onto(problem, target, baseline,
+                                  f"the {target.rows} x {target.cols} corner")
         say(f"list scheduling: II {baseline.ii}, length {baseline.length}")
     except CgraInfeasible as exc:
         note = "; ".join(exc.reasons)
@@ -167,7 +178,8 @@ def map_kernel(graph: Graph, spec: CgraSpec, settings: SolveSettings, placer: st
         baseline.proven_ii = baseline.ii == bounds["ii"]
         return CgraResult(problem, bounds, baseline, baseline, baseline_seconds, note,
                           budget.cuts, budget.spent)
-    warm = _descent(problem, bounds, baseline, settings, budget, say)
+    warm = _descent(problem, bounds, baseline, settings, budget, say,
+                    question_fabrics(graph, spec, problem))
     if settings.backend == "cp-sat":
         warm = _region_warm(graph, spec, problem, settings, warm, budget, say)
         sched = sweep_ii(problem, settings, warm, say,
@@ -179,8 +191,8 @@ def map_kernel(graph: Graph, spec: CgraSpec, settings: SolveSettings, placer: st
 
 
 def _descent(problem: CgraProblem, bounds: dict[str, int], baseline: CgraSchedule | None,
-             settings: SolveSettings, budget: Budget, say: Callable[[str], None]
-             ) -> CgraSchedule | None:
+             settings: SolveSettings, budget: Budget, say: Callable[[str], None],
+             fabric: Callable[[int], CgraProblem] | None = None) -> CgraSchedule | None:
     """A copy of the baseline, or a mapping at a smaller II: on a kernel of more than
     :data:`DESCENT_NODES` operations whose baseline is above the II bound, the full model in
     mobility windows, bisected between the bound and the II reached
@@ -193,37 +205,42 @@ def _descent(problem: CgraProblem, bounds: dict[str, int], baseline: CgraSchedul
     the suite budget), the descent first below that (one II at a time is what is missing, and
     the descent then gets the share it had before the bisection existed: dwt PartPred). The
     II sweep up from the bound rarely reaches such a kernel's II within the time limit; these
-    come down to it from above, and the sweep then proves what it can below."""
+    come down to it from above, and the sweep then proves what it can below. ``fabric``:
+    where the bisection asks at an II (:func:`question_fabrics`; default the whole one)."""
     if baseline is None or problem.n <= DESCENT_NODES or baseline.ii <= bounds["ii"]:
         return replace(baseline) if baseline else None
     best = replace(baseline)
-    for step in _descent_steps(bounds, baseline):
+    for step in _descent_steps(bounds, baseline, fabric):
         if best.ii > bounds["ii"]:
             best = step(problem, best, settings, budget, say)
     return best
 
 
-def _descent_steps(bounds: dict[str, int], baseline: CgraSchedule) -> list[Callable]:
+def _descent_steps(bounds: dict[str, int], baseline: CgraSchedule,
+                   fabric: Callable[[int], CgraProblem] | None = None) -> list[Callable]:
     """The searches below ``baseline``, in order: the bisection first above
     :data:`MOBILITY_FIRST` x the bound (after a quick descent, :func:`_quick_descent`), and on
     a baseline from ejection (list scheduling found no mapping at any II it tried, so a
     descent of list-scheduling attempts mostly burns its share: adpcm_coder, whose bisection
-    then lacked the work for one question); the descent first otherwise."""
+    then lacked the work for one question); the descent first otherwise. The bisection asks
+    on ``fabric``'s fabric at each II."""
+    bisect = partial(_bisect, fabric=fabric)
     if baseline.method.startswith(EJECTION):
-        return [_bisect, _descend_below]
+        return [bisect, _descend_below]
     if baseline.ii > MOBILITY_FIRST * bounds["ii"]:
         numbers = itertools.count()          # the late descent goes on where the quick stopped
-        return [partial(_quick_descent, numbers=numbers), partial(_bisect, top=baseline.ii),
+        return [partial(_quick_descent, numbers=numbers), partial(bisect, top=baseline.ii),
                 partial(_late_descent, numbers=numbers)]
-    return [_descend_below, _bisect]
+    return [_descend_below, bisect]
 
 
 def _bisect(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings, budget: Budget,
-            say: Callable[[str], None], top: int | None = None) -> CgraSchedule:
-    """:func:`~formulations.cgra.mobility.mobility_search` below ``best`` (from ``top``) with
-    :data:`MOBILITY_SHARE` of the work left."""
+            say: Callable[[str], None], top: int | None = None,
+            fabric: Callable[[int], CgraProblem] | None = None) -> CgraSchedule:
+    """:func:`~formulations.cgra.mobility.mobility_search` below ``best`` (from ``top``, on
+    ``fabric``) with :data:`MOBILITY_SHARE` of the work left."""
     return mobility_search(problem, best, budget.share(budget.left() * MOBILITY_SHARE),
-                           settings.seed, say, top)
+                           settings.seed, say, top, fabric)
 
 
 def _quick_descent(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings,
@@ -262,6 +279,17 @@ def _descend_below(problem: CgraProblem, best: CgraSchedule, settings: SolveSett
     return found
 
 
+def _baseline_fabric(graph: Graph, spec: CgraSpec, problem: CgraProblem) -> CgraProblem:
+    """Where the baseline of the placer ``model`` is list-scheduled: on a fabric larger
+    than :data:`REGION` x :data:`REGION`, a kernel of more than :data:`SECOND_NODES`
+    operations on its corner (:func:`region_spec`; the descent then goes below on the whole
+    fabric), since list scheduling's attempts on the whole fabric fail slowly at the low
+    IIs it starts from (fix_fft_npb on cgra8x8: IIs 2-4 in 6.4 of 12.8 planned s, then
+    nothing); else on ``problem``."""
+    sub = region_spec(spec)
+    return problem if sub is None or problem.n <= SECOND_NODES else problem_from_graph(graph, sub)
+
+
 def _second_chance(graph: Graph, spec: CgraSpec, problem: CgraProblem,
                    settings: SolveSettings, budget: Budget, say: Callable[[str], None],
                    note: str) -> tuple[CgraSchedule | None, str]:
@@ -292,17 +320,18 @@ def _second_chance(graph: Graph, spec: CgraSpec, problem: CgraProblem,
                           f"{problem.max_ii} down found no mapping in "
                           f"{left * EJECT_SHARE:.1f} s")
     if target is not problem:
-        baseline = _moved(problem, target, baseline, where)
+        baseline = moved_onto(problem, target, baseline, where)
     say(f"list scheduling (second chance): II {baseline.ii}, length {baseline.length}, "
         f"{baseline.method}")
     return baseline, ""
 
 
-def region_spec(spec: CgraSpec) -> CgraSpec | None:
-    """The top-left :data:`REGION` x :data:`REGION` corner of a larger fabric, as a fabric of
-    its own (a torus's corner is a mesh: the wrap-around links are not in it); None when the
-    fabric is no larger or its memory PEs are not the same in the corner (only ``all`` and
-    ``left`` are). Every mapping of the corner is a mapping of the whole fabric.
+def region_spec(spec: CgraSpec, side: int = REGION) -> CgraSpec | None:
+    """The top-left ``side`` x ``side`` corner of a fabric larger than :data:`REGION` x
+    :data:`REGION`, as a fabric of its own (a torus's corner is a mesh: the wrap-around links
+    are not in it); None when the fabric is no larger or its memory PEs are not the same in
+    the corner (only ``all`` and ``left`` are). Every mapping of the corner is a mapping of
+    the whole fabric.
 
     >>> from hardware import load_hardware
     >>> sub = region_spec(load_hardware("cgra8x8"))
@@ -311,9 +340,32 @@ def region_spec(spec: CgraSpec) -> CgraSpec | None:
     """
     if spec.rows * spec.cols <= REGION * REGION or spec.memory_pes not in ("all", "left"):
         return None
-    return replace(spec, name=f"{spec.name}-region", rows=min(spec.rows, REGION),
-                   cols=min(spec.cols, REGION),
+    return replace(spec, name=f"{spec.name}-region", rows=min(spec.rows, side),
+                   cols=min(spec.cols, side),
                    neighbours="mesh" if spec.neighbours == "torus" else spec.neighbours)
+
+
+def question_fabrics(graph: Graph, spec: CgraSpec, problem: CgraProblem
+                     ) -> Callable[[int], CgraProblem] | None:
+    """On a fabric larger than :data:`REGION` x :data:`REGION` (None otherwise): for an II,
+    the fabric the bisection's question at that II is asked on, the smallest square corner
+    (:func:`region_spec`) of at least :data:`QUESTION_FILL` x operations / II PEs, the
+    whole fabric when no corner is that large. A question's size grows with the PEs, so on
+    cgra8x8 the whole fabric's questions went unasked ("II 16 needs about 12.2 s" on
+    adpcm_decoder) where the same question on the 4 x 4 mesh maps in seconds."""
+    if region_spec(spec) is None:
+        return None
+    corners: dict[int, CgraProblem] = {}
+
+    def fabric(ii: int) -> CgraProblem:
+        side = next((side for side in range(REGION, max(spec.rows, spec.cols))
+                     if side * side * ii >= QUESTION_FILL * problem.n), None)
+        if side is None:
+            return problem
+        if side not in corners:
+            corners[side] = problem_from_graph(graph, region_spec(spec, side))
+        return corners[side]
+    return fabric
 
 
 def _region_warm(graph: Graph, spec: CgraSpec, problem: CgraProblem, settings: SolveSettings,
@@ -339,20 +391,10 @@ def _region_warm(graph: Graph, spec: CgraSpec, problem: CgraProblem, settings: S
                            budget=budget.share(budget.left() * REGION_SHARE))
     except CgraInfeasible:
         return warm
-    found = _moved(problem, inner.problem, inner.schedule, f"the {sub.rows} x {sub.cols} corner")
+    found = moved_onto(problem, inner.problem, inner.schedule,
+                       f"the {sub.rows} x {sub.cols} corner")
     say(f"{sub.rows} x {sub.cols} corner: II {found.ii}, length {found.length}")
     if warm is None or (found.ii, found.length) < (warm.ii, warm.length):
         return found
     return warm
 
-
-def _moved(problem: CgraProblem, inner: CgraProblem, s: CgraSchedule, where: str
-           ) -> CgraSchedule:
-    """A mapping of ``inner`` (a corner of ``problem``'s fabric, :func:`region_spec`) moved
-    onto the whole fabric: the same PEs by row and column."""
-    index = {rc: q for q, rc in enumerate(problem.pes)}
-    to = [index[rc] for rc in inner.pes]
-    return CgraSchedule(ii=s.ii, pe={n: to[p] for n, p in s.pe.items()}, cycle=dict(s.cycle),
-                        latency=dict(s.latency),
-                        routes={k: [(to[p], c) for p, c in path] for k, path in s.routes.items()},
-                        method=f"{s.method} on {where}")

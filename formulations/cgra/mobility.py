@@ -57,7 +57,8 @@ from typing import Callable
 from ortools.sat.python import cp_model
 
 from formulations.cgra.model import build_description, decode_full, model_size
-from formulations.cgra.problem import CgraProblem, CgraSchedule, length_bound, lower_bounds
+from formulations.cgra.problem import (CgraProblem, CgraSchedule, length_bound, lower_bounds,
+                                       moved_onto)
 from formulations.cgra.relax import CP_PARAMS
 from formulations.cgra.work import BUILD_SECONDS, FULL_WORK_PER_SECOND
 from formulations.solver import Budget, SolveStatus, solve_cp_model
@@ -216,13 +217,17 @@ def pe_representatives(problem: CgraProblem, v: int) -> list[int]:
 
 
 def mobility_search(problem: CgraProblem, best: CgraSchedule, budget: Budget, seed: int = 0,
-                    progress: Progress | None = None, top: int | None = None) -> CgraSchedule:
+                    progress: Progress | None = None, top: int | None = None,
+                    fabric: Callable[[int], CgraProblem] | None = None) -> CgraSchedule:
     """Bisection over the IIs from the bound to ``top`` (default ``best.ii``; ``best`` is a
     mapping) with :func:`ask_at`, a midpoint at or above ``best.ii`` taken as mapped
     unasked; the mapping of the smallest II found (``best`` when none is lower). With the
     baseline's II as ``top`` after a quick descent the questions are the ones asked without
     it, less those it answered (a quick descent 20 -> 18 moved aes decrypt's first question
-    on the mesh from II 14, which maps, to 13, which went unanswered)."""
+    on the mesh from II 14, which maps, to 13, which went unanswered). ``fabric`` gives the
+    problem a question at an II is asked on: ``problem`` or a corner of its fabric
+    (:func:`~formulations.cgra.kernel.question_fabrics`), whose mapping is moved onto the
+    whole fabric."""
     say = progress or (lambda line: None)
     low, high = lower_bounds(problem)["ii"], max(best.ii, top or 0)
     while low < high and budget.left() >= LEAST_QUESTION and not budget.over():
@@ -230,7 +235,8 @@ def mobility_search(problem: CgraProblem, best: CgraSchedule, budget: Budget, se
         if mid >= best.ii:
             high = mid
             continue
-        found, asked = ask_at(problem, mid, budget, seed, say, near=best)
+        found, asked = _ask_on(problem, fabric(mid) if fabric else problem, mid, budget, seed,
+                               say, best)
         if not asked:
             break
         if found is not None:
@@ -238,6 +244,18 @@ def mobility_search(problem: CgraProblem, best: CgraSchedule, budget: Budget, se
         else:
             low = mid + 1
     return best
+
+
+def _ask_on(problem: CgraProblem, where: CgraProblem, ii: int, budget: Budget, seed: int,
+            say: Progress, best: CgraSchedule) -> tuple[CgraSchedule | None, bool]:
+    """:func:`ask_at` on ``where``, ``problem`` or a corner of its fabric (then without the
+    neighbourhood question, ``best`` being a mapping of the whole fabric), the mapping found
+    moved onto ``problem``'s fabric."""
+    if where is problem:
+        return ask_at(problem, ii, budget, seed, say, near=best)
+    corner = f"the {where.rows} x {where.cols} corner"
+    found, asked = ask_at(where, ii, budget, seed, lambda line: say(f"{line} on {corner}"))
+    return (None if found is None else moved_onto(problem, where, found, corner)), asked
 
 
 def ask_at(problem: CgraProblem, ii: int, budget: Budget, seed: int, say: Progress,

@@ -50,7 +50,7 @@ from model.graph import Graph, same_iteration_cycle_rule
 
 __all__ = ["RULES", "CgraInfeasible", "CgraProblem", "problem_from_graph", "lower_bounds",
            "precheck", "rec_ok", "slot_registers", "time_windows", "hop_gap", "length_bound",
-           "CgraSchedule", "Step"]
+           "CgraSchedule", "Step", "moved_onto"]
 
 #: The rule families, in the order they are explained.
 RULES = {
@@ -424,3 +424,16 @@ class CgraSchedule:
 
     def slot(self, name: str) -> int:
         return self.cycle[name] % self.ii
+
+
+def moved_onto(problem: CgraProblem, inner: CgraProblem, s: CgraSchedule, where: str
+               ) -> CgraSchedule:
+    """A mapping of ``inner`` (a corner of ``problem``'s fabric,
+    :func:`~formulations.cgra.kernel.region_spec`) moved onto the whole fabric: the same PEs
+    by row and column."""
+    index = {rc: q for q, rc in enumerate(problem.pes)}
+    to = [index[rc] for rc in inner.pes]
+    return CgraSchedule(ii=s.ii, pe={n: to[p] for n, p in s.pe.items()}, cycle=dict(s.cycle),
+                        latency=dict(s.latency),
+                        routes={k: [(to[p], c) for p, c in path] for k, path in s.routes.items()},
+                        method=f"{s.method} on {where}")

@@ -404,7 +404,7 @@ def test_a_baseline_from_ejection_is_bisected_before_the_descent(monkeypatch):
     from formulations.cgra.listsched import EJECTION, schedule_at_ii
     problem = problem_from_graph(skip_chain(), TINY)
     calls: list[str] = []
-    monkeypatch.setattr(k, "_bisect", lambda p, best, *a: calls.append("bisect") or best)
+    monkeypatch.setattr(k, "_bisect", lambda p, best, *a, **kw: calls.append("bisect") or best)
     monkeypatch.setattr(k, "_descend_below", lambda p, best, *a: calls.append("descend") or best)
     baseline = schedule_at_ii(problem, 20)
     near = {"ii": 18}                                  # 20 <= MOBILITY_FIRST x 18
@@ -426,7 +426,8 @@ def test_far_above_the_bound_a_quick_descent_goes_before_the_bisection(monkeypat
     calls: list[str] = []
     monkeypatch.setattr(k, "_quick_descent",
                         lambda p, best, *a, **kw: calls.append("quick") or best)
-    monkeypatch.setattr(k, "_bisect", lambda p, best, *a, top=None: calls.append(top) or best)
+    monkeypatch.setattr(k, "_bisect",
+                        lambda p, best, *a, top=None, **kw: calls.append(top) or best)
     monkeypatch.setattr(k, "_descend_below",
                         lambda p, best, *a, **kw: calls.append("descend") or best)
     far = {"ii": 10}                                   # 20 > MOBILITY_FIRST x 10
@@ -450,7 +451,7 @@ def test_the_late_descent_goes_on_with_the_quick_descents_attempts(monkeypatch):
         tried.append((seed, guide is not None))
 
     monkeypatch.setattr(listsched, "schedule_at_ii", attempt)
-    monkeypatch.setattr(k, "_bisect", lambda p, best, *a, top=None: best)
+    monkeypatch.setattr(k, "_bisect", lambda p, best, *a, top=None, **kw: best)
     k._descent(problem, {"ii": 10}, start, SolveSettings(time_limit=1), Budget(100), print)
     seeds = [seed for seed, _ in tried]
     assert len(seeds) > k.QUICK_STALL and sorted(seeds) == seeds == list(
@@ -552,3 +553,53 @@ def test_the_bisection_asks_from_the_baseline_after_a_quick_descent(monkeypatch)
     asked.clear()
     assert m.mobility_search(problem, start, Budget(600), top=24) is start
     assert asked == [17, 19]                      # 21 and 20 are at or above the mapping
+
+
+def test_on_a_larger_fabric_the_bisection_asks_on_a_corner_sized_to_the_ii():
+    """On cgra8x8 a question at an II goes to the smallest square corner with
+    QUESTION_FILL x operations / II PEs (the whole fabric's questions went unasked there:
+    too big), the whole fabric when no corner has that many; a 4 x 4 fabric has no corner."""
+    from formulations.cgra.kernel import question_fabrics
+    spec = load_hardware("cgra8x8")
+    wide = Graph("wide", [Node("a", op="LOAD")] + [Node(f"m{i}", op="MUL") for i in range(39)],
+                 [Edge("a", f"m{i}") for i in range(39)])
+    problem = problem_from_graph(wide, spec)
+    fabric = question_fabrics(wide, spec, problem)
+    assert [(fabric(ii).rows, fabric(ii).cols) for ii in (4, 2, 1)] == [(4, 4), (6, 6), (8, 8)]
+    assert fabric(1) is problem and fabric(5) is fabric(4)
+    small = load_hardware("cgra4x4")
+    assert question_fabrics(wide, small, problem_from_graph(wide, small)) is None
+
+
+def test_a_corner_question_maps_onto_the_whole_fabric():
+    """The bisection's mapping found on a corner is moved onto the whole fabric, where the
+    simulator accepts it."""
+    from formulations.cgra.kernel import question_fabrics
+    from formulations.cgra.listsched import schedule_at_ii
+    from formulations.cgra.mobility import mobility_search
+    spec = load_hardware("cgra8x8")
+    problem = problem_from_graph(fan(), spec)
+    found = mobility_search(problem, schedule_at_ii(problem, 3), Budget(20), seed=0,
+                            fabric=question_fabrics(fan(), spec, problem))
+    assert found.ii == 1 and "4 x 4 corner" in found.method
+    assert checked(fan(), spec, found)
+
+
+def test_a_large_kernel_on_a_larger_fabric_is_list_scheduled_on_its_corner():
+    """The model placer's baseline of a kernel of more than SECOND_NODES operations on
+    cgra8x8 is list-scheduled on the 4 x 4 corner (whole-fabric attempts fail slowly at its
+    low bound); a smaller kernel, or a 4 x 4 fabric, keeps the whole fabric."""
+    from formulations.cgra.kernel import SECOND_NODES, _baseline_fabric
+
+    def wide(n: int) -> Graph:
+        return Graph("wide", [Node("a", op="LOAD")] + [Node(f"m{i}", op="MUL")
+                                                       for i in range(n - 1)],
+                     [Edge("a", f"m{i}") for i in range(n - 1)])
+
+    big, small = load_hardware("cgra8x8"), load_hardware("cgra4x4")
+    corner = _baseline_fabric(wide(SECOND_NODES + 1), big,
+                              problem_from_graph(wide(SECOND_NODES + 1), big))
+    assert (corner.rows, corner.cols, corner.pe_count) == (4, 4, 16)
+    for graph, spec in ((wide(SECOND_NODES), big), (wide(SECOND_NODES + 1), small)):
+        problem = problem_from_graph(graph, spec)
+        assert _baseline_fabric(graph, spec, problem) is problem
