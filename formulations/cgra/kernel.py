@@ -359,7 +359,8 @@ def question_fabrics(graph: Graph, spec: CgraSpec, problem: CgraProblem
 
     def fabric(ii: int) -> CgraProblem:
         side = next((side for side in range(REGION, max(spec.rows, spec.cols))
-                     if side * side * ii >= QUESTION_FILL * problem.n), None)
+                     if min(spec.rows, side) * min(spec.cols, side) * ii
+                     >= QUESTION_FILL * problem.n), None)
         if side is None:
             return problem
         if side not in corners:
