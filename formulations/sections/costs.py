@@ -71,6 +71,11 @@ class CutCosts:
         return max(self.stage.get(v, 0.0),
                    sum(c for u, c in inputs if assignment.get(u) == here))
 
+    def section(self, slowest: float, dram_bytes: float) -> float:
+        """A section's cycles per sample: its slowest stage or its DRAM bytes, whichever
+        takes longer."""
+        return max(slowest, dram_bytes * self.dram_per_byte)
+
     def slowest(self, v: str) -> float:
         """Node v's stage cycles with every input in its section (its largest)."""
         return max(self.stage.get(v, 0.0), sum(c for _, c in self.streamed.get(v, ())))
@@ -211,4 +216,4 @@ def cut_time(graph: Graph, assignment: dict[str, int], costs: CutCosts) -> float
     for net in cut_nets(graph, costs):
         for k in net_sections(net, assignment):
             dram[k] += net.bytes
-    return sum(max(slowest[k], dram[k] * costs.dram_per_byte) for k in slowest)
+    return sum(costs.section(slowest[k], dram[k]) for k in slowest)

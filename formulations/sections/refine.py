@@ -132,7 +132,7 @@ class _Refiner:
                     seen.add(i)
                     if k in net_sections(self.nets[i], self.a):
                         dram += self.nets[i].bytes
-        return max(slowest, dram * self.costs.dram_per_byte)
+        return self.costs.section(slowest, dram)
 
     def roomy(self, k: int) -> bool:
         """Whether section ``k``'s units fit, buffers apart, from the totals kept as groups
