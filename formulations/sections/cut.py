@@ -62,13 +62,17 @@ TRAFFIC_SHARE = 0.5
 #: budget left after the fewest sections that goes to the refinement
 #: (:mod:`formulations.sections.refine`) after the windows, what it leaves going back to
 #: them: it moves groups between sections the windows never hold together (the weight-
-#: gradient branches). From main's cuts at the plan of a 120 s run (cycles a sample):
-#: bert_l-6 training 66.57 -> 51.88 M on 1.5 planned s, bert_L-12 training 344.0 -> 305.0 M
-#: on 2.5 s and 294.5 M on 6 s. A graph of one category keeps the windows alone: after them
-#: the refinement found nothing on bert_l-12 inference (a sweep of 4 planned s), 0.4 % on
+#: gradient branches). A graph of one category keeps the windows alone: after them the
+#: refinement found nothing on bert_l-12 inference (a sweep of 4 planned s), 0.4 % on
 #: bert_l-6 inference, nothing on bert_l-3 inference, while the windows' last quarter had
-#: brought bert_l-12 inference 18.23 -> 17.86 M.
-REFINE_SHARE = 0.25
+#: brought bert_l-12 inference 18.23 -> 17.86 M. Half, not a quarter: at the plan of a
+#: 120 s run on plasticine (samples/s by sim.perf, 0.25 -> 0.5) bert_L-12 training 3.199 ->
+#: 3.470 (its cut 309.2 -> 284.8 M cycles a sample; at 0.25 the refinement ended on its
+#: budget, far from done),
+#: bert_l-3 training 24.83 -> 25.57, bert_l-6 training 18.85 -> 18.79, resnet50 training
+#: 8.505 -> 8.496; the cut alone on bert_L-12 training (20 planned s): 304.2, 286.9, 294.7
+#: and 317.6 M at 0.25, 0.5, 0.75 and 0.9.
+REFINE_SHARE = 0.5
 #: Sections per window of the count-reducing step (:meth:`_Cutter.fewer_sections`) at its
 #: start: each window is re-cut into one section fewer.
 MERGE_WINDOW = 4
