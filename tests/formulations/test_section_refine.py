@@ -101,16 +101,20 @@ def test_refinement_keeps_a_legal_cut_and_never_slows_it(case, units):
     assert cut_time(graph, out, costs) <= cut_time(graph, start, costs)
 
 
-def test_the_cut_refines_a_graph_of_two_categories_only():
-    """The refinement runs inside :func:`cut_sections` with costs when the graph has more
-    than one category; a graph of one category keeps the windows' answer alone."""
+def test_the_cut_refines_unless_one_category_is_cut_window_by_window(monkeypatch):
+    """The refinement runs inside :func:`cut_sections` with costs on a graph cut as one
+    model or of more than one category; a graph of one category cut window by window keeps
+    the windows' answer alone."""
+    import formulations.sections.cut as cut
     from formulations.sections import cut_sections
     from formulations.solver import SolveSettings
     graph = far_branch()
     two = Graph("two", [Node(n.id, unit=n.unit, category="backward" if n.id in "qz" else
                              "forward") for n in graph.nodes], graph.edges)
     cap = Capacity(pcu=3, pmu=3, total=6, agcu=0)
-    for g, refined in ((graph, False), (two, True)):
+    for g, limit, refined in ((graph, cut.MONOLITHIC_LIMIT, True), (graph, 0, False),
+                              (two, 0, True)):
+        monkeypatch.setattr(cut, "MONOLITHIC_LIMIT", limit)      # 0: window by window
         plan = cut_sections(g, cap, SolveSettings("cp-sat", 4.0), costs=FAR_COSTS)
         assert ("refine" in plan.extra["planned_by_phase"]) == refined
         check_legal(g, assignment_of(plan.sections), cap)
