@@ -229,7 +229,7 @@ def mobility_search(problem: CgraProblem, best: CgraSchedule, budget: Budget, se
     (:func:`~formulations.cgra.kernel.question_fabrics`), whose mapping is moved onto the
     whole fabric."""
     say = progress or (lambda line: None)
-    low, high = lower_bounds(problem)["ii"], max(best.ii, top or 0)
+    low, high = lower_bounds(problem)["route_ii"], max(best.ii, top or 0)
     while low < high and budget.left() >= LEAST_QUESTION and not budget.over():
         mid = (low + high) // 2
         if mid >= best.ii:

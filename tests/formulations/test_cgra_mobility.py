@@ -88,3 +88,23 @@ def test_every_pe_symmetry_moves_a_mapping_onto_a_legal_one():
                         routes={k: [(perm[p], c) for p, c in path]
                                 for k, path in sched.routes.items()})
         assert checked(graph, spec, moved)
+
+
+def test_a_restricted_models_none_never_raises_the_ii_bound(monkeypatch):
+    """Only the whole problem's proofs raise ``ii_bound``: questions in mobility windows (or
+    on a corner, or near a mapping) that find no mapping within their horizon prove nothing
+    about the II, so with every such question answering "none" and no relaxation refuting,
+    the bound reported is the static one (``route_ii``)."""
+    from formulations.cgra import kernel, mobility, sweep
+    from formulations.cgra.kernel import map_kernel
+    from formulations.solver import SolveSettings
+    asked: list[int] = []
+    monkeypatch.setattr(mobility, "window_question",
+                        lambda p, ii, *a, **kw: asked.append(ii) or (None, True))
+    monkeypatch.setattr(sweep, "_relax", lambda *a, **kw: ("open", 0, None))
+    monkeypatch.setattr(kernel, "MOBILITY_FIRST", 1.0)            # bisect before descending
+    graph = skip_chain()
+    result = map_kernel(graph, TINY, SolveSettings(time_limit=4))
+    assert asked and result.schedule.ii > min(asked)
+    assert result.schedule.ii_bound == lower_bounds(result.problem)["route_ii"]
+    assert not result.schedule.proven_ii and checked(graph, TINY, result.schedule)
