@@ -227,7 +227,10 @@ def mobility_search(problem: CgraProblem, best: CgraSchedule, budget: Budget, se
     on the mesh from II 14, which maps, to 13, which went unanswered). ``fabric`` gives the
     problem a question at an II is asked on: ``problem`` or a corner of its fabric
     (:func:`~formulations.cgra.kernel.question_fabrics`), whose mapping is moved onto the
-    whole fabric."""
+    whole fabric; the first corner question that finds nothing ends the bisection (on
+    cgra8x8 the next corner questions went unanswered too and took the work with which
+    the descent on the whole fabric had reached a lower II: aes_encrypt, realgsm FullPred,
+    sample jpeg_fdct_islow LN1 and LN2)."""
     say = progress or (lambda line: None)
     low, high = lower_bounds(problem)["route_ii"], max(best.ii, top or 0)
     while low < high and budget.left() >= LEAST_QUESTION and not budget.over():
@@ -235,12 +238,14 @@ def mobility_search(problem: CgraProblem, best: CgraSchedule, budget: Budget, se
         if mid >= best.ii:
             high = mid
             continue
-        found, asked = _ask_on(problem, fabric(mid) if fabric else problem, mid, budget, seed,
-                               say, best)
+        where = fabric(mid) if fabric else problem
+        found, asked = _ask_on(problem, where, mid, budget, seed, say, best)
         if not asked:
             break
         if found is not None:
             best, high = found, mid
+        elif where is not problem:
+            break                # a corner found nothing: the rest goes to the descent
         else:
             low = mid + 1
     return best

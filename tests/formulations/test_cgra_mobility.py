@@ -108,3 +108,21 @@ def test_a_restricted_models_none_never_raises_the_ii_bound(monkeypatch):
     assert asked and result.schedule.ii > min(asked)
     assert result.schedule.ii_bound == lower_bounds(result.problem)["route_ii"]
     assert not result.schedule.proven_ii and checked(graph, TINY, result.schedule)
+
+
+def test_the_bisection_on_a_corner_ends_at_its_first_question_without_a_mapping(monkeypatch):
+    """Questions asked on a corner of the fabric that find nothing leave the work to the
+    descent on the whole fabric: the bisection stops after the first, where on the whole
+    fabric it goes on above the unanswered midpoint."""
+    from formulations.cgra import mobility
+    asked: list[int] = []
+    monkeypatch.setattr(mobility, "window_question",
+                        lambda p, ii, *a, **kw: asked.append(ii) or (None, False))
+    problem = problem_from_graph(skip_chain(), TINY)
+    corner = problem_from_graph(skip_chain(), TINY)          # another problem: "a corner"
+    start = schedule_at_ii(problem, 20)
+    assert mobility_search(problem, start, Budget(600), fabric=lambda ii: corner) is start
+    assert len(asked) == 1
+    asked.clear()
+    mobility_search(problem, start, Budget(600))
+    assert len(set(asked)) > 1
