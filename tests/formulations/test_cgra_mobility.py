@@ -111,10 +111,12 @@ def test_a_restricted_models_none_never_raises_the_ii_bound(monkeypatch):
 
 
 def test_the_bisection_on_a_corner_ends_at_its_first_question_without_a_mapping(monkeypatch):
-    """Questions asked on a corner of the fabric that find nothing leave the work to the
-    descent on the whole fabric: the bisection stops after the first, where on the whole
-    fabric it goes on above the unanswered midpoint."""
+    """On a large kernel, questions asked on a corner of the fabric that find nothing leave
+    the work to the descent on the whole fabric: the bisection stops after the first, where
+    on the whole fabric, or on a smaller kernel's corner, it goes on above the unanswered
+    midpoint."""
     from formulations.cgra import mobility
+    monkeypatch.setattr(mobility, "LARGE_KERNEL", 30)          # the chain's 40 are many
     asked: list[int] = []
     monkeypatch.setattr(mobility, "window_question",
                         lambda p, ii, *a, **kw: asked.append(ii) or (None, False))
@@ -123,6 +125,8 @@ def test_the_bisection_on_a_corner_ends_at_its_first_question_without_a_mapping(
     start = schedule_at_ii(problem, 20)
     assert mobility_search(problem, start, Budget(600), fabric=lambda ii: corner) is start
     assert len(asked) == 1
-    asked.clear()
-    mobility_search(problem, start, Budget(600))
-    assert len(set(asked)) > 1
+    for fabric in (None, lambda ii: corner):       # the whole fabric; a smaller kernel's corner
+        monkeypatch.setattr(mobility, "LARGE_KERNEL", 60)
+        asked.clear()
+        mobility_search(problem, start, Budget(600), fabric=fabric)
+        assert len(set(asked)) > 1
