@@ -15,8 +15,9 @@ bisection first (after a quick descent, :data:`QUICK_SHARE`) when the baseline i
 linear backend: :func:`~formulations.cgra.milp.sweep_milp`), warm-started by the baseline.
 On a fabric larger than :data:`REGION` x :data:`REGION` PEs a large kernel's baseline is
 list-scheduled on its corner (:func:`region_spec`), the bisection asks each II on the
-smallest corner that holds the kernel at it (:func:`question_fabrics`; its first corner
-question without a mapping ends it), the descents stay on
+smallest corner that holds the kernel at it (:func:`question_fabrics`; on a kernel of more
+than ``LARGE_KERNEL`` operations its first corner question without a mapping ends it), the
+descents stay on
 the whole fabric, and the kernel is mapped on its corner once more before the sweep (a warm
 start when it beats the one reached): a corner's mapping is one of the whole fabric.
 The placer ``"list"`` keeps the baseline (the classic mapper, for comparison).
