@@ -15,7 +15,9 @@ bisection first (after a quick descent, :data:`QUICK_SHARE`) when the baseline i
 linear backend: :func:`~formulations.cgra.milp.sweep_milp`), warm-started by the baseline.
 On a fabric larger than :data:`REGION` x :data:`REGION` PEs a large kernel's baseline is
 list-scheduled on its corner (:func:`region_spec`), the bisection asks each II on the
-smallest corner that holds the kernel at it (:func:`question_fabrics`), the descents stay on
+smallest corner that holds the kernel at it (:func:`question_fabrics`; on a kernel of more
+than ``LARGE_KERNEL`` operations its first corner question without a mapping ends it), the
+descents stay on
 the whole fabric, and the kernel is mapped on its corner once more before the sweep (a warm
 start when it beats the one reached): a corner's mapping is one of the whole fabric.
 The placer ``"list"`` keeps the baseline (the classic mapper, for comparison).
@@ -174,8 +176,8 @@ def map_kernel(graph: Graph, spec: CgraSpec, settings: SolveSettings, placer: st
     if placer == "list":
         if baseline is None:
             raise CgraInfeasible([note])
-        baseline.ii_bound = bounds["ii"]
-        baseline.proven_ii = baseline.ii == bounds["ii"]
+        baseline.ii_bound = min(baseline.ii, bounds["route_ii"])
+        baseline.proven_ii = baseline.ii == bounds["route_ii"]
         return CgraResult(problem, bounds, baseline, baseline, baseline_seconds, note,
                           budget.cuts, budget.spent)
     warm = _descent(problem, bounds, baseline, settings, budget, say,
@@ -207,11 +209,11 @@ def _descent(problem: CgraProblem, bounds: dict[str, int], baseline: CgraSchedul
     II sweep up from the bound rarely reaches such a kernel's II within the time limit; these
     come down to it from above, and the sweep then proves what it can below. ``fabric``:
     where the bisection asks at an II (:func:`question_fabrics`; default the whole one)."""
-    if baseline is None or problem.n <= DESCENT_NODES or baseline.ii <= bounds["ii"]:
+    if baseline is None or problem.n <= DESCENT_NODES or baseline.ii <= bounds["route_ii"]:
         return replace(baseline) if baseline else None
     best = replace(baseline)
     for step in _descent_steps(bounds, baseline, fabric):
-        if best.ii > bounds["ii"]:
+        if best.ii > bounds["route_ii"]:
             best = step(problem, best, settings, budget, say)
     return best
 
@@ -227,7 +229,7 @@ def _descent_steps(bounds: dict[str, int], baseline: CgraSchedule,
     bisect = partial(_bisect, fabric=fabric)
     if baseline.method.startswith(EJECTION):
         return [bisect, _descend_below]
-    if baseline.ii > MOBILITY_FIRST * bounds["ii"]:
+    if baseline.ii > MOBILITY_FIRST * bounds["route_ii"]:
         numbers = itertools.count()          # the late descent goes on where the quick stopped
         return [partial(_quick_descent, numbers=numbers), partial(bisect, top=baseline.ii),
                 partial(_late_descent, numbers=numbers)]
@@ -382,7 +384,7 @@ def _region_warm(graph: Graph, spec: CgraSpec, problem: CgraProblem, settings: S
     (the sweep up from the bound is what proves such a kernel's II)."""
     sub = region_spec(spec)
     corner_ii = math.ceil(problem.n / (REGION * REGION))       # its ResMII at least
-    bound = lower_bounds(problem)["ii"]
+    bound = lower_bounds(problem)["route_ii"]
     if sub is None or problem.n > LARGE_KERNEL or (warm is not None and (
             warm.ii <= bound or corner_ii >= warm.ii)) or (
             problem.n <= LAST_NODES and corner_ii > bound):

@@ -592,7 +592,7 @@ def eject_from_top(problem: CgraProblem, budget: Budget, seed: int = 0, tries: i
     large recurrence defeats the list scheduler at every II (adpcm_coder): at a large II
     ejection has room to settle."""
     say = progress or (lambda line: None)
-    low = lower_bounds(problem)["ii"]
+    low = lower_bounds(problem)["route_ii"]
     best, ii, k, failed = None, problem.max_ii, 0, 0
     while ii >= low and not budget.over():
         found = schedule_with_ejection(problem, ii, seed + k, budget)
@@ -637,7 +637,7 @@ def list_schedule(problem: CgraProblem, seed: int = 0, tries: int = 3,
         raise CgraInfeasible(reasons)
     started = time.perf_counter()
     budget = budget if budget is not None else Budget(LIST_SECONDS)
-    low, best, failed, tried = lower_bounds(problem)["ii"], None, 0, set()
+    low, best, failed, tried = lower_bounds(problem)["route_ii"], None, 0, set()
     for rounds in range(ROUNDS):           # each round: other seeds (the other mode first)
         failed, ii = low - 1, min(problem.max_ii, low + rounds)
         while ii <= problem.max_ii and best is None and not budget.over():
@@ -694,7 +694,7 @@ def descend(problem: CgraProblem, best: CgraSchedule, budget: Budget, seed: int 
     1
     """
     say = progress or (lambda line: None)
-    low = lower_bounds(problem)["ii"]
+    low = lower_bounds(problem)["route_ii"]
     cap = attempts if attempts is not None else _BIG
     numbers = itertools.count() if numbers is None else numbers
     done = 0

@@ -70,7 +70,7 @@ def sweep_milp(problem: CgraProblem, settings: SolveSettings,
         raise CgraInfeasible(reasons)
     top = warm.ii if warm is not None else problem.max_ii
     results = []
-    for ii in range(bounds["ii"], top + 1):
+    for ii in range(bounds["route_ii"], top + 1):
         horizon = bounds["critical_path"] + ii + 2 * problem.diameter
         if warm is not None and warm.ii == ii:
             horizon = warm.length
@@ -81,7 +81,7 @@ def sweep_milp(problem: CgraProblem, settings: SolveSettings,
                                    settings.with_time(settings.budget().wall_left()))
         results.append(result)
         if sched is not None:
-            sched.results, sched.ii_bound = results, bounds["ii"]
+            sched.results, sched.ii_bound = results, bounds["route_ii"]
             sched.status = "feasible"
             return sched
     if warm is not None:

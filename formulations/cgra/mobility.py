@@ -56,6 +56,7 @@ from typing import Callable
 
 from ortools.sat.python import cp_model
 
+from formulations.cgra.listsched import LARGE_KERNEL
 from formulations.cgra.model import build_description, decode_full, model_size
 from formulations.cgra.problem import (CgraProblem, CgraSchedule, length_bound, lower_bounds,
                                        moved_onto)
@@ -227,20 +228,27 @@ def mobility_search(problem: CgraProblem, best: CgraSchedule, budget: Budget, se
     on the mesh from II 14, which maps, to 13, which went unanswered). ``fabric`` gives the
     problem a question at an II is asked on: ``problem`` or a corner of its fabric
     (:func:`~formulations.cgra.kernel.question_fabrics`), whose mapping is moved onto the
-    whole fabric."""
+    whole fabric. On a kernel of more than ``LARGE_KERNEL`` operations the first corner
+    question that finds nothing ends the bisection: on cgra8x8 the next ones went
+    unanswered too and took the work with which the descent on the whole fabric reached
+    a lower II (realgsm FullPred 9 -> 7, sample jpeg_fdct_islow_LN1 13 -> 11 at 15 s); on
+    smaller kernels a question above it still maps (fix_fft_npb: none at II 8, II 12
+    mapped)."""
     say = progress or (lambda line: None)
-    low, high = lower_bounds(problem)["ii"], max(best.ii, top or 0)
+    low, high = lower_bounds(problem)["route_ii"], max(best.ii, top or 0)
     while low < high and budget.left() >= LEAST_QUESTION and not budget.over():
         mid = (low + high) // 2
         if mid >= best.ii:
             high = mid
             continue
-        found, asked = _ask_on(problem, fabric(mid) if fabric else problem, mid, budget, seed,
-                               say, best)
+        where = fabric(mid) if fabric else problem
+        found, asked = _ask_on(problem, where, mid, budget, seed, say, best)
         if not asked:
             break
         if found is not None:
             best, high = found, mid
+        elif where is not problem and problem.n > LARGE_KERNEL:
+            break                # a corner found nothing: the rest goes to the descent
         else:
             low = mid + 1
     return best

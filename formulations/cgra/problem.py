@@ -21,7 +21,9 @@ The rules every model, heuristic and the simulator (:mod:`sim.cgra`) share (:dat
 
 :func:`lower_bounds` gives ResMII (operations over PEs), MemII (memory operations over memory
 PEs), RecMII (loop-carried cycles with the latencies, no hops), RegMII (:func:`slot_registers`:
-an operation's operands and its own result in one cycle slot of its PE) and the critical path;
+an operation's operands and its own result in one cycle slot of its PE), their maximum ``ii``
+(the classic lower bound), ``route_ii`` (:func:`tight_recurrences`: the recurrences with
+the hops their values cross, the II every search starts from) and the critical path;
 :func:`precheck` the violations visible before any search. :class:`CgraSchedule` is the
 answer every method returns: per operation a PE and an issue cycle, per edge a route.
 
@@ -33,7 +35,7 @@ Examples
 ...           [Edge("ld", "add"), Edge("add", "add", distance=1)])
 >>> p = problem_from_graph(g, load_hardware("cgra4x4"))
 >>> lower_bounds(p), precheck(p)
-({'res_ii': 1, 'mem_ii': 1, 'rec_ii': 1, 'reg_ii': 1, 'ii': 1, 'critical_path': 2}, [])
+({'res_ii': 1, 'mem_ii': 1, 'rec_ii': 1, 'reg_ii': 1, 'ii': 1, 'route_ii': 1, 'critical_path': 2}, [])
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from hardware import CgraSpec
 from model.graph import Graph, same_iteration_cycle_rule
 
 __all__ = ["RULES", "CgraInfeasible", "CgraProblem", "problem_from_graph", "lower_bounds",
-           "precheck", "rec_ok", "slot_registers", "time_windows", "hop_gap", "length_bound",
+           "precheck", "rec_ok", "tight_recurrences", "slot_registers", "time_windows", "hop_gap", "length_bound",
            "CgraSchedule", "Step", "moved_onto"]
 
 #: The rule families, in the order they are explained.
@@ -219,7 +221,9 @@ def _asap(problem: CgraProblem) -> list[int]:
 
 def lower_bounds(problem: CgraProblem) -> dict[str, int]:
     """ResMII, MemII, RecMII, RegMII (the smallest II :func:`slot_registers` allows), the
-    smallest ``ii`` at least the first three that :func:`slot_registers` allows, and the
+    smallest ``ii`` at least the first three that :func:`slot_registers` allows (the classic
+    bound), ``route_ii``, the smallest II at least ``ii`` that :func:`tight_recurrences`
+    allows (every smaller II is proven impossible: the searches start there), and the
     critical path (cycles)."""
     res_ii = max(1, math.ceil(problem.n / problem.pe_count))
     mem_pes = {p for v in range(problem.n) if problem.memory[v] for p in problem.allowed[v]}
@@ -236,8 +240,103 @@ def lower_bounds(problem: CgraProblem) -> dict[str, int]:
     ii = max(res_ii, mem_ii, rec_ii)
     while ii < top and slot_registers(problem, ii):
         ii += 1
+    route_ii = ii
+    while route_ii < problem.max_ii and tight_recurrences(problem, route_ii):
+        route_ii += 1
     return {"res_ii": res_ii, "mem_ii": mem_ii, "rec_ii": rec_ii, "reg_ii": reg_ii,
-            "ii": ii, "critical_path": critical}
+            "ii": ii, "route_ii": route_ii, "critical_path": critical}
+
+
+def tight_recurrences(problem: CgraProblem, ii: int) -> str | None:
+    """Why ``ii`` is impossible because of recurrences that leave no room for hops (None
+    when none says so).
+
+    Every mapping meets ``t(v) + d II >= t(u) + latency(u) + hops(pe(u), pe(v))`` per edge
+    (C4: one hop per cycle), so the hops a recurrence's values cross sum to at most its
+    slack, ``d II`` minus its latencies. A closed walk over the PEs that leaves one PE
+    crosses at least 2 hops, so every operation of a recurrence with slack 0 or 1 is on one
+    PE, and with it every operation of a recurrence sharing one with it: such a group needs
+    a PE all its operations may run on, and one cycle slot each on it (C1). This is what the
+    relaxation (:mod:`~formulations.cgra.relax`) would refute at that II, found without a
+    search (needwun PartPred: RecMII 14, impossible below 16).
+
+    >>> from hardware import load_hardware
+    >>> from model.graph import Graph, Node, Edge
+    >>> loops = [["a", "b", "c", "d"], ["a", "e", "f", "g"]]      # two recurrences, one a
+    >>> eight = Graph("eight", [Node(v) for v in "abcdefg"],
+    ...               [Edge(x, y, distance=int(y == "a")) for loop in loops
+    ...                for x, y in zip(loop, loop[1:] + loop[:1])])
+    >>> p = problem_from_graph(eight, load_hardware("cgra4x4"))
+    >>> tight_recurrences(p, 5)
+    'C4 route: at II 5 a group of 7 operations in recurrences with at most 1 spare cycle \
+must share one PE, which has 5 cycle slots'
+    >>> tight_recurrences(p, 6), lower_bounds(p)["ii"], lower_bounds(p)["route_ii"]
+    (None, 4, 6)
+    """
+    groups = _tight_groups(problem, ii)
+    if groups is None:
+        return f"C7 recurrence: a loop-carried cycle needs more than II {ii}"
+    for group in groups:
+        common = set.intersection(*(set(problem.allowed[v]) for v in group))
+        if len(group) > ii or not common:
+            room = f"which has {ii} cycle slots" if common else "but no PE runs them all"
+            return (f"C4 route: at II {ii} a group of {len(group)} operations in recurrences "
+                    f"with at most 1 spare cycle must share one PE, {room}")
+    return None
+
+
+def _tight_groups(problem: CgraProblem, ii: int) -> list[list[int]] | None:
+    """The operations joined by recurrences of slack at most 1 at ``ii`` (groups of two
+    or more, see :func:`tight_recurrences`); None when a recurrence does not fit ``ii``.
+    The slack of an edge is its reduced cost against the longest-path potentials, so a
+    recurrence of slack at most 1 is one of edges of reduced cost 0 with at most one of
+    reduced cost 1."""
+    gap: dict[tuple[int, int], int] = {}
+    for u, v, d in problem.edges:
+        if u != v:          # an edge of one operation to itself crosses no hop
+            gap[(u, v)] = max(gap.get((u, v), -math.inf), problem.latency[u] - ii * d)
+    high = [0] * problem.n
+    for _ in range(problem.n + 1):
+        changed = False
+        for (u, v), w in gap.items():
+            if high[u] + w > high[v]:
+                high[v], changed = high[u] + w, True
+        if not changed:
+            break
+    else:
+        return None
+    slack = {(u, v): high[v] - high[u] - w for (u, v), w in gap.items()}
+    out: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for (u, v), s in slack.items():
+        if s <= 1:
+            out[u].append((v, s))
+    joined = {v: v for v in range(problem.n)}
+
+    def root(v: int) -> int:
+        while joined[v] != v:
+            v = joined[v]
+        return v
+    for (u, v), s in slack.items():
+        if s <= 1 and u in _within(out, v, 1 - s):
+            joined[root(u)] = root(v)
+    groups: dict[int, list[int]] = defaultdict(list)
+    for v in range(problem.n):
+        groups[root(v)].append(v)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def _within(out: dict[int, list[tuple[int, int]]], start: int, spare: int) -> set[int]:
+    """The operations reached from ``start`` over the edges ``out`` (operation: successor
+    and slack) whose slacks sum to at most ``spare``."""
+    best = {start: 0}
+    todo = deque([start])
+    while todo:
+        u = todo.popleft()
+        for v, s in out[u]:
+            if best[u] + s <= spare and best[u] + s < best.get(v, spare + 1):
+                best[v] = best[u] + s
+                todo.append(v)
+    return set(best)
 
 
 def slot_registers(problem: CgraProblem, ii: int) -> list[str]:
@@ -304,6 +403,8 @@ def precheck(problem: CgraProblem) -> list[str]:
     if bounds["rec_ii"] > problem.max_ii:
         reasons.append(f"C7 recurrence: a loop-carried cycle needs II >= {bounds['rec_ii']} "
                        f"but II <= {problem.max_ii}")
+    elif bounds["ii"] <= problem.max_ii and tight_recurrences(problem, problem.max_ii):
+        reasons.append(f"{tight_recurrences(problem, problem.max_ii)} (II <= {problem.max_ii})")
     return reasons + _operand_registers(problem)
 
 

@@ -2,8 +2,11 @@
 
 Scope
 -----
-:func:`sweep_ii` sweeps the II up from its lower bound (ResMII, MemII, RecMII), at most to the
-warm start's II (the list scheduler's, :mod:`formulations.cgra.listsched`). Per II:
+:func:`sweep_ii` sweeps the II up from its lower bound, at most to the warm start's II (the
+list scheduler's, :mod:`formulations.cgra.listsched`). The bound is ``route_ii`` of
+:func:`~formulations.cgra.problem.lower_bounds`: ResMII, MemII, RecMII and RegMII, raised
+where the recurrences leave no room for the hops of their values (every smaller II is
+proven impossible without a search). Per II:
 
 1. the **placement-timing relaxation** (:mod:`formulations.cgra.relax`, the analogue of the
    Streaming Engine's layout relaxation): INFEASIBLE proves the II impossible (no horizon
@@ -190,23 +193,23 @@ def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule |
         raise CgraInfeasible(reasons)
     bounds = lower_bounds(problem)
     results: list[SolveResult] = []
-    ii_bound, proven = bounds["ii"], True
+    ii_bound, proven = bounds["route_ii"], True        # below it: proven without a search
     opened: list[tuple[int, int]] = []          # IIs whose ladder ended unanswered
     top = warm.ii if warm is not None else problem.max_ii
-    for ii in range(bounds["ii"], top + 1):
+    for ii in range(bounds["route_ii"], top + 1):
         if budget.left() < LEAST_QUESTION or budget.over():
             break
         if budget.wall_left() < relax_build(problem) + LEAST_QUESTION:    # the cap comes first
             budget.mark_cut()
             break
         at_warm = warm if warm is not None and warm.ii == ii else None
-        ii_budget = budget.share(budget.left() * _share(problem, ii, warm, ii == bounds["ii"]))
+        ii_budget = budget.share(budget.left() * _share(problem, ii, warm, ii == bounds["route_ii"]))
         verdict, low, layout = _relax(problem, ii, ii_budget.share(ii_budget.left() * RELAX_SHARE),
                                       settings.seed, results)
         say(f"II {ii}: relaxation {verdict}" + (f", length >= {low}" if low else ""))
-        if verdict == "refuted":
-            ii_bound += proven
-            continue
+        if verdict == "refuted":     # every mapping meets the relaxation: a proof
+            ii_bound += proven           # (the ladder's and the mobility windows' "none"
+            continue                     # only bound a horizon; a corner's, one corner)
         low = max(low, length_bound(problem, ii) or 0)
         routed = _routed(problem, ii, layout, ii_budget, settings.seed, results, say) \
             if ii > 1 else None        # at II 1 transit values fill registers it ignores

@@ -407,7 +407,7 @@ def test_a_baseline_from_ejection_is_bisected_before_the_descent(monkeypatch):
     monkeypatch.setattr(k, "_bisect", lambda p, best, *a, **kw: calls.append("bisect") or best)
     monkeypatch.setattr(k, "_descend_below", lambda p, best, *a: calls.append("descend") or best)
     baseline = schedule_at_ii(problem, 20)
-    near = {"ii": 18}                                  # 20 <= MOBILITY_FIRST x 18
+    near = {"route_ii": 18}                                 # 20 <= MOBILITY_FIRST x 18
     k._descent(problem, near, baseline, SolveSettings(time_limit=1), Budget(1), print)
     assert calls == ["descend", "bisect"]
     calls.clear()
@@ -430,7 +430,7 @@ def test_far_above_the_bound_a_quick_descent_goes_before_the_bisection(monkeypat
                         lambda p, best, *a, top=None, **kw: calls.append(top) or best)
     monkeypatch.setattr(k, "_descend_below",
                         lambda p, best, *a, **kw: calls.append("descend") or best)
-    far = {"ii": 10}                                   # 20 > MOBILITY_FIRST x 10
+    far = {"route_ii": 10}                                  # 20 > MOBILITY_FIRST x 10
     k._descent(problem, far, schedule_at_ii(problem, 20), SolveSettings(time_limit=1),
                Budget(1), print)
     assert calls == ["quick", 20, "descend"]          # bisected from the baseline's II
@@ -452,7 +452,7 @@ def test_the_late_descent_goes_on_with_the_quick_descents_attempts(monkeypatch):
 
     monkeypatch.setattr(listsched, "schedule_at_ii", attempt)
     monkeypatch.setattr(k, "_bisect", lambda p, best, *a, top=None, **kw: best)
-    k._descent(problem, {"ii": 10}, start, SolveSettings(time_limit=1), Budget(100), print)
+    k._descent(problem, {"route_ii": 10}, start, SolveSettings(time_limit=1), Budget(100), print)
     seeds = [seed for seed, _ in tried]
     assert len(seeds) > k.QUICK_STALL and sorted(seeds) == seeds == list(
         range(seeds[0], seeds[0] + len(seeds)))
@@ -603,3 +603,27 @@ def test_a_large_kernel_on_a_larger_fabric_is_list_scheduled_on_its_corner():
     for graph, spec in ((wide(SECOND_NODES), big), (wide(SECOND_NODES + 1), small)):
         problem = problem_from_graph(graph, spec)
         assert _baseline_fabric(graph, spec, problem) is problem
+
+
+def figure_eight() -> Graph:
+    """Two recurrences of 4 adds sharing ``a``: RecMII 4, but at II 4 and 5 both leave at
+    most one spare cycle, so all 7 adds must share one PE, which has II slots."""
+    loops = [["a", "b", "c", "d"], ["a", "e", "f", "g"]]
+    return Graph("eight", [Node(v, op="ADD") for v in "abcdefg"],
+                 [Edge(x, y, distance=int(y == "a")) for loop in loops
+                  for x, y in zip(loop, loop[1:] + loop[:1])])
+
+
+def test_recurrences_without_room_for_hops_raise_the_proven_bound():
+    """The recurrence-and-hops bound (``route_ii``) proves what the whole problem's
+    relaxation refutes, without a search: the sweep starts there, maps the figure eight at
+    it, and reports it as proven; the classic bound stays RecMII."""
+    spec, graph = load_hardware("cgra4x4"), figure_eight()
+    p = problem_from_graph(graph, spec)
+    bounds = lower_bounds(p)
+    assert (bounds["ii"], bounds["route_ii"]) == (4, 6)
+    assert [solve_relaxation(p, ii, Budget(10))[0].status for ii in (4, 5)] == \
+        [SolveStatus.INFEASIBLE] * 2
+    sched = sweep_ii(p, SolveSettings(time_limit=10))
+    assert (sched.ii, sched.ii_bound, sched.proven_ii) == (6, 6, True)
+    assert checked(graph, spec, sched)

@@ -88,3 +88,45 @@ def test_every_pe_symmetry_moves_a_mapping_onto_a_legal_one():
                         routes={k: [(perm[p], c) for p, c in path]
                                 for k, path in sched.routes.items()})
         assert checked(graph, spec, moved)
+
+
+def test_a_restricted_models_none_never_raises_the_ii_bound(monkeypatch):
+    """Only the whole problem's proofs raise ``ii_bound``: questions in mobility windows (or
+    on a corner, or near a mapping) that find no mapping within their horizon prove nothing
+    about the II, so with every such question answering "none" and no relaxation refuting,
+    the bound reported is the static one (``route_ii``)."""
+    from formulations.cgra import kernel, mobility, sweep
+    from formulations.cgra.kernel import map_kernel
+    from formulations.solver import SolveSettings
+    asked: list[int] = []
+    monkeypatch.setattr(mobility, "window_question",
+                        lambda p, ii, *a, **kw: asked.append(ii) or (None, True))
+    monkeypatch.setattr(sweep, "_relax", lambda *a, **kw: ("open", 0, None))
+    monkeypatch.setattr(kernel, "MOBILITY_FIRST", 1.0)            # bisect before descending
+    graph = skip_chain()
+    result = map_kernel(graph, TINY, SolveSettings(time_limit=4))
+    assert asked and result.schedule.ii > min(asked)
+    assert result.schedule.ii_bound == lower_bounds(result.problem)["route_ii"]
+    assert not result.schedule.proven_ii and checked(graph, TINY, result.schedule)
+
+
+def test_the_bisection_on_a_corner_ends_at_its_first_question_without_a_mapping(monkeypatch):
+    """On a large kernel, questions asked on a corner of the fabric that find nothing leave
+    the work to the descent on the whole fabric: the bisection stops after the first, where
+    on the whole fabric, or on a smaller kernel's corner, it goes on above the unanswered
+    midpoint."""
+    from formulations.cgra import mobility
+    monkeypatch.setattr(mobility, "LARGE_KERNEL", 30)          # the chain's 40 are many
+    asked: list[int] = []
+    monkeypatch.setattr(mobility, "window_question",
+                        lambda p, ii, *a, **kw: asked.append(ii) or (None, False))
+    problem = problem_from_graph(skip_chain(), TINY)
+    corner = problem_from_graph(skip_chain(), TINY)          # another problem: "a corner"
+    start = schedule_at_ii(problem, 20)
+    assert mobility_search(problem, start, Budget(600), fabric=lambda ii: corner) is start
+    assert len(asked) == 1
+    for fabric in (None, lambda ii: corner):       # the whole fabric; a smaller kernel's corner
+        monkeypatch.setattr(mobility, "LARGE_KERNEL", 60)
+        asked.clear()
+        mobility_search(problem, start, Budget(600), fabric=fabric)
+        assert len(set(asked)) > 1
