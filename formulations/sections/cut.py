@@ -8,9 +8,9 @@ the section model (:mod:`formulations.sections.model`) is tried for every sectio
 from the lower bound up to one below the best known (fewest sections), then minimises the bytes crossing cuts and,
 given costs (:mod:`formulations.sections.costs`), the time per sample from that cut,
 as one model for small graphs or window by window (a large-neighbourhood search)
-for big ones; on a graph of more than one category or cut as one model it also moves
-groups of nodes between any two sections of a category (:mod:`formulations.sections.refine`). The answer is never
-worse than greedy.
+for big ones; on a graph of more than one category, or cut as one model into several
+sections, it also moves groups of nodes between any two sections of a category
+(:mod:`formulations.sections.refine`). The answer is never worse than greedy.
 """
 
 from __future__ import annotations
@@ -62,12 +62,11 @@ TRAFFIC_SHARE = 0.5
 #: budget left after the fewest sections that goes to the refinement
 #: (:mod:`formulations.sections.refine`) after the windows, what it leaves going back to
 #: them: it moves groups between sections the windows never hold together (the weight-
-#: gradient branches); on a graph cut as one model, after the model's time phase, which
-#: CP-SAT rarely finishes (resnet50 inference, 7 sections: 87.21 -> 100.3 samples/s at the
-#: plan of a 120 s run). A graph of one category cut window by window keeps the windows
-#: alone: after them the refinement found nothing on bert_l-12 inference (a sweep of 4
-#: planned s), while the windows' last quarter had brought it 18.23 -> 17.86 M cycles a
-#: sample. Half, not a quarter: at the plan of a
+#: gradient branches); on a graph of one category cut as one model into at least
+#: :data:`REFINE_WHOLE_SECTIONS`, after the model's time phase. A graph of one category cut
+#: window by window keeps the windows alone: after them the refinement found nothing on
+#: bert_l-12 inference (a sweep of 4 planned s), while the windows' last quarter had
+#: brought it 18.23 -> 17.86 M cycles a sample. Half, not a quarter: at the plan of a
 #: 120 s run on plasticine (samples/s by sim.perf, 0.25 -> 0.5) bert_L-12 training 3.199 ->
 #: 3.470 (its cut 309.2 -> 284.8 M cycles a sample; at 0.25 the refinement ended on its
 #: budget, far from done),
@@ -75,6 +74,15 @@ TRAFFIC_SHARE = 0.5
 #: 8.505 -> 8.496; the cut alone on bert_L-12 training (20 planned s): 304.2, 286.9, 294.7
 #: and 317.6 M at 0.25, 0.5, 0.75 and 0.9.
 REFINE_SHARE = 0.5
+#: A graph of one category cut as one model is refined from this many sections on: the
+#: model's time objective is a sum of section maxima, which CP-SAT rarely finishes on
+#: many sections, while on a few large ones the refinement's tries cost most (each times
+#: its sections) and take the model's work. At the plan of a 120 s run (samples/s, the
+#: model alone -> with the refinement): resnet50 inference on plasticine, 7 sections,
+#: 87.21 -> 100.3 (the code before issue 33 gave 91.02); bert_l-12 inference on sn10,
+#: 3 sections of about 260 nodes, 154.1 -> 133.4; bert_l-6 and inceptionv3 inference (5
+#: and 6 sections), bert_l-3 inference and resnet50 inference of LayerGraphs (3) unchanged.
+REFINE_WHOLE_SECTIONS = 4
 #: Sections per window of the count-reducing step (:meth:`_Cutter.fewer_sections`) at its
 #: start: each window is re-cut into one section fewer.
 MERGE_WINDOW = 4
@@ -394,9 +402,10 @@ class _Cutter:
 
     def least_cost(self, best: dict[str, int]) -> dict[str, int]:
         """With ``best``'s section count, the cut of least traffic, then with costs of least
-        time hinted with it, then, on a graph cut as one model or of more than one category,
-        refined (:meth:`refined`, on :data:`REFINE_SHARE` of the budget left) and handed back
-        to the model or the windows; :data:`TRAFFIC_SHARE` of the rest goes to traffic:
+        time hinted with it, then, on a graph of more than one category or cut as one model
+        into :data:`REFINE_WHOLE_SECTIONS` or more, refined (:meth:`refined`, on
+        :data:`REFINE_SHARE` of the budget left) and handed back to the model or the
+        windows; :data:`TRAFFIC_SHARE` of the rest goes to traffic:
         CP-SAT's search is strong on bytes and weak on a sum of section maxima, and the
         cut of least traffic is a good start in time (resnet50 inference on plasticine,
         6 s: from greedy's cut, the time objective alone ended at 10.5-21.3 M cycles a
@@ -415,7 +424,8 @@ class _Cutter:
             return self.least(best, count, None, keep=0.0)
         whole = len(self.graph.nodes) * count <= MONOLITHIC_LIMIT
         categories = {self.graph.node(v).category for v in self.graph.node_ids}
-        refine = REFINE_SHARE * self.budget.left() if whole or len(categories) > 1 else 0.0
+        refined = len(categories) > 1 or (whole and count >= REFINE_WHOLE_SECTIONS)
+        refine = REFINE_SHARE * self.budget.left() if refined else 0.0
         if whole:
             best = self.phase("traffic", self.least, best, count, None,
                               refine + (1 - TRAFFIC_SHARE) * (self.budget.left() - refine))

@@ -101,20 +101,24 @@ def test_refinement_keeps_a_legal_cut_and_never_slows_it(case, units):
     assert cut_time(graph, out, costs) <= cut_time(graph, start, costs)
 
 
-def test_the_cut_refines_unless_one_category_is_cut_window_by_window(monkeypatch):
-    """The refinement runs inside :func:`cut_sections` with costs on a graph cut as one
-    model or of more than one category; a graph of one category cut window by window keeps
+def test_the_cut_refines_two_categories_and_one_cut_as_one_model_into_enough_sections(
+        monkeypatch):
+    """The refinement runs inside :func:`cut_sections` with costs on a graph of more than
+    one category, and on one of one category cut as one model into
+    ``REFINE_WHOLE_SECTIONS`` or more; a graph of one category cut window by window keeps
     the windows' answer alone."""
     import formulations.sections.cut as cut
     from formulations.sections import cut_sections
     from formulations.solver import SolveSettings
-    graph = far_branch()
+    graph = far_branch()                                # 3 sections
     two = Graph("two", [Node(n.id, unit=n.unit, category="backward" if n.id in "qz" else
                              "forward") for n in graph.nodes], graph.edges)
     cap = Capacity(pcu=3, pmu=3, total=6, agcu=0)
-    for g, limit, refined in ((graph, cut.MONOLITHIC_LIMIT, True), (graph, 0, False),
-                              (two, 0, True)):
+    whole = cut.MONOLITHIC_LIMIT
+    for g, limit, least, refined in ((graph, whole, 3, True), (graph, whole, 4, False),
+                                     (graph, 0, 3, False), (two, 0, 4, True)):
         monkeypatch.setattr(cut, "MONOLITHIC_LIMIT", limit)      # 0: window by window
+        monkeypatch.setattr(cut, "REFINE_WHOLE_SECTIONS", least)
         plan = cut_sections(g, cap, SolveSettings("cp-sat", 4.0), costs=FAR_COSTS)
         assert ("refine" in plan.extra["planned_by_phase"]) == refined
         check_legal(g, assignment_of(plan.sections), cap)
