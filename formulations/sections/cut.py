@@ -66,13 +66,12 @@ TRAFFIC_SHARE = 0.5
 #: :data:`REFINE_WHOLE_SECTIONS`, after the model's time phase. A graph of one category cut
 #: window by window keeps the windows alone: after them the refinement found nothing on
 #: bert_l-12 inference (a sweep of 4 planned s), while the windows' last quarter had
-#: brought it 18.23 -> 17.86 M cycles a sample. Half, not a quarter: at the plan of a
-#: 120 s run on plasticine (samples/s by sim.perf, 0.25 -> 0.5) bert_L-12 training 3.199 ->
-#: 3.470 (its cut 309.2 -> 284.8 M cycles a sample; at 0.25 the refinement ended on its
-#: budget, far from done),
-#: bert_l-3 training 24.83 -> 25.57, bert_l-6 training 18.85 -> 18.79, resnet50 training
-#: 8.505 -> 8.496; the cut alone on bert_L-12 training (20 planned s): 304.2, 286.9, 294.7
-#: and 317.6 M at 0.25, 0.5, 0.75 and 0.9.
+#: brought it 18.23 -> 17.86 M cycles a sample. Half, not a quarter: at 0.25 the refinement
+#: ended on its budget, far from done. At the plan of a 120 s run on plasticine (samples/s
+#: by sim.perf, 0.25 -> 0.5): bert_L-12 training 3.199 -> 3.470 (its cut 309.2 -> 284.8 M
+#: cycles a sample), bert_l-3 training 24.83 -> 25.57, bert_l-6 training 18.85 -> 18.79,
+#: resnet50 training 8.505 -> 8.496. The cut alone on bert_L-12 training at 20 planned s:
+#: 304.2, 286.9, 294.7 and 317.6 M at 0.25, 0.5, 0.75 and 0.9.
 REFINE_SHARE = 0.5
 #: A graph of one category cut as one model is refined from this many sections on: the
 #: model's time objective is a sum of section maxima, which CP-SAT rarely finishes on
