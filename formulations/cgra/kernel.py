@@ -160,7 +160,8 @@ def map_kernel(graph: Graph, spec: CgraSpec, settings: SolveSettings, placer: st
     bounds = lower_bounds(problem)
     share = budget.seconds * (1.0 if placer == "list" else BASELINE_SHARE)
     baseline, note = None, ""
-    target = _baseline_fabric(graph, spec, problem) if placer == "model" else problem
+    corners = _Corners(graph, spec)
+    target = _baseline_fabric(graph, spec, problem, corners) if placer == "model" else problem
     try:
         baseline = list_schedule(target, settings.seed, budget=budget.share(share))
         if target is not problem:
@@ -171,7 +172,7 @@ def map_kernel(graph: Graph, spec: CgraSpec, settings: SolveSettings, placer: st
         note = "; ".join(exc.reasons)
         say(f"list scheduling: {note}")
     if baseline is None and placer == "model":
-        baseline, note = _second_chance(graph, spec, problem, settings, budget, say, note)
+        baseline, note = _second_chance(problem, settings, budget, say, note, corners)
     baseline_seconds = time.perf_counter() - started
     if placer == "list":
         if baseline is None:
@@ -181,7 +182,7 @@ def map_kernel(graph: Graph, spec: CgraSpec, settings: SolveSettings, placer: st
         return CgraResult(problem, bounds, baseline, baseline, baseline_seconds, note,
                           budget.cuts, budget.spent)
     warm = _descent(problem, bounds, baseline, settings, budget, say,
-                    question_fabrics(graph, spec, problem))
+                    question_fabrics(graph, spec, problem, corners))
     if settings.backend == "cp-sat":
         warm = _region_warm(graph, spec, problem, settings, warm, budget, say)
         sched = sweep_ii(problem, settings, warm, say,
@@ -281,20 +282,22 @@ def _descend_below(problem: CgraProblem, best: CgraSchedule, settings: SolveSett
     return found
 
 
-def _baseline_fabric(graph: Graph, spec: CgraSpec, problem: CgraProblem) -> CgraProblem:
+def _baseline_fabric(graph: Graph, spec: CgraSpec, problem: CgraProblem,
+                     corners: _Corners | None = None) -> CgraProblem:
     """Where the baseline of the placer ``model`` is list-scheduled: on a fabric larger
     than :data:`REGION` x :data:`REGION`, a kernel of more than :data:`SECOND_NODES`
     operations on its corner (:func:`region_spec`; the descent then goes below on the whole
     fabric), since list scheduling's attempts on the whole fabric fail slowly at the low
     IIs it starts from (fix_fft_npb on cgra8x8: IIs 2-4 in 6.4 of 12.8 planned s, then
     nothing); else on ``problem``."""
-    sub = region_spec(spec)
-    return problem if sub is None or problem.n <= SECOND_NODES else problem_from_graph(graph, sub)
+    if problem.n <= SECOND_NODES:
+        return problem
+    return (corners or _Corners(graph, spec))() or problem
 
 
-def _second_chance(graph: Graph, spec: CgraSpec, problem: CgraProblem,
-                   settings: SolveSettings, budget: Budget, say: Callable[[str], None],
-                   note: str) -> tuple[CgraSchedule | None, str]:
+def _second_chance(problem: CgraProblem, settings: SolveSettings, budget: Budget,
+                   say: Callable[[str], None], note: str, corners: _Corners
+                   ) -> tuple[CgraSchedule | None, str]:
     """The baseline found nothing: on a kernel of more than :data:`SECOND_NODES` operations
     the sweep rarely maps from nothing (its relaxation alone takes seconds), so list
     scheduling gets :data:`EJECT_SPLIT` x :data:`SECOND_SHARE` of the work left, with other
@@ -305,9 +308,8 @@ def _second_chance(graph: Graph, spec: CgraSpec, problem: CgraProblem,
     what is left then; on the corner too)."""
     if problem.n <= SECOND_NODES:
         return None, note
-    sub = region_spec(spec)
-    target = problem if sub is None else problem_from_graph(graph, sub)
-    where = "" if sub is None else f"the {sub.rows} x {sub.cols} corner"
+    target = corners() or problem
+    where = f"the {target.rows} x {target.cols} corner"
     split = EJECT_SPLIT if target is problem else 1.0
     try:
         baseline = list_schedule(target, settings.seed + ROUNDS,
@@ -347,8 +349,8 @@ def region_spec(spec: CgraSpec, side: int = REGION) -> CgraSpec | None:
                    neighbours="mesh" if spec.neighbours == "torus" else spec.neighbours)
 
 
-def question_fabrics(graph: Graph, spec: CgraSpec, problem: CgraProblem
-                     ) -> Callable[[int], CgraProblem] | None:
+def question_fabrics(graph: Graph, spec: CgraSpec, problem: CgraProblem,
+                     corners: _Corners | None = None) -> Callable[[int], CgraProblem] | None:
     """On a fabric larger than :data:`REGION` x :data:`REGION` (None otherwise): for an II,
     the fabric the bisection's question at that II is asked on, the smallest square corner
     (:func:`region_spec`) of at least :data:`QUESTION_FILL` x operations / II PEs, the
@@ -357,18 +359,29 @@ def question_fabrics(graph: Graph, spec: CgraSpec, problem: CgraProblem
     adpcm_decoder) where the same question on the 4 x 4 mesh maps in seconds."""
     if region_spec(spec) is None:
         return None
-    corners: dict[int, CgraProblem] = {}
+    corner = corners or _Corners(graph, spec)
 
     def fabric(ii: int) -> CgraProblem:
         side = next((side for side in range(REGION, max(spec.rows, spec.cols))
                      if min(spec.rows, side) * min(spec.cols, side) * ii
                      >= QUESTION_FILL * problem.n), None)
-        if side is None:
-            return problem
-        if side not in corners:
-            corners[side] = problem_from_graph(graph, region_spec(spec, side))
-        return corners[side]
+        return problem if side is None else corner(side)
     return fabric
+
+
+class _Corners:
+    """The kernel on the top-left corners of its fabric (:func:`region_spec`), each built
+    once per kernel: the baseline, the second chance and the bisection's questions ask."""
+
+    def __init__(self, graph: Graph, spec: CgraSpec):
+        self.graph, self.spec, self.built = graph, spec, {}
+
+    def __call__(self, side: int = REGION) -> CgraProblem | None:
+        """The ``side`` x ``side`` corner's problem; None when the fabric has no corner."""
+        if side not in self.built:
+            sub = region_spec(self.spec, side)
+            self.built[side] = None if sub is None else problem_from_graph(self.graph, sub)
+        return self.built[side]
 
 
 def _region_warm(graph: Graph, spec: CgraSpec, problem: CgraProblem, settings: SolveSettings,

@@ -107,6 +107,9 @@ class CgraProblem:
     rows: int = 1
     cols: int = 1
     neighbours: str = "mesh"
+    #: :func:`lower_bounds`, once computed
+    _bounds: dict[str, int] | None = field(default=None, init=False, repr=False,
+                                           compare=False)
 
     @property
     def n(self) -> int:
@@ -224,7 +227,14 @@ def lower_bounds(problem: CgraProblem) -> dict[str, int]:
     smallest ``ii`` at least the first three that :func:`slot_registers` allows (the classic
     bound), ``route_ii``, the smallest II at least ``ii`` that :func:`tight_recurrences`
     allows (every smaller II is proven impossible: the searches start there), and the
-    critical path (cycles)."""
+    critical path (cycles). Computed once per problem (``route_ii`` takes up to 60 ms on a
+    large kernel, and every search asks)."""
+    if problem._bounds is None:
+        problem._bounds = _lower_bounds(problem)
+    return dict(problem._bounds)
+
+
+def _lower_bounds(problem: CgraProblem) -> dict[str, int]:
     res_ii = max(1, math.ceil(problem.n / problem.pe_count))
     mem_pes = {p for v in range(problem.n) if problem.memory[v] for p in problem.allowed[v]}
     mem_ops = sum(problem.memory)
