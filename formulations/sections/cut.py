@@ -423,8 +423,8 @@ class _Cutter:
             return self.least(best, count, None, keep=0.0)
         whole = len(self.graph.nodes) * count <= MONOLITHIC_LIMIT
         categories = {self.graph.node(v).category for v in self.graph.node_ids}
-        refined = len(categories) > 1 or (whole and count >= REFINE_WHOLE_SECTIONS)
-        refine = REFINE_SHARE * self.budget.left() if refined else 0.0
+        refining = len(categories) > 1 or (whole and count >= REFINE_WHOLE_SECTIONS)
+        refine = REFINE_SHARE * self.budget.left() if refining else 0.0
         if whole:
             best = self.phase("traffic", self.least, best, count, None,
                               refine + (1 - TRAFFIC_SHARE) * (self.budget.left() - refine))
