@@ -122,3 +122,33 @@ def test_the_cut_refines_two_categories_and_one_cut_as_one_model_into_enough_sec
         plan = cut_sections(g, cap, SolveSettings("cp-sat", 4.0), costs=FAR_COSTS)
         assert ("refine" in plan.extra["planned_by_phase"]) == refined
         check_legal(g, assignment_of(plan.sections), cap)
+
+
+def test_the_refinement_is_the_cuts_last_search(monkeypatch):
+    """No model is solved after the refinement: what a refinement that ends on a local
+    optimum leaves of its budget is not spent (on every MSR row the model or the windows
+    given it found nothing better)."""
+    import formulations.sections.cut as cut
+    from formulations.sections import cut_sections
+    from formulations.solver import SolveSettings
+    refined, solves_after = [], []
+
+    def refine(*args, **kwargs):
+        refined.append(True)
+        return refine_cut(*args, **kwargs)
+
+    def counted(solve):
+        def wrapper(*args, **kwargs):
+            solves_after.extend(refined)
+            return solve(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(cut, "refine_cut", refine)
+    monkeypatch.setattr(cut, "solve_portfolio", counted(cut.solve_portfolio))
+    monkeypatch.setattr(cut, "solve_each", counted(cut.solve_each))
+    monkeypatch.setattr(cut, "REFINE_WHOLE_SECTIONS", 3)
+    graph = far_branch()
+    plan = cut_sections(graph, Capacity(pcu=3, pmu=3, total=6, agcu=0),
+                        SolveSettings("cp-sat", 4.0), costs=FAR_COSTS)
+    assert refined and not solves_after
+    assert plan.extra["planned_spent"] < 4.0            # the refinement's rest unspent
