@@ -111,6 +111,8 @@ class _Refiner:
         self.later = {a: [b for x, b in separate if x == a] for a, _ in separate}
         self.earlier = {b: [a for a, y in separate if y == b] for _, b in separate}
         self.demand = {v: unit_demand(graph.node(v)) for v in self.order}
+        # a stage no cut changes (no streamed inputs), looked up instead of computed
+        self.fixed = {v: costs.stage.get(v, 0.0) for v in self.order if not costs.streamed.get(v)}
         self.load = [{unit: sum(self.demand[v][unit] for v in sorted(
             self.members[k], key=self.rank.__getitem__)) for unit in ZERO}
             for k in range(self.count)]
@@ -122,16 +124,19 @@ class _Refiner:
         self.budget.spend(nodes / VISITS_PER_SECOND)
 
     def time(self, k: int) -> float:
-        """Section ``k``'s cycles per sample: its slowest stage or its DRAM traffic."""
-        self.visit(len(self.members[k]))
-        slowest = max((self.costs.stage_in(v, self.a) for v in self.members[k]), default=0.0)
-        seen, dram = set(), 0.0
-        for v in sorted(self.members[k], key=self.rank.__getitem__):
+        """Section ``k``'s cycles per sample: its slowest stage or its DRAM traffic (the
+        nets' bytes summed in the members' order, so that the sum never depends on a set's)."""
+        members, a, stage_in, fixed = self.members[k], self.a, self.costs.stage_in, self.fixed
+        self.visit(len(members))
+        slowest = max((fixed[v] if v in fixed else stage_in(v, a) for v in members),
+                      default=0.0)
+        seen, dram, nets = set(), 0.0, self.nets
+        for v in sorted(members, key=self.rank.__getitem__):
             for i in self.nets_of.get(v, ()):
                 if i not in seen:
                     seen.add(i)
-                    if k in net_sections(self.nets[i], self.a):
-                        dram += self.nets[i].bytes
+                    if _moves_through(nets[i], k, a):
+                        dram += nets[i].bytes
         return self.costs.section(slowest, dram)
 
     def roomy(self, k: int) -> bool:
@@ -314,6 +319,20 @@ class _Refiner:
                     moved = True
                     self.near.clear()
         return self.a
+
+
+def _moves_through(net: CutNet, k: int, a: dict[str, int]) -> bool:
+    """Whether section ``k`` moves ``net`` through DRAM: ``k in net_sections(net, a)``
+    (:func:`~formulations.sections.costs.net_sections`) without building the set.
+
+    >>> net, a = CutNet("a", ("b", "c"), 8.0), {"a": 0, "b": 1, "c": 0}
+    >>> [_moves_through(net, k, a) for k in range(3)] == [k in net_sections(net, a) for k in range(3)]
+    True
+    """
+    home = a.get(net.driver) if net.driver is not None else None
+    if home == k:
+        return net.written or any(a[s] != k for s in net.sinks)
+    return any(a[s] == k for s in net.sinks)
 
 
 def _category_runs(categories: list[set]) -> tuple[list[int], list[int]]:
