@@ -262,7 +262,8 @@ class CutLevel(Level):
                seconds: float, until: float) -> dict:
         """Learn each edge's buffer PMUs (``state.cut.buffer_demand``) from greedy cuts: cut
         with the demand learned so far, balance every section (at once on the run's
-        workers), learn what balancing added, until the greedy cut fits after balancing
+        workers), learn what balancing added, until the greedy cut fits after balancing,
+        a probe raises no edge's demand (the next would be the same cut, balanced alike),
         or :data:`PROBE_ROUNDS` probes, or until the next probe's balancing would pass
         ``seconds`` planned or the cut's wall-clock cap ``until`` (``time.monotonic()``). Deterministic: each balancing is planned :data:`PROBE_SECONDS`.
         Returns what the stage record reports."""
@@ -277,13 +278,13 @@ class CutLevel(Level):
             rounds += 1
             planned += probe.planned
             results = probe.balanced()
-            overfull = 0
+            overfull = raised = 0
             batches.append(probe.seconds(results))
             for s, sub, result in zip(sections, probe.subs, results):
-                learn_demand(state.cut.buffer_demand, sub.edges, result.added)
+                raised += learn_demand(state.cut.buffer_demand, sub.edges, result.added)
                 overfull += not fits_after_balancing(s, sum(result.added.values()), state.cap)
-            if not overfull:
-                break
+            if not overfull or not raised:
+                break         # fits, or the next probe would repeat this one exactly
         if rounds > 1 or overfull:
             state.say(f"stage buffers learned from {rounds} greedy cut(s): "
                       f"{sum(state.cut.buffer_demand.values()):g} PMUs on "

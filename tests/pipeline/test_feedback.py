@@ -558,3 +558,15 @@ def test_a_recut_repairs_the_sections_too_full_and_keeps_the_others(monkeypatch,
     assert [s.nodes for s in kept.sections] == expected
     assert [s.id for s in kept.sections] == [0, 1, 2]
     assert kept.extra.get("repaired") == ([1, 2] if repair_fits_as_many else None)
+
+
+def test_probes_end_when_one_teaches_nothing_new(monkeypatch):
+    """A probe that raises no edge's buffer demand ends the probes, even when a section
+    still looks too full: the next greedy cut would be the same, balanced alike (before,
+    the cut repeated it up to PROBE_ROUNDS times)."""
+    monkeypatch.setattr(levels, "fits_after_balancing", lambda *args: False)
+    mapping = run(fig7c_graph(), [CutLevel(fig7c_templates), BufferLevel(fig7c_templates),
+                                  PlaceRouteLevel()])
+    cut = next(s for s in mapping.stages if s["stage"] == "sections")
+    assert cut["probe_rounds"] == 2 < levels.PROBE_ROUNDS      # learned, then nothing new
+    assert cut["buffer_demand_pmus"] == 8
