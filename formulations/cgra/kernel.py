@@ -10,7 +10,9 @@ II reached (:func:`~formulations.cgra.mobility.mobility_search`, :data:`MOBILITY
 the time left, while a question of its size fits) and a descent below the II reached
 (:func:`~formulations.cgra.listsched.descend`, :data:`DESCENT_SHARE` of the time left), the
 bisection first (after a quick descent, :data:`QUICK_SHARE`) when the baseline is above
-:data:`MOBILITY_FIRST` x the bound, then the II sweep on
+:data:`MOBILITY_FIRST` x the bound, on a resource-bound kernel with the work for it
+list-scheduling attempts whose congestion is repaired by the full model around it
+(:func:`~formulations.cgra.repair.repair_descend`, :data:`REPAIR_SHARE`), then the II sweep on
 ``settings.backend`` (CP-SAT: :func:`~formulations.cgra.sweep.sweep_ii` with its proofs; a
 linear backend: :func:`~formulations.cgra.milp.sweep_milp`), warm-started by the baseline.
 On a fabric larger than :data:`REGION` x :data:`REGION` PEs a large kernel's baseline is
@@ -53,6 +55,7 @@ from formulations.cgra.listsched import (EJECTION, LARGE_KERNEL, ROUNDS, descend
                                         eject_from_top, list_schedule)
 from formulations.cgra.milp import sweep_milp
 from formulations.cgra.mobility import mobility_search
+from formulations.cgra.repair import repair_descend, resource_bound
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, lower_bounds,
                                        moved_onto, precheck, problem_from_graph)
 from formulations.cgra.sweep import LAST_NODES, sweep_ii
@@ -64,7 +67,7 @@ from model.graph import Graph
 __all__ = ["PLACERS", "BASELINE_SHARE", "SECOND_SHARE", "EJECT_SPLIT", "EJECT_SHARE", "REGION",
            "REGION_SHARE", "SECOND_NODES", "DESCENT_NODES", "DESCENT_SHARE",
            "MID_DESCENT_SHARE", "MOBILITY_SHARE", "MOBILITY_FIRST", "QUICK_SHARE", "QUICK_STALL",
-           "LATE_DESCENT_SHARE", "SWEEP_LEAST", "QUESTION_FILL", "CgraResult", "map_kernel",
+           "LATE_DESCENT_SHARE", "REPAIR_SHARE", "REPAIR_LEAST", "SWEEP_LEAST", "QUESTION_FILL", "CgraResult", "map_kernel",
            "region_spec", "question_fabrics"]
 
 #: Placers of a CGRA run (``--placer``): the CP-SAT sweep (``model``, default) or the
@@ -112,6 +115,15 @@ QUICK_STALL = 8
 #: existed, and the sweep after it rarely maps or proves such a kernel at its size: sample
 #: decrypt_LN1 on the mesh reached II 17 only after 25 attempts).
 LATE_DESCENT_SHARE = 0.8
+#: On a resource-bound kernel (:func:`~formulations.cgra.repair.resource_bound`), the share
+#: of the work left for spread attempts with their near misses repaired
+#: (:func:`~formulations.cgra.repair.repair_descend`) after the bisection (before the late
+#: descent when the bisection goes first), asked only when the work left is at least
+#: ``REPAIR_LEAST`` planned seconds (never at the suite's 15 s): a repair takes seconds
+#: (at 120 s the descent spent 55 planned s of attempts on dwt PartPred at II 11, each
+#: leaving 6-20 slots over capacity; spread attempts leave 1-2, and a repair maps).
+REPAIR_SHARE = 0.5
+REPAIR_LEAST = 15.0
 #: Rows and columns of the corner a larger fabric's kernel is mapped on first, and the share
 #: of the time that run gets (:func:`region_spec`).
 REGION = 4
@@ -225,16 +237,19 @@ def _descent_steps(bounds: dict[str, int], baseline: CgraSchedule,
     :data:`MOBILITY_FIRST` x the bound (after a quick descent, :func:`_quick_descent`), and on
     a baseline from ejection (list scheduling found no mapping at any II it tried, so a
     descent of list-scheduling attempts mostly burns its share: adpcm_coder, whose bisection
-    then lacked the work for one question); the descent first otherwise. The bisection asks
-    on ``fabric``'s fabric at each II."""
+    then lacked the work for one question); the descent first otherwise. On a resource-bound
+    kernel with the work for it, spread attempts whose near misses are repaired
+    (:func:`_repair`) go after the bisection (before the late descent when the bisection
+    goes first): the bisection's questions keep the work they had. The
+    bisection asks on ``fabric``'s fabric at each II."""
     bisect = partial(_bisect, fabric=fabric)
     if baseline.method.startswith(EJECTION):
         return [bisect, _descend_below]
     if baseline.ii > MOBILITY_FIRST * bounds["route_ii"]:
         numbers = itertools.count()          # the late descent goes on where the quick stopped
         return [partial(_quick_descent, numbers=numbers), partial(bisect, top=baseline.ii),
-                partial(_late_descent, numbers=numbers)]
-    return [_descend_below, bisect]
+                _repair, partial(_late_descent, numbers=numbers)]
+    return [_descend_below, bisect, _repair]
 
 
 def _bisect(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings, budget: Budget,
@@ -244,6 +259,17 @@ def _bisect(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings, b
     ``fabric``) with :data:`MOBILITY_SHARE` of the work left."""
     return mobility_search(problem, best, budget.share(budget.left() * MOBILITY_SHARE),
                            settings.seed, say, top, fabric)
+
+
+def _repair(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings, budget: Budget,
+            say: Callable[[str], None]) -> CgraSchedule:
+    """:func:`~formulations.cgra.repair.repair_descend` below ``best`` with
+    :data:`REPAIR_SHARE` of the work left, on a resource-bound kernel when the work left is
+    at least :data:`REPAIR_LEAST` (else ``best``)."""
+    if not resource_bound(problem) or budget.left() < REPAIR_LEAST:
+        return best
+    return repair_descend(problem, best, budget.share(budget.left() * REPAIR_SHARE),
+                          settings.seed, say)
 
 
 def _quick_descent(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings,

@@ -49,7 +49,7 @@ from formulations.cgra.work import (PLACE_EDGE_STEPS, PLACE_STEPS, ROUTER_STEPS_
 from formulations.solver import Budget
 
 __all__ = ["list_schedule", "schedule_at_ii", "schedule_with_ejection", "eject_from_top",
-           "descend",
+           "descend", "NearMiss", "SPREAD_TIME_WEIGHT",
            "route_fixed", "Router", "NEGOTIATION_ROUNDS", "DESCENT_SEED", "EJECTIONS",
            "CANDIDATES", "GROWTH", "LARGE_KERNEL", "ROUNDS", "LIST_SECONDS", "EJECTION"]
 
@@ -69,6 +69,8 @@ LARGE_KERNEL = 60
 ROUNDS = 4
 #: Cost of one cycle of delay of an operation, against its routes' cost.
 TIME_WEIGHT = 2.0
+#: The same in a spread attempt (:func:`schedule_at_ii`), which costs every PE.
+SPREAD_TIME_WEIGHT = 0.5
 #: Ejections per operation an attempt of :func:`schedule_with_ejection` may make.
 EJECTIONS = 20
 #: First seed of :func:`descend`'s attempts (far from the seeds :func:`list_schedule` uses).
@@ -262,6 +264,19 @@ def _heights(problem: CgraProblem) -> list[int]:
 
 
 @dataclass
+class NearMiss:
+    """A list-scheduling attempt at ``ii`` that placed every operation (PE ``pe[v]``, issue
+    cycle ``t[v]``) but left ``overused`` register or link slots over capacity; ``hot``: the
+    operations at either end of a route that crosses one."""
+
+    ii: int
+    overused: int
+    pe: list[int]
+    t: list[int]
+    hot: set[int] = field(default_factory=set)
+
+
+@dataclass
 class _Attempt:
     problem: CgraProblem
     ii: int
@@ -270,6 +285,10 @@ class _Attempt:
     t: dict[int, int] = field(default_factory=dict)
     busy: set = field(default_factory=set)
     scc: list[int] = field(default_factory=list)
+    #: Weight of the issue cycle against the route cost, and candidates costed per
+    #: placement (None: every PE), :data:`TIME_WEIGHT` and :data:`CANDIDATES` unless spread.
+    time_weight: float = TIME_WEIGHT
+    candidates: int | None = CANDIDATES
 
     def closing(self, v: int) -> list[tuple[int, int]]:
         """Placed members ``w`` of ``v``'s recurrence and the latest issue of ``v`` that a
@@ -355,9 +374,9 @@ class _Attempt:
         if not candidates:
             return False
         best = None
-        for t, _, pe in sorted(candidates)[:CANDIDATES]:
+        for t, _, pe in sorted(candidates)[:self.candidates]:
             cost, paths = self.route_cost(v, pe, t)
-            score = cost + TIME_WEIGHT * t
+            score = cost + self.time_weight * t
             if paths is not None and cost < float("inf") and (best is None or score < best[0]):
                 best = (score, pe, t, paths)
         if best is None:
@@ -453,6 +472,20 @@ class _Attempt:
         self.occupy(v, pe, t, paths)
         return out
 
+    def near_miss(self) -> NearMiss:
+        """This attempt (every operation placed) as a :class:`NearMiss`: its
+        over-used slots and the operations at the ends of the routes that cross one."""
+        r, ii, cap = self.router, self.ii, self.problem.registers
+        hot: set[int] = set()
+        for (u, w, _), path in sorted(r.paths.items()):
+            if any(r.reg_use.get((pe, c % ii), 0) > cap for pe, c in path) or any(
+                    r.link_use.get((p, q, c % ii), 0) > 1
+                    for (p, c), (q, _) in zip(path, path[1:]) if p != q):
+                hot |= {u, w}
+        n = self.problem.n
+        return NearMiss(ii, r.overused(), [self.pe[v] for v in range(n)],
+                        [self.t[v] for v in range(n)], hot)
+
     def negotiate(self, rounds: int) -> bool:
         """PathFinder: rip up and re-route every edge until nothing is over-used."""
         router = self.router
@@ -502,13 +535,19 @@ def route_fixed(problem: CgraProblem, ii: int, pe: list[int], t: list[int],
 
 
 def schedule_at_ii(problem: CgraProblem, ii: int, seed: int = 0,
-                   budget: Budget | None = None, guide: CgraSchedule | None = None
+                   budget: Budget | None = None, guide: CgraSchedule | None = None,
+                   misses: list[NearMiss] | None = None, spread: bool = False
                    ) -> CgraSchedule | None:
     """One list-scheduling attempt at ``ii`` within ``budget`` (None when it dead-ends,
     cannot route or its budget is spent).
 
     ``guide`` (a mapping, e.g. at a larger II) orders the operations by their issue cycles
-    in it, scaled to ``ii``, instead of by their earliest issue (:func:`descend`).
+    in it, scaled to ``ii``, instead of by their earliest issue (:func:`descend`). An
+    attempt that placed every operation but whose routes PathFinder left congested is
+    appended to ``misses`` (:class:`NearMiss`) when given. ``spread``: every PE's first
+    free slot is costed, the issue cycle weighing :data:`SPREAD_TIME_WEIGHT` against the
+    routes (operations spread out for their routes' sake: congestion left to repair is then
+    a few slots, dwt PartPred on the 4 x 4 torus at II 11: 1-2 where it was 6-20).
     """
     horizon = sum(problem.latency) + problem.n * (ii + problem.diameter) + ii
     windows = time_windows(problem, ii, horizon)
@@ -527,12 +566,16 @@ def schedule_at_ii(problem: CgraProblem, ii: int, seed: int = 0,
     plain = seed % 2 == 1   # every other try: no recurrence look-ahead, earliest issue 0
     attempt = _Attempt(problem, ii, Router(problem, ii, budget=budget),
                        scc=[] if plain else _sccs(problem))
+    if spread:
+        attempt.time_weight, attempt.candidates = SPREAD_TIME_WEIGHT, None
     for v in order:
         if attempt.over():
             return None
         if not attempt.place(v, 0 if plain else early[v], rng):
             return None
     if not attempt.negotiate(NEGOTIATION_ROUNDS):
+        if misses is not None and not attempt.over():
+            misses.append(attempt.near_miss())
         return None
     return _decode(problem, ii, attempt)
 

@@ -52,7 +52,7 @@ from formulations.cgra.relax import CP_PARAMS
 from formulations.cgra.work import FULL_WORK_PER_SECOND
 from formulations.solver import Budget, DVar, ModelDescription, SolveResult, solve_cp_model
 
-__all__ = ["FullVars", "model_size", "build_description", "build_full_model", "full_hint",
+__all__ = ["FullVars", "model_size", "narrowed", "build_description", "build_full_model", "full_hint",
            "decode_full", "solve_full", "net_windows"]
 
 
@@ -89,9 +89,22 @@ def net_windows(problem: CgraProblem, ii: int, lo: list[int], hi: list[int]
     return out
 
 
-def model_size(problem: CgraProblem, ii: int, horizon: int) -> int:
-    """Routing variables the full model would have (0 when the windows are empty)."""
-    windows = time_windows(problem, ii, horizon)
+def narrowed(windows: tuple[list[int], list[int]] | None,
+             within: tuple[list[int], list[int]] | None
+             ) -> tuple[list[int], list[int]] | None:
+    """``windows`` intersected with ``within`` (None: unchanged); None when one is empty."""
+    if windows is None or within is None:
+        return windows
+    lo = [max(a, b) for a, b in zip(windows[0], within[0])]
+    hi = [min(a, b) for a, b in zip(windows[1], within[1])]
+    return None if any(a > b for a, b in zip(lo, hi)) else (lo, hi)
+
+
+def model_size(problem: CgraProblem, ii: int, horizon: int,
+               within: tuple[list[int], list[int]] | None = None) -> int:
+    """Routing variables the full model would have (0 when the windows are empty);
+    ``within`` as in :func:`build_description`."""
+    windows = narrowed(time_windows(problem, ii, horizon), within)
     if windows is None:
         return 0
     links = len(problem.link_list)
@@ -99,18 +112,24 @@ def model_size(problem: CgraProblem, ii: int, horizon: int) -> int:
                for a, b in net_windows(problem, ii, *windows).values())
 
 
-def build_description(problem: CgraProblem, ii: int, horizon: int
+def build_description(problem: CgraProblem, ii: int, horizon: int,
+                      within: tuple[list[int], list[int]] | None = None,
+                      pes: list[list[int]] | None = None
                       ) -> tuple[ModelDescription, FullVars]:
     """The full model at ``ii`` with every operation ending by ``horizon``, once for every
-    backend (:meth:`~formulations.solver.ModelDescription.to_cp`, ``to_linear``)."""
+    backend (:meth:`~formulations.solver.ModelDescription.to_cp`, ``to_linear``).
+    ``within`` (earliest and latest issue per operation) narrows the issue windows and
+    ``pes`` the PEs per operation (a neighbourhood of a mapping: :mod:`.repair`); the
+    routing graph shrinks with them."""
     d = ModelDescription(f"{problem.name}_cgra_ii{ii}".replace(" ", "_"))
-    windows = time_windows(problem, ii, horizon)
+    windows = narrowed(time_windows(problem, ii, horizon), within)
     if windows is None:
         d.clause([], "C7_recurrence")
         return d, FullVars([], [], windows=None)
     lo, hi = windows
     n = problem.n
-    on = [{p: d.bool(f"on_{v}_{p}") for p in problem.allowed[v]} for v in range(n)]
+    on = [{p: d.bool(f"on_{v}_{p}") for p in (pes[v] if pes else problem.allowed[v])
+           if p in problem.allowed[v]} for v in range(n)]
     at = [{c: d.bool(f"at_{v}_{c}") for c in range(lo[v], hi[v] + 1)} for v in range(n)]
     for v in range(n):
         d.exactly_one(on[v].values(), "A1_place")
