@@ -67,7 +67,8 @@ from model.graph import Graph
 __all__ = ["PLACERS", "BASELINE_SHARE", "SECOND_SHARE", "EJECT_SPLIT", "EJECT_SHARE", "REGION",
            "REGION_SHARE", "SECOND_NODES", "DESCENT_NODES", "DESCENT_SHARE",
            "MID_DESCENT_SHARE", "MOBILITY_SHARE", "MOBILITY_FIRST", "QUICK_SHARE", "QUICK_STALL",
-           "LATE_DESCENT_SHARE", "REPAIR_SHARE", "REPAIR_LEAST", "SWEEP_LEAST", "QUESTION_FILL", "CgraResult", "map_kernel",
+           "LATE_DESCENT_SHARE", "REPAIR_SHARE", "REPAIR_LEAST", "SWEEP_LEAST", "QUESTION_FILL",
+           "CgraResult", "map_kernel",
            "region_spec", "question_fabrics"]
 
 #: Placers of a CGRA run (``--placer``): the CP-SAT sweep (``model``, default) or the
