@@ -52,8 +52,8 @@ from formulations.cgra.relax import CP_PARAMS
 from formulations.cgra.work import FULL_WORK_PER_SECOND
 from formulations.solver import Budget, DVar, ModelDescription, SolveResult, solve_cp_model
 
-__all__ = ["FullVars", "model_size", "narrowed", "build_description", "build_full_model", "full_hint",
-           "decode_full", "solve_full", "net_windows"]
+__all__ = ["FullVars", "model_size", "narrowed", "build_description", "build_full_model",
+           "full_hint", "decode_full", "solve_full", "net_windows"]
 
 
 @dataclass
