@@ -144,6 +144,31 @@ def test_region_stays_small_when_the_box_suffices(tiny):
     assert out.wirelength == 4 * 4
 
 
+def test_a_settled_section_is_proven_without_a_solve(tiny):
+    # four nets of shortest trees, no link over capacity: nothing routes them in fewer links
+    placement = {"a": "U1_0", "b": "U1_3"}
+    out = route_model(corridor_graph(4), tiny, placement, SolveSettings("highs", time_limit=20))
+    assert out.success and out.wirelength == 4 * 4
+    assert out.extra["chunks"] == 1 and out.extra["chunks_solved"] == 0
+    assert out.bound == out.wirelength and out.extra["gap"] == 0.0
+
+
+def test_a_legal_routing_is_not_re_solved_chunk_by_chunk(tiny, monkeypatch):
+    # chunks of a legal warm start could only shorten it, proving nothing: they are skipped;
+    # chunks of an illegal one are solved until it is legal
+    monkeypatch.setattr("formulations.routing.model.MAX_ROUTE_VARS", 30)
+    g = fanout_graph(4, separate_nets=True)
+    placement = spread_placement(tiny, g)
+    settings = SolveSettings("highs", time_limit=20, seed=0)
+    legal = route_model(g, tiny, placement, settings)
+    assert legal.success and legal.extra["warm_start_success"]
+    assert legal.extra["chunks"] > 1 and legal.extra["chunks_solved"] == 0
+    assert check_section(g, tiny, placement, legal.paths).ok
+    cold = route_model(g, tiny, placement, settings, warm_start=False)
+    assert cold.success and cold.extra["chunks_solved"] == cold.extra["chunks"] > 1
+    assert check_section(g, tiny, placement, cold.paths).ok
+
+
 def _plan(options: RunOptions):
     """Placement and routing settings of 5 s each, as the pipeline plans them."""
     budget = RunPlan(60.0)
