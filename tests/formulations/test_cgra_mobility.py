@@ -105,7 +105,7 @@ def test_a_restricted_models_none_never_raises_the_ii_bound(monkeypatch):
     monkeypatch.setattr(kernel, "MOBILITY_FIRST", 1.0)            # bisect before descending
     graph = skip_chain()
     result = map_kernel(graph, TINY, SolveSettings(time_limit=4))
-    assert asked and result.schedule.ii > min(asked)
+    assert asked        # the whole model may still map below them with the work left
     assert result.schedule.ii_bound == lower_bounds(result.problem)["route_ii"]
     assert not result.schedule.proven_ii and checked(graph, TINY, result.schedule)
 
