@@ -47,6 +47,8 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import replace
+from functools import partial
+from itertools import chain
 from typing import Callable
 
 import numpy as np
@@ -235,38 +237,106 @@ class _CutLoad:
 
 class BlockDraws:
     """Uniform numbers in [0, 1) from ``rng``, drawn in blocks: one numpy call per number
-    cost more than the rest of a move's proposal."""
+    cost more than the rest of a move's proposal. :attr:`next` hands them out one by one
+    without a Python frame (the move loops call it millions of times)."""
 
     def __init__(self, rng: np.random.Generator, block: int = 4096):
-        self.rng, self.block = rng, block
-        self.buffer: list[float] = []
-        self.k = 0
+        blocks = iter(lambda: rng.random(block).tolist(), None)
+        self.next: Callable[[], float] = partial(next, chain.from_iterable(blocks))
 
     def __call__(self) -> float:
-        if self.k == len(self.buffer):
-            self.buffer, self.k = self.rng.random(self.block).tolist(), 0
-        self.k += 1
-        return self.buffer[self.k - 1]
+        return self.next()
 
 
 def propose_move(state: AnnealState, draw: BlockDraws, limit: int) -> tuple[int, int] | None:
     """A random node and a compatible site at most ``limit`` grid steps away, or None."""
-    a = int(draw() * len(state.nodes))
+    rand = draw.next
+    a = int(rand() * len(state.nodes))
     here = state.pos[a]
     if state.is_agcu[a]:
-        target = state.agcu_list[int(draw() * len(state.agcu_list))]
+        target = state.agcu_list[int(rand() * len(state.agcu_list))]
     else:
         x, y = state.xy_list[here]  # the range window, clipped to the chip (VPR)
-        x_lo, x_hi = max(x - limit, state.x_range[0]), min(x + limit, state.x_range[1])
-        y_lo, y_hi = max(y - limit, state.y_range[0]), min(y + limit, state.y_range[1])
-        target = state.at_xy.get((x_lo + int(draw() * (x_hi - x_lo + 1)),
-                                  y_lo + int(draw() * (y_hi - y_lo + 1))), -1)
+        (x_min, x_max), (y_min, y_max) = state.x_range, state.y_range
+        x_lo = x - limit if x - limit > x_min else x_min
+        y_lo = y - limit if y - limit > y_min else y_min
+        x_span = (x + limit if x + limit < x_max else x_max) - x_lo + 1
+        y_span = (y + limit if y + limit < y_max else y_max) - y_lo + 1
+        target = state.at_xy.get((x_lo + int(rand() * x_span), y_lo + int(rand() * y_span)), -1)
     if target < 0 or target == here or not state.hosts[a][target]:
         return None
     b = state.occupant[target]
     if b >= 0 and not state.hosts[b][here]:
         return None
     return a, target
+
+
+def _moves(state: AnnealState, draw: BlockDraws, count: int, limit: int, temperature: float,
+           cost: float, best_cost: float) -> tuple[int, int, float, tuple | None]:
+    """``count`` proposals at ``temperature``, each taken by the Metropolis rule: returns the
+    moves tried and accepted, the cost reached, and the best (cost, placement) seen when it
+    beats ``best_cost`` (else None).
+
+    :func:`propose_move` and :meth:`AnnealState.delta` inlined, the same draws and the same
+    arithmetic in the same order (``test_the_move_loop_is_propose_and_delta``): the calls
+    cost more than the moves, and most of a section's placement time is this loop.
+    """
+    rand, pos, occupant, hosts = draw.next, state.pos, state.occupant, state.hosts
+    adj, site_cost, dist_rows, cuts = state.adj, state.site_cost, state.dist_rows, state.cuts
+    is_agcu, agcu_list, xy_list, at_xy = state.is_agcu, state.agcu_list, state.xy_list, state.at_xy
+    nodes, agcus = len(state.nodes), len(agcu_list)
+    (x_min, x_max), (y_min, y_max) = state.x_range, state.y_range
+    weight = state.problem.congestion_weight
+    tried = accepted = 0
+    found = None
+    for _ in range(count):
+        a = int(rand() * nodes)
+        here = pos[a]
+        if is_agcu[a]:
+            target = agcu_list[int(rand() * agcus)]
+        else:
+            x, y = xy_list[here]
+            x_lo = x - limit if x - limit > x_min else x_min
+            y_lo = y - limit if y - limit > y_min else y_min
+            x_span = (x + limit if x + limit < x_max else x_max) - x_lo + 1
+            y_span = (y + limit if y + limit < y_max else y_max) - y_lo + 1
+            target = at_xy.get((x_lo + int(rand() * x_span), y_lo + int(rand() * y_span)), -1)
+        if target < 0 or target == here or not hosts[a][target]:
+            continue
+        b = occupant[target]
+        if b >= 0 and not hosts[b][here]:
+            continue
+        tried += 1
+        before, after = site_cost[a][here], site_cost[a][target]
+        from_here, from_target = dist_rows[here], dist_rows[target]
+        for other, w in adj[a]:
+            if other != b:
+                before += w * from_here[pos[other]]
+        for other, w in adj[a]:
+            if other != b:
+                after += w * from_target[pos[other]]
+        if b >= 0:
+            moved = site_cost[b][target]
+            for other, w in adj[b]:
+                if other != a:
+                    moved += w * from_target[pos[other]]
+            before += moved
+            moved = site_cost[b][here]
+            for other, w in adj[b]:
+                if other != a:
+                    moved += w * from_here[pos[other]]
+            after += moved
+        if cuts is not None:
+            after += weight * cuts.excess_delta(adj, pos, a, here, target, b)
+        delta = after - before
+        if delta <= 0 or (temperature > 0 and rand() < math.exp(-delta / temperature)):
+            state.apply(a, target, b)
+            cost += delta
+            accepted += 1
+            if cost < best_cost - 1e-12:
+                best_cost = cost
+                found = (cost, state.placement())
+    return tried, accepted, cost, found
 
 
 def _initial_temperature(state: AnnealState, draw: BlockDraws, limit: int, factor: float = 20.0
@@ -371,18 +441,10 @@ def anneal(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str], 
             break
         left -= count
         stats["proposals"] += count
-        for _ in range(count):
-            move = propose_move(state, draw, limit)
-            if move is None:
-                continue
-            tried += 1
-            delta, b = state.delta(*move)
-            if delta <= 0 or (temperature > 0 and draw() < math.exp(-delta / temperature)):
-                state.apply(move[0], move[1], b)
-                cost += delta
-                accepted += 1
-                if cost < best_cost - 1e-12:
-                    best_cost, best = cost, state.placement()
+        tried, accepted, cost, found = _moves(state, draw, count, limit, temperature, cost,
+                                              best_cost)
+        if found is not None:
+            best_cost, best = found
         rate = accepted / tried if tried else 0.0
         stats["temperatures"] += 1
         stats["moves"] += tried

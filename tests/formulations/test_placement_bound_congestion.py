@@ -1,7 +1,9 @@
 """The placement model's lower bound, its congestion term, and the LNS's gap report."""
 
 import itertools
+import math
 import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -169,3 +171,32 @@ def test_warm_start_hint_is_complete_and_prices_the_placement(tiny, graph):
     assert model.check_hint().status == "accepted" and len(arrays.hint) == arrays.n_vars
     hinted = sum(arrays.obj[j] * v for j, v in arrays.hint.items()) + arrays.obj_const
     assert hinted * problem.quantum == pytest.approx(problem_cost(problem, placement), rel=1e-6)
+
+
+@pytest.mark.parametrize("cut_share", [0.05, None])
+def test_the_move_loop_is_propose_and_delta(plasticine, cut_share):
+    """The anneal's inlined move loop takes the moves that propose_move and delta would take,
+    with the same draws, to the same placement and cost (with and without congestion)."""
+    from formulations.placement.annealing import _moves
+    g = random_section(50, seed=5)
+    problem = placement_problem(g, plasticine, cut_share=cut_share or 1.0)
+    if cut_share is None:
+        problem = replace(problem, congestion_weight=0.0)
+    start = greedy_place(g, plasticine, g.node_ids)
+    cost = problem_cost(problem, start)
+    fast, slow = AnnealState(problem, plasticine, start), AnnealState(problem, plasticine, start)
+    draw_fast, draw_slow = BlockDraws(np.random.default_rng(3)), BlockDraws(np.random.default_rng(3))
+    temperature, tried, accepted, reached = 0.02, 0, 0, cost
+    for _ in range(3000):
+        move = propose_move(slow, draw_slow, 6)
+        if move is None:
+            continue
+        tried += 1
+        delta, b = slow.delta(*move)
+        if delta <= 0 or draw_slow() < math.exp(-delta / temperature):
+            slow.apply(move[0], move[1], b)
+            reached += delta
+            accepted += 1
+    got = _moves(fast, draw_fast, 3000, 6, temperature, cost, cost)
+    assert got[:3] == (tried, accepted, reached) and 0 < accepted < tried
+    assert fast.pos == slow.pos and draw_fast() == draw_slow()
