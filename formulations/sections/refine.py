@@ -29,6 +29,8 @@ optimum (:data:`formulations.sections.cut.REFINE_SHARE`).
 
 from __future__ import annotations
 
+import math
+
 from formulations.sections.costs import CutCosts, CutNet, cut_nets, net_sections
 from formulations.sections.problem import (BufferDemand, Capacity, Scale, Section,
                                            buffer_nets, unit_demand)
@@ -125,18 +127,16 @@ class _Refiner:
 
     def time(self, k: int) -> float:
         """Section ``k``'s cycles per sample: its slowest stage or its DRAM traffic (the
-        nets' bytes summed in the members' order, so that the sum never depends on a set's)."""
+        nets' bytes summed exactly, ``math.fsum``, so that no set's order matters and the
+        members need no sorting)."""
         members, a, stage_in, fixed = self.members[k], self.a, self.costs.stage_in, self.fixed
         self.visit(len(members))
         slowest = max((fixed[v] if v in fixed else stage_in(v, a) for v in members),
                       default=0.0)
-        seen, dram, nets = set(), 0.0, self.nets
-        for v in sorted(members, key=self.rank.__getitem__):
-            for i in self.nets_of.get(v, ()):
-                if i not in seen:
-                    seen.add(i)
-                    if _moves_through(nets[i], k, a):
-                        dram += nets[i].bytes
+        nets, nets_of, touching = self.nets, self.nets_of, set()
+        for v in members:
+            touching.update(nets_of.get(v, ()))
+        dram = math.fsum(nets[i].bytes for i in touching if _moves_through(nets[i], k, a))
         return self.costs.section(slowest, dram)
 
     def roomy(self, k: int) -> bool:
