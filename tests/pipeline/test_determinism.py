@@ -136,7 +136,7 @@ def test_anneal_to_budget_is_the_same_when_slowed_down(section, monkeypatch):
                                            Budget(0.4, time.monotonic() + 120), seed=3)
 
     fast, fast_cost, fast_stats = run()
-    calls = _slowed(monkeypatch, _annealing, "propose_move", every=200)
+    calls = _slowed(monkeypatch, _annealing.AnnealState, "apply", every=200)   # accepted moves
     slow, slow_cost, slow_stats = run()
     assert calls[0] > 1000                      # the slow run really went through the sleeps
     assert not fast_stats.get("cut_short") and not slow_stats.get("cut_short")
