@@ -246,7 +246,7 @@ def _descent_steps(bounds: dict[str, int], baseline: CgraSchedule,
     bisect = partial(_bisect, fabric=fabric)
     if baseline.method.startswith(EJECTION):
         return [bisect, _descend_below]
-    if baseline.ii > MOBILITY_FIRST * bounds["route_ii"]:
+    if baseline.ii > MOBILITY_FIRST * bounds["ii"]:
         numbers = itertools.count()          # the late descent goes on where the quick stopped
         return [partial(_quick_descent, numbers=numbers), partial(bisect, top=baseline.ii),
                 _repair, partial(_late_descent, numbers=numbers)]
