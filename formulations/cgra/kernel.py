@@ -98,8 +98,9 @@ MID_DESCENT_SHARE = 0.25
 #: (:func:`~formulations.cgra.mobility.mobility_search`) before the descent, on the kernels
 #: that get a descent.
 MOBILITY_SHARE = 0.8
-#: Above this many times the II bound the baseline's II is lowered by the bisection before
-#: the descent, at or below it by the descent first (:func:`_descent`).
+#: Above this many times the II bound (the classic one, whose ratio this was set on) the
+#: baseline's II is lowered by the bisection before the descent, at or below it by the
+#: descent first (:func:`_descent`).
 MOBILITY_FIRST = 1.4
 #: Before the bisection goes first, a quick descent: at most ``QUICK_SHARE`` of the work left
 #: and ``QUICK_STALL`` attempts at one II; the late descent after the bisection goes on with

@@ -220,9 +220,14 @@ def pe_representatives(problem: CgraProblem, v: int) -> list[int]:
 def mobility_search(problem: CgraProblem, best: CgraSchedule, budget: Budget, seed: int = 0,
                     progress: Progress | None = None, top: int | None = None,
                     fabric: Callable[[int], CgraProblem] | None = None) -> CgraSchedule:
-    """Bisection over the IIs from the bound to ``top`` (default ``best.ii``; ``best`` is a
-    mapping) with :func:`ask_at`, a midpoint at or above ``best.ii`` taken as mapped
-    unasked; the mapping of the smallest II found (``best`` when none is lower). With the
+    """Bisection over the IIs from the classic bound to ``top`` (default ``best.ii``;
+    ``best`` is a mapping) with :func:`ask_at`, a midpoint at or above ``best.ii`` taken as
+    mapped unasked and one below ``route_ii`` (proven impossible) as refuted unasked; the
+    mapping of the smallest II found (``best`` when none is lower). The midpoints stay
+    where they were before ``route_ii`` existed: from ``route_ii`` they moved sample
+    adpcm_coder_LN1's one affordable question at 15 s from II 25 to 26 (the mesh and
+    cgra8x8), and aes_decrypt's first on the mesh, from a baseline at II 20, from 14 to
+    15 (it then ended at 14, not 13). With the
     baseline's II as ``top`` after a quick descent the questions are the ones asked without
     it, less those it answered (a quick descent 20 -> 18 moved aes decrypt's first question
     on the mesh from II 14, which maps, to 13, which went unanswered). ``fabric`` gives the
@@ -236,15 +241,17 @@ def mobility_search(problem: CgraProblem, best: CgraSchedule, budget: Budget, se
     mapped)."""
     say = progress or (lambda line: None)
     bounds = lower_bounds(problem)
-    low, high, first = bounds["route_ii"], max(best.ii, top or 0), True
+    low, high = bounds["ii"], max(best.ii, top or 0)
     while low < high and budget.left() >= LEAST_QUESTION and not budget.over():
-        mid = _midpoint(problem, bounds, low, high, budget, fabric, first)
+        mid = (low + high) // 2
         if mid >= best.ii:
             high = mid
             continue
+        if mid < bounds["route_ii"]:     # proven impossible: skipped, the midpoints kept
+            low = mid + 1
+            continue
         where = fabric(mid) if fabric else problem
         found, asked = _ask_on(problem, where, mid, budget, seed, say, best)
-        first = False
         if not asked:
             break
         if found is not None:
@@ -254,22 +261,6 @@ def mobility_search(problem: CgraProblem, best: CgraSchedule, budget: Budget, se
         else:
             low = mid + 1
     return best
-
-
-def _midpoint(problem: CgraProblem, bounds: dict[str, int], low: int, high: int,
-              budget: Budget, fabric: Callable[[int], CgraProblem] | None,
-              first: bool) -> int:
-    """The bisection's next II, the middle of ``low`` (the proven bound at first) to
-    ``high``; but the first question, when the work left covers less than two, is the one
-    asked before the proven bound existed, from the classic bound (at least ``low``): its
-    answer is final. At 15 s sample adpcm_coder_LN1 on the mesh has one question, and
-    II 25 maps there where 26 was asked; needwun FullPred has four, and from the proven
-    bound they reach 19 where from the classic one 20."""
-    mid = (low + high) // 2
-    where = fabric(mid) if fabric else problem
-    if first and budget.left() < 2 * question_seconds(where, mid):
-        return max(low, (bounds["ii"] + high) // 2)
-    return mid
 
 
 def _ask_on(problem: CgraProblem, where: CgraProblem, ii: int, budget: Budget, seed: int,

@@ -629,6 +629,24 @@ def test_recurrences_without_room_for_hops_raise_the_proven_bound():
     assert checked(graph, spec, sched)
 
 
+def test_the_bisection_goes_first_by_the_classic_bound(monkeypatch):
+    """Whether the bisection goes first is the baseline's ratio to the classic bound (the
+    ratio MOBILITY_FIRST was set on), not to ``route_ii``: 20 is above 1.4 x 10, though
+    not above 1.4 x 18."""
+    from formulations.cgra import kernel as k
+    from formulations.cgra.listsched import schedule_at_ii
+    problem = problem_from_graph(skip_chain(), TINY)
+    calls: list[str] = []
+    monkeypatch.setattr(k, "_quick_descent",
+                        lambda p, best, *a, **kw: calls.append("quick") or best)
+    monkeypatch.setattr(k, "_bisect", lambda p, best, *a, **kw: calls.append("bisect") or best)
+    monkeypatch.setattr(k, "_descend_below",
+                        lambda p, best, *a, **kw: calls.append("descend") or best)
+    k._descent(problem, {"ii": 10, "route_ii": 18}, schedule_at_ii(problem, 20),
+               SolveSettings(time_limit=1), Budget(1), print)
+    assert calls[:2] == ["quick", "bisect"]
+
+
 def test_list_scheduling_steps_from_the_classic_bound_and_skips_the_proven_impossible(
         monkeypatch):
     """The list scheduler's IIs are placed as before ``route_ii`` existed (up from the
