@@ -98,9 +98,8 @@ MID_DESCENT_SHARE = 0.25
 #: (:func:`~formulations.cgra.mobility.mobility_search`) before the descent, on the kernels
 #: that get a descent.
 MOBILITY_SHARE = 0.8
-#: Above this many times the II bound (the classic one, whose ratio this was set on) the
-#: baseline's II is lowered by the bisection before the descent, at or below it by the
-#: descent first (:func:`_descent`).
+#: Above this many times the II bound the baseline's II is lowered by the bisection before
+#: the descent, at or below it by the descent first (:func:`_descent`).
 MOBILITY_FIRST = 1.4
 #: Before the bisection goes first, a quick descent: at most ``QUICK_SHARE`` of the work left
 #: and ``QUICK_STALL`` attempts at one II; the late descent after the bisection goes on with
@@ -247,7 +246,7 @@ def _descent_steps(bounds: dict[str, int], baseline: CgraSchedule,
     bisect = partial(_bisect, fabric=fabric)
     if baseline.method.startswith(EJECTION):
         return [bisect, _descend_below]
-    if baseline.ii > MOBILITY_FIRST * bounds["ii"]:
+    if baseline.ii > MOBILITY_FIRST * bounds["route_ii"]:
         numbers = itertools.count()          # the late descent goes on where the quick stopped
         return [partial(_quick_descent, numbers=numbers), partial(bisect, top=baseline.ii),
                 _repair, partial(_late_descent, numbers=numbers)]

@@ -668,29 +668,25 @@ def list_schedule(problem: CgraProblem, seed: int = 0, tries: int = 3,
     ``budget`` (default :data:`LIST_SECONDS` planned seconds, capped at
     :func:`~formulations.solver.budget.deadline_for` of it); raises :class:`CgraInfeasible`.
 
-    Up from the classic lower bound with growing steps (two attempts per II, one per ordering
-    mode; one above :data:`LARGE_KERNEL` operations; each II :data:`GROWTH` times the last),
-    so a kernel that needs an II far above its bound is reached before the time runs out;
-    then bisection between the largest II that failed and the smallest that mapped
-    (``tries`` seeds per II), keeping the best mapping found. When a pass reaches ``max_ii``
-    without a mapping, the next pass (of :data:`ROUNDS`) starts one II higher with other
-    seeds. The IIs below ``route_ii`` (proven impossible) are skipped, not moved: the steps
-    from ``route_ii`` took other paths (cgra8x8 sample encrypt_LN1 at 15 s: 16 -> 17).
+    Up from the lower bound with growing steps (two attempts per II, one per ordering mode;
+    one above :data:`LARGE_KERNEL` operations; each II :data:`GROWTH` times the last), so a
+    kernel that needs an II far above its bound is reached before the time runs out; then
+    bisection between the largest II that failed and the smallest that mapped (``tries``
+    seeds per II), keeping the best mapping found. When a pass reaches ``max_ii`` without a
+    mapping, the next pass (of :data:`ROUNDS`) starts one II higher with other seeds.
     """
     reasons = precheck(problem)
     if reasons:
         raise CgraInfeasible(reasons)
     started = time.perf_counter()
     budget = budget if budget is not None else Budget(LIST_SECONDS)
-    bounds = lower_bounds(problem)
-    low, floor = bounds["ii"], bounds["route_ii"]       # IIs placed from one, tried from the other
-    best, failed, tried = None, 0, set()
+    low, best, failed, tried = lower_bounds(problem)["route_ii"], None, 0, set()
     for rounds in range(ROUNDS):           # each round: other seeds (the other mode first)
         failed, ii = low - 1, min(problem.max_ii, low + rounds)
         while ii <= problem.max_ii and best is None and not budget.over():
             best = _try_ii(problem, ii, seed + rounds, 2 if problem.n <= LARGE_KERNEL else 1,
-                           budget, floor)
-            tried.update([ii] if ii >= floor else [])
+                           budget)
+            tried.add(ii)
             if best is None:
                 failed = ii
                 ii = ii + 1 if ii == problem.max_ii else \
@@ -705,7 +701,7 @@ def list_schedule(problem: CgraProblem, seed: int = 0, tries: int = 3,
                               f"{sorted(tried)}; nothing proven)"])
     while best.ii - failed > 1 and not budget.over():   # bisect down
         mid = (failed + best.ii) // 2
-        found = _try_ii(problem, mid, seed, tries, budget, floor)
+        found = _try_ii(problem, mid, seed, tries, budget)
         if found is not None:
             best = found
         else:
@@ -760,11 +756,8 @@ def descend(problem: CgraProblem, best: CgraSchedule, budget: Budget, seed: int 
     return best
 
 
-def _try_ii(problem: CgraProblem, ii: int, seed: int, tries: int, budget: Budget,
-            floor: int = 0) -> CgraSchedule | None:
-    """``tries`` attempts at ``ii`` (none below ``floor``, a proven bound)."""
-    if ii < floor:
-        return None
+def _try_ii(problem: CgraProblem, ii: int, seed: int, tries: int, budget: Budget
+            ) -> CgraSchedule | None:
     for k in range(tries):
         if budget.over():
             return None

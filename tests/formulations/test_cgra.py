@@ -407,7 +407,7 @@ def test_a_baseline_from_ejection_is_bisected_before_the_descent(monkeypatch):
     monkeypatch.setattr(k, "_bisect", lambda p, best, *a, **kw: calls.append("bisect") or best)
     monkeypatch.setattr(k, "_descend_below", lambda p, best, *a: calls.append("descend") or best)
     baseline = schedule_at_ii(problem, 20)
-    near = {"ii": 18, "route_ii": 18}                               # 20 <= MOBILITY_FIRST x 18
+    near = {"route_ii": 18}                                 # 20 <= MOBILITY_FIRST x 18
     k._descent(problem, near, baseline, SolveSettings(time_limit=1), Budget(1), print)
     assert calls == ["descend", "bisect"]
     calls.clear()
@@ -430,7 +430,7 @@ def test_far_above_the_bound_a_quick_descent_goes_before_the_bisection(monkeypat
                         lambda p, best, *a, top=None, **kw: calls.append(top) or best)
     monkeypatch.setattr(k, "_descend_below",
                         lambda p, best, *a, **kw: calls.append("descend") or best)
-    far = {"ii": 10, "route_ii": 10}                                # 20 > MOBILITY_FIRST x 10
+    far = {"route_ii": 10}                                  # 20 > MOBILITY_FIRST x 10
     k._descent(problem, far, schedule_at_ii(problem, 20), SolveSettings(time_limit=1),
                Budget(1), print)
     assert calls == ["quick", 20, "descend"]          # bisected from the baseline's II
@@ -452,7 +452,7 @@ def test_the_late_descent_goes_on_with_the_quick_descents_attempts(monkeypatch):
 
     monkeypatch.setattr(listsched, "schedule_at_ii", attempt)
     monkeypatch.setattr(k, "_bisect", lambda p, best, *a, top=None, **kw: best)
-    k._descent(problem, {"ii": 10, "route_ii": 10}, start, SolveSettings(time_limit=1), Budget(100), print)
+    k._descent(problem, {"route_ii": 10}, start, SolveSettings(time_limit=1), Budget(100), print)
     seeds = [seed for seed, _ in tried]
     assert len(seeds) > k.QUICK_STALL and sorted(seeds) == seeds == list(
         range(seeds[0], seeds[0] + len(seeds)))
@@ -627,39 +627,3 @@ def test_recurrences_without_room_for_hops_raise_the_proven_bound():
     sched = sweep_ii(p, SolveSettings(time_limit=10))
     assert (sched.ii, sched.ii_bound, sched.proven_ii) == (6, 6, True)
     assert checked(graph, spec, sched)
-
-
-def test_the_bisection_goes_first_by_the_classic_bound(monkeypatch):
-    """Whether the bisection goes first is the baseline's ratio to the classic bound (the
-    ratio MOBILITY_FIRST was set on), not to ``route_ii``: 20 is above 1.4 x 10, though
-    not above 1.4 x 18."""
-    from formulations.cgra import kernel as k
-    from formulations.cgra.listsched import schedule_at_ii
-    problem = problem_from_graph(skip_chain(), TINY)
-    calls: list[str] = []
-    monkeypatch.setattr(k, "_quick_descent",
-                        lambda p, best, *a, **kw: calls.append("quick") or best)
-    monkeypatch.setattr(k, "_bisect", lambda p, best, *a, **kw: calls.append("bisect") or best)
-    monkeypatch.setattr(k, "_descend_below",
-                        lambda p, best, *a, **kw: calls.append("descend") or best)
-    k._descent(problem, {"ii": 10, "route_ii": 18}, schedule_at_ii(problem, 20),
-               SolveSettings(time_limit=1), Budget(1), print)
-    assert calls[:2] == ["quick", "bisect"]
-
-
-def test_list_scheduling_steps_from_the_classic_bound_and_skips_the_proven_impossible(
-        monkeypatch):
-    """The list scheduler's IIs are placed as before ``route_ii`` existed (up from the
-    classic bound, then bisection), and those below ``route_ii`` are skipped, not tried:
-    steps moved up to ``route_ii`` took other paths (cgra8x8 sample encrypt_LN1 at 15 s:
-    16 -> 17). The figure eight: classic bound 4, ``route_ii`` 6; the ladder 4, 5, 7, 9
-    tries 7 and 9 (9 maps), then 8; from 6 it tried 6, 8, 10, then 9."""
-    from dataclasses import replace
-    from formulations.cgra import listsched
-    problem = problem_from_graph(figure_eight(), load_hardware("cgra4x4"))
-    mapped = listsched.schedule_at_ii(problem, 12)
-    tried: list[int] = []
-    monkeypatch.setattr(listsched, "schedule_at_ii", lambda p, ii, *a, **kw: tried.append(ii)
-                        or (replace(mapped, ii=ii) if ii >= 9 else None))
-    assert listsched.list_schedule(problem, tries=1, budget=Budget(600)).ii == 9
-    assert tried == [7, 7, 9, 8]                   # two attempts per II on the way up
