@@ -222,9 +222,9 @@ def mobility_search(problem: CgraProblem, best: CgraSchedule, budget: Budget, se
                     fabric: Callable[[int], CgraProblem] | None = None) -> CgraSchedule:
     """Bisection over the IIs from the proven bound to ``top`` (default ``best.ii``;
     ``best`` is a mapping; the midpoints of :func:`_midpoint`) with :func:`ask_at`, a
-    midpoint at or above ``best.ii`` taken as mapped unasked; the mapping of the smallest II found (``best`` when none is lower). With the
-    baseline's II as ``top`` after a quick descent the questions are the ones asked without
-    it, less those it answered (a quick descent 20 -> 18 moved aes decrypt's first question
+    midpoint at or above ``best.ii`` taken as mapped unasked; the mapping of the smallest
+    II found (``best`` when none is lower). With the baseline's II as ``top`` after a quick
+    descent the questions are the ones asked without it, less those it answered (a quick descent 20 -> 18 moved aes decrypt's first question
     on the mesh from II 14, which maps, to 13, which went unanswered). ``fabric`` gives the
     problem a question at an II is asked on: ``problem`` or a corner of its fabric
     (:func:`~formulations.cgra.kernel.question_fabrics`), whose mapping is moved onto the
