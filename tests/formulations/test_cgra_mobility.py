@@ -130,3 +130,24 @@ def test_the_bisection_on_a_corner_ends_at_its_first_question_without_a_mapping(
         asked.clear()
         mobility_search(problem, start, Budget(600), fabric=fabric)
         assert len(set(asked)) > 1
+
+
+def test_a_bisection_of_one_question_asks_from_the_classic_bound(monkeypatch):
+    """The bisection's midpoints are between the proven bound (``route_ii``) and the top,
+    but when the work left covers only one question, the first is the midpoint from the
+    classic bound (the question asked before ``route_ii`` existed; sample adpcm_coder_LN1
+    at 15 s: 25 mapped where 26 was asked). The figure eight (classic bound 4, ``route_ii``
+    6) from II 12, every question mapping: 9, 7, 6 with work for many questions; 8, 7, 6
+    with work for one."""
+    from formulations.cgra import mobility
+    from tests.formulations.test_cgra import figure_eight
+    problem = problem_from_graph(figure_eight(), load_hardware("cgra4x4"))
+    start = schedule_at_ii(problem, 12)
+    asked: list[int] = []
+    monkeypatch.setattr(mobility, "question_seconds", lambda *a, **kw: 1.0)
+    monkeypatch.setattr(mobility, "window_question", lambda p, ii, *a, **kw:
+                        asked.append(ii) or (replace(start, ii=ii), False))
+    for work, questions in ((600, [9, 7, 6]), (1.5, [8, 7, 6])):
+        asked.clear()
+        assert mobility_search(problem, start, Budget(work)).ii == 6
+        assert asked == questions
