@@ -180,8 +180,8 @@ def pe_symmetries(problem: CgraProblem) -> list[list[int]]:
     """The PE permutations that map the fabric onto itself: translations (wrapping around),
     reflections and, on a square grid, the transpose, kept when they preserve every link and
     every operation's allowed PEs (a 4 x 4 torus whose PEs all reach memory: 128; the 4 x 4
-    mesh: 8; HyCUBE, memory on its outer columns: 4). A mapping moved by one of them is a mapping again (registers are per PE and
-    the same everywhere).
+    mesh: 8; HyCUBE, memory on its outer columns: 4). A mapping moved by one of them is a
+    mapping again (registers are per PE and the same everywhere).
 
     >>> from hardware import load_hardware
     >>> from model.graph import Graph, Node
@@ -224,8 +224,9 @@ def mobility_search(problem: CgraProblem, best: CgraSchedule, budget: Budget, se
     ``best`` is a mapping; the midpoints of :func:`_midpoint`) with :func:`ask_at`, a
     midpoint at or above ``best.ii`` taken as mapped unasked; the mapping of the smallest
     II found (``best`` when none is lower). With the baseline's II as ``top`` after a quick
-    descent the questions are the ones asked without it, less those it answered (a quick descent 20 -> 18 moved aes decrypt's first question
-    on the mesh from II 14, which maps, to 13, which went unanswered). ``fabric`` gives the
+    descent the questions are the ones asked without it, less those it answered (a quick
+    descent 20 -> 18 moved aes decrypt's first question on the mesh from II 14, which
+    maps, to 13, which went unanswered). ``fabric`` gives the
     problem a question at an II is asked on: ``problem`` or a corner of its fabric
     (:func:`~formulations.cgra.kernel.question_fabrics`), whose mapping is moved onto the
     whole fabric. On a kernel of more than ``LARGE_KERNEL`` operations the first corner
