@@ -400,9 +400,10 @@ def anneal(problem: PlacementProblem, fabric: RduFabric, start: dict[str, str], 
 
     The work is ``moves`` proposals (default: what ``budget`` has left,
     :func:`planned_moves`), charged to ``budget``; its deadline is the outer cap, checked
-    once per temperature (``stats["cut_short"]`` when it stopped the run). ``temperature_factor`` sets the
-    initial temperature in standard deviations of random moves' cost change (VPR: 20, a
-    melt; lower values refine ``start``). ``range_floor``: the smallest range limit (VPR: 1).
+    once per temperature (``stats["cut_short"]`` when it stopped the run).
+    ``temperature_factor`` sets the initial temperature in standard deviations of random
+    moves' cost change (VPR: 20, a melt; lower values refine ``start``). ``range_floor``: the
+    smallest range limit (VPR: 1).
     ``keep(placement, cost)``, when given, is offered the state at the end of every
     temperature and the best at the end (a
     :class:`~formulations.placement.candidates.CandidatePool`: the search's top-k).

@@ -326,7 +326,8 @@ def _moves_through(net: CutNet, k: int, a: dict[str, int]) -> bool:
     (:func:`~formulations.sections.costs.net_sections`) without building the set.
 
     >>> net, a = CutNet("a", ("b", "c"), 8.0), {"a": 0, "b": 1, "c": 0}
-    >>> [_moves_through(net, k, a) for k in range(3)] == [k in net_sections(net, a) for k in range(3)]
+    >>> [_moves_through(net, k, a) for k in range(3)] == [k in net_sections(net, a)
+    ...                                                   for k in range(3)]
     True
     """
     home = a.get(net.driver) if net.driver is not None else None

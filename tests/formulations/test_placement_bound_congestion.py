@@ -185,7 +185,7 @@ def test_the_move_loop_is_propose_and_delta(plasticine, cut_share):
     start = greedy_place(g, plasticine, g.node_ids)
     cost = problem_cost(problem, start)
     fast, slow = AnnealState(problem, plasticine, start), AnnealState(problem, plasticine, start)
-    draw_fast, draw_slow = BlockDraws(np.random.default_rng(3)), BlockDraws(np.random.default_rng(3))
+    draw_fast, draw_slow = (BlockDraws(np.random.default_rng(3)) for _ in range(2))
     temperature, tried, accepted, reached = 0.02, 0, 0, cost
     for _ in range(3000):
         move = propose_move(slow, draw_slow, 6)
