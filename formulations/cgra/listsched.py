@@ -699,6 +699,11 @@ def list_schedule(problem: CgraProblem, seed: int = 0, tries: int = 3,
                               if budget.over() else
                               f"list scheduling found no mapping ({ROUNDS} passes over IIs "
                               f"{sorted(tried)}; nothing proven)"])
+    if problem.n > LARGE_KERNEL and failed >= low and not budget.over():
+        # the ladder gave its last failed II one attempt: the bisection's ``tries`` first
+        found = _try_ii(problem, failed, seed + ROUNDS, tries, budget)
+        if found is not None:
+            best, failed = found, max([ii for ii in tried if ii < found.ii], default=low - 1)
     while best.ii - failed > 1 and not budget.over():   # bisect down
         mid = (failed + best.ii) // 2
         found = _try_ii(problem, mid, seed, tries, budget)

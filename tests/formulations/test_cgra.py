@@ -627,3 +627,24 @@ def test_recurrences_without_room_for_hops_raise_the_proven_bound():
     sched = sweep_ii(p, SolveSettings(time_limit=10))
     assert (sched.ii, sched.ii_bound, sched.proven_ii) == (6, 6, True)
     assert checked(graph, spec, sched)
+
+
+def test_a_large_kernels_last_failed_step_gets_the_bisections_tries(monkeypatch):
+    """On the way up a large kernel gets one attempt per II; the last II that failed so gets
+    the bisection's ``tries`` before the bisection stops above it (here an II that needs a
+    second attempt maps)."""
+    from types import SimpleNamespace
+    from formulations.cgra import listsched
+    p = problem_from_graph(kernel(), load_hardware("cgra4x4"))
+    monkeypatch.setattr(listsched, "LARGE_KERNEL", 0)
+    calls: list[tuple[int, int]] = []
+    steps = [1, 2, 3]              # the ladder from route_ii 1: 1, 2, 3 (x 1.25, at least + 1)
+    assert lower_bounds(p)["route_ii"] == steps[0]
+
+    def attempts(problem, ii, seed, tries, budget):
+        calls.append((ii, tries))
+        return SimpleNamespace(ii=ii) if ii >= steps[-1] or tries > 1 else None
+
+    monkeypatch.setattr(listsched, "_try_ii", attempts)
+    assert list_schedule(p).ii == steps[1]
+    assert calls[:4] == [(1, 1), (2, 1), (3, 1), (2, 3)]
