@@ -646,5 +646,5 @@ def test_a_large_kernels_last_failed_step_gets_the_bisections_tries(monkeypatch)
         return SimpleNamespace(ii=ii) if ii >= steps[-1] or tries > 1 else None
 
     monkeypatch.setattr(listsched, "_try_ii", attempts)
-    assert list_schedule(p).ii == steps[1]
+    assert listsched.list_schedule(p).ii == steps[1]
     assert calls[:4] == [(1, 1), (2, 1), (3, 1), (2, 3)]
