@@ -673,8 +673,8 @@ def list_schedule(problem: CgraProblem, seed: int = 0, tries: int = 3,
     kernel that needs an II far above its bound is reached before the time runs out; then
     bisection between the largest II that failed and the smallest that mapped (``tries``
     seeds per II; a large kernel's last failed II gets them first), keeping the best mapping
-    found. When a pass reaches ``max_ii`` without a
-    mapping, the next pass (of :data:`ROUNDS`) starts one II higher with other seeds.
+    found. When a pass reaches ``max_ii`` without a mapping, the next pass (of
+    :data:`ROUNDS`) starts one II higher with other seeds.
     """
     reasons = precheck(problem)
     if reasons:

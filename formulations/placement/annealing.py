@@ -257,12 +257,10 @@ def propose_move(state: AnnealState, draw: BlockDraws, limit: int) -> tuple[int,
         target = state.agcu_list[int(rand() * len(state.agcu_list))]
     else:
         x, y = state.xy_list[here]  # the range window, clipped to the chip (VPR)
-        (x_min, x_max), (y_min, y_max) = state.x_range, state.y_range
-        x_lo = x - limit if x - limit > x_min else x_min
-        y_lo = y - limit if y - limit > y_min else y_min
-        x_span = (x + limit if x + limit < x_max else x_max) - x_lo + 1
-        y_span = (y + limit if y + limit < y_max else y_max) - y_lo + 1
-        target = state.at_xy.get((x_lo + int(rand() * x_span), y_lo + int(rand() * y_span)), -1)
+        x_lo, x_hi = max(x - limit, state.x_range[0]), min(x + limit, state.x_range[1])
+        y_lo, y_hi = max(y - limit, state.y_range[0]), min(y + limit, state.y_range[1])
+        target = state.at_xy.get((x_lo + int(rand() * (x_hi - x_lo + 1)),
+                                  y_lo + int(rand() * (y_hi - y_lo + 1))), -1)
     if target < 0 or target == here or not state.hosts[a][target]:
         return None
     b = state.occupant[target]
