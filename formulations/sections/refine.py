@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 
-from formulations.sections.costs import CutCosts, CutNet, cut_nets, net_sections
+from formulations.sections.costs import CutCosts, CutNet, cut_nets
 from formulations.sections.problem import (BufferDemand, Capacity, Scale, Section,
                                            buffer_nets, unit_demand)
 from formulations.solver import Budget
@@ -96,10 +96,19 @@ class _Refiner:
         for v in self.order:
             self.members[assignment[v]].add(v)
         self.nets: list[CutNet] = cut_nets(graph, costs)
-        self.nets_of: dict[str, list[int]] = {}
+        self.nets_of: dict[str, list[int]] = {v: [] for v in self.order}
+        self.sink_of: dict[str, list[int]] = {v: [] for v in self.order}
         for i, net in enumerate(self.nets):
             for v in dict.fromkeys(u for u in (net.driver, *net.sinks) if u in assignment):
-                self.nets_of.setdefault(v, []).append(i)
+                self.nets_of[v].append(i)
+            for v in net.sinks:
+                self.sink_of[v].append(i)
+        # per net, its sinks per section, kept as groups move: whether a section moves a net
+        # through DRAM needs no walk over the net's sinks
+        self.sinks_at: list[dict[int, int]] = [{} for _ in self.nets]
+        for i, net in enumerate(self.nets):
+            for v in net.sinks:
+                self.sinks_at[i][assignment[v]] = self.sinks_at[i].get(assignment[v], 0) + 1
         self.buffered: dict[str, list] = {}
         for net in buffered:
             self.buffered.setdefault(net.driver, []).append(net)
@@ -113,6 +122,7 @@ class _Refiner:
         self.later = {a: [b for x, b in separate if x == a] for a, _ in separate}
         self.earlier = {b: [a for a, y in separate if y == b] for _, b in separate}
         self.demand = {v: unit_demand(graph.node(v)) for v in self.order}
+        self.units = {v: tuple(self.demand[v][unit] for unit in ZERO) for v in self.order}
         # a stage no cut changes (no streamed inputs), looked up instead of computed
         self.fixed = {v: costs.stage.get(v, 0.0) for v in self.order if not costs.streamed.get(v)}
         self.load = [{unit: sum(self.demand[v][unit] for v in sorted(
@@ -133,11 +143,14 @@ class _Refiner:
         self.visit(len(members))
         slowest = max((fixed[v] if v in fixed else stage_in(v, a) for v in members),
                       default=0.0)
-        nets, nets_of, touching = self.nets, self.nets_of, set()
-        for v in members:
-            touching.update(nets_of.get(v, ()))
-        dram = math.fsum(nets[i].bytes for i in touching if _moves_through(nets[i], k, a))
-        return self.costs.section(slowest, dram)
+        a, sinks_at, nets = self.a, self.sinks_at, self.nets
+        moved = []
+        for i in set().union(*map(self.nets_of.__getitem__, members)):
+            net, here = nets[i], sinks_at[i].get(k, 0)
+            # k moves the net: as its driver's section, written or read elsewhere; else read
+            if (net.written or here < len(net.sinks)) if a.get(net.driver) == k else here:
+                moved.append(net.bytes)
+        return self.costs.section(slowest, math.fsum(moved))
 
     def roomy(self, k: int) -> bool:
         """Whether section ``k``'s units fit, buffers apart, from the totals kept as groups
@@ -181,13 +194,17 @@ class _Refiner:
     def move(self, group: list[str], to: int) -> None:
         """Move ``group`` (one section's nodes) to section ``to``."""
         self.visit(len(group))
-        frm, members = self.a[group[0]], self.members
+        frm, members, sinks_at = self.a[group[0]], self.members, self.sinks_at
         for v in group:
             members[frm].discard(v)
-            self.a[v] = to
             members[to].add(v)
-        for unit in ZERO:
-            moved = sum(self.demand[v][unit] for v in group)
+            self.a[v] = to
+            for i in self.sink_of[v]:
+                at = sinks_at[i]
+                at[frm] -= 1
+                at[to] = at.get(to, 0) + 1
+        units = map(sum, zip(*map(self.units.__getitem__, group)))
+        for unit, moved in zip(ZERO, units):
             self.load[frm][unit] -= moved
             self.load[to][unit] += moved
 
@@ -319,21 +336,6 @@ class _Refiner:
                     moved = True
                     self.near.clear()
         return self.a
-
-
-def _moves_through(net: CutNet, k: int, a: dict[str, int]) -> bool:
-    """Whether section ``k`` moves ``net`` through DRAM: ``k in net_sections(net, a)``
-    (:func:`~formulations.sections.costs.net_sections`) without building the set.
-
-    >>> net, a = CutNet("a", ("b", "c"), 8.0), {"a": 0, "b": 1, "c": 0}
-    >>> [_moves_through(net, k, a) for k in range(3)] == [k in net_sections(net, a)
-    ...                                                   for k in range(3)]
-    True
-    """
-    home = a.get(net.driver) if net.driver is not None else None
-    if home == k:
-        return net.written or any(a[s] != k for s in net.sinks)
-    return any(a[s] == k for s in net.sinks)
 
 
 def _category_runs(categories: list[set]) -> tuple[list[int], list[int]]:

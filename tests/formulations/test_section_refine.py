@@ -1,13 +1,15 @@
 """The boundary refinement of a cut (formulations/sections/refine.py)."""
 
+import math
 import time
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from formulations.sections import Capacity, greedy_sections
 from formulations.sections.costs import CutCosts, cut_time
 from formulations.sections.problem import assignment_of, sections_from
-from formulations.sections.refine import refine_cut
+from formulations.sections.refine import _Refiner, refine_cut
 from formulations.solver import Budget
 from model.graph import Edge, Graph, Node
 
@@ -152,3 +154,29 @@ def test_the_refinement_is_the_cuts_last_search(monkeypatch):
                         SolveSettings("cp-sat", 4.0), costs=FAR_COSTS)
     assert refined and not solves_after
     assert plan.extra["planned_spent"] < 4.0            # the refinement's rest unspent
+
+
+@settings(max_examples=80, deadline=None)
+@given(weighted_dags(), st.data())
+def test_the_section_times_kept_as_groups_move_add_up_to_the_cuts_time(case, data):
+    """The refiner keeps each net's sinks per section as nodes move; the section times it
+    reads from them add up to :func:`cut_time` of the cut it holds, on the whole graph
+    and on a window (nets driven from outside, or written whatever the cut), with
+    streaming stages."""
+    graph, costs = case
+    streamed = {e.dst: ((e.src, e.bytes / 10),) for e in graph.edges[::2]}
+    costs = CutCosts(costs.stage, costs.dram_per_byte, streamed=streamed)
+    if data.draw(st.booleans(), "window"):
+        window = graph.subgraph(graph.node_ids[: len(graph.node_ids) // 2 + 1])
+        graph, costs = window, costs.for_window(graph, window)
+    count = data.draw(st.integers(1, 4), "sections")
+    start = {v: data.draw(st.integers(0, count - 1)) for v in graph.node_ids}
+    refiner = _Refiner(graph, dict(start), Capacity(pcu=9, pmu=9, total=18, agcu=0), costs,
+                       {}, [], (), budget())
+    for v, to in data.draw(st.lists(st.tuples(st.sampled_from(graph.node_ids),
+                                              st.integers(0, max(start.values()))),
+                                    max_size=8), "moves"):
+        if refiner.a[v] != to:
+            refiner.move([v], to)
+        kept = math.fsum(refiner.time(k) for k in range(refiner.count))
+        assert kept == pytest.approx(cut_time(graph, refiner.a, costs), rel=1e-12)
