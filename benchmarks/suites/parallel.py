@@ -141,15 +141,24 @@ def _section_seconds(mapping: dict) -> list[float]:
 
 def _batches(mapping: dict) -> list[list[float]]:
     """The run's batches of independent work before placement, each a list of seconds: the
-    cut's solves batch by batch, the probes' balancing, every section's balancing; the
-    cut's own driver work (greedy cuts, model decoding) as batches of one. A baseline
-    without batch records counts its cut as one batch of two (its two portfolio seeds)."""
+    cut's solves batch by batch, the probes' balancing, the first cut's balancing that
+    confirms it, every section's balancing; the cut's own driver work (greedy cuts, model
+    decoding) as batches of one. A baseline without batch records counts its cut as one
+    batch of two (its two portfolio seeds).
+
+    >>> _batches({"stages": [{"stage": "sections", "time": 4.0, "seconds_of_batches": [[1.0]],
+    ...                       "seconds_of_probe_batches": [[0.5, 0.5]],
+    ...                       "seconds_of_confirm_batches": [[0.25, 0.25]]},
+    ...                      {"stage": "buffers", "time": 0.5}]})
+    [[1.0], [0.5, 0.5], [0.25, 0.25], [1.5], [0.5]]
+    """
     batches: list[list[float]] = []
     for stage in mapping.get("stages", []):
         if stage.get("stage") != "sections":
             continue
         recorded = (stage.get("seconds_of_batches", [])
-                    + stage.get("seconds_of_probe_batches", []))
+                    + stage.get("seconds_of_probe_batches", [])
+                    + stage.get("seconds_of_confirm_batches", []))
         driver = (stage.get("time") or 0.0) - sum(map(sum, recorded))
         batches += recorded + [[max(0.0, driver)]] if "seconds_of_batches" in stage \
             else [[(stage.get("time") or 0.0) / 2] * 2]
