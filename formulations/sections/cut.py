@@ -444,7 +444,8 @@ class _Cutter:
         if self.out_of_time():
             return best
         return refine_cut(self.graph, best, self.cap, self.costs, self.budget.share(seconds),
-                          scales=self.scales, buffers=self.buffers, separate=self.separate)
+                          scales=self.scales, buffers=self.buffers, separate=self.separate,
+                          run_all=self.run_all, record=self.batches)
 
     def least(self, best: dict[str, int], count: int, costs: CutCosts | None,
               keep: float) -> dict[str, int]:

@@ -1,6 +1,7 @@
 """The boundary refinement of a cut (formulations/sections/refine.py)."""
 
 import math
+import pickle
 import time
 
 import pytest
@@ -67,6 +68,38 @@ def test_a_separated_pair_stays_apart():
     graph = far_branch()
     out = refine_cut(graph, FAR_CUT, FAR_CAP, FAR_COSTS, budget(), separate=(("p", "r"),))
     assert out["p"] < out["r"]
+
+
+def two_runs() -> tuple[Graph, dict[str, int]]:
+    """Two copies of :func:`far_branch`, a forward one in sections 0-2 and a backward one
+    in sections 3-5, the forward z feeding the backward p."""
+    graph = far_branch()
+    nodes = [Node(f"{c}_{n.id}", unit=n.unit, category=category) for c, category in
+             (("f", "forward"), ("b", "backward")) for n in graph.nodes]
+    edges = [Edge(f"{c}_{e.src}", f"{c}_{e.dst}", bytes=e.bytes,
+                  net=f"{c}_{e.net}" if e.net else None) for c in "fb" for e in graph.edges]
+    cut = {f"{c}_{v}": k + 3 * (c == "b") for c in "fb" for v, k in FAR_CUT.items()}
+    return Graph("two", nodes, edges + [Edge("f_z", "b_p", bytes=8)]), cut
+
+
+def test_each_category_run_is_refined_on_its_own_and_at_once():
+    """The forward and the backward run are two tasks of one batch; run elsewhere (pickled,
+    in any order) they give the answer they give here, and each makes its run's move."""
+    graph, start = two_runs()
+    costs = CutCosts({v: 1.0 for v in start}, dram_per_byte=0.01)
+    batches, record = [], []
+
+    def run_all(function, tasks, done):
+        batches.append(len(tasks))
+        travelled = [pickle.loads(pickle.dumps(task)) for task in reversed(tasks)]
+        return [function(*task) for task in travelled][::-1]
+
+    here = refine_cut(graph, start, FAR_CAP, costs, budget())
+    there = refine_cut(graph, start, FAR_CAP, costs, budget(), run_all=run_all, record=record)
+    assert there == here and batches == [2] and [len(b) for b in record] == [2]
+    assert here["f_r"] == here["f_p"] == 0 and here["f_f"] > 0
+    assert here["b_r"] == here["b_p"] == 3 and here["b_f"] > 3
+    check_legal(graph, here, FAR_CAP)
 
 
 def test_no_budget_no_move():
@@ -172,7 +205,7 @@ def test_the_section_times_kept_as_groups_move_add_up_to_the_cuts_time(case, dat
     count = data.draw(st.integers(1, 4), "sections")
     start = {v: data.draw(st.integers(0, count - 1)) for v in graph.node_ids}
     refiner = _Refiner(graph, dict(start), Capacity(pcu=9, pmu=9, total=18, agcu=0), costs,
-                       {}, [], (), budget())
+                       {}, [], (), budget(), tuple(range(count)))
     for v, to in data.draw(st.lists(st.tuples(st.sampled_from(graph.node_ids),
                                               st.integers(0, max(start.values()))),
                                     max_size=8), "moves"):
