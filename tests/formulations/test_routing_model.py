@@ -4,6 +4,7 @@ import pytest
 
 from formulations.routing import (ROUTERS, FabricView, build_routing_model, route_model,
                                   route_negotiated, route_nets)
+from formulations.routing.model import REGION_MARGIN, _fewest_links
 from formulations.solver import SolveSettings, solve_model_file
 from hardware import build_fabric, load_hardware
 from model.graph import Edge, Graph, Node
@@ -151,6 +152,40 @@ def test_a_settled_section_is_proven_without_a_solve(tiny):
     assert out.success and out.wirelength == 4 * 4
     assert out.extra["chunks"] == 1 and out.extra["chunks_solved"] == 0
     assert out.bound == out.wirelength and out.extra["gap"] == 0.0
+
+
+def one_net(root: str, sinks: list[str]) -> tuple[Graph, dict[str, str]]:
+    """One net from a unit at ``root`` to units at ``sinks``, and its placement."""
+    graph = Graph("net", [Node("d", unit="pcu")] + [Node(f"s{i}", unit="any")
+                                                    for i in range(len(sinks))],
+                  [Edge("d", f"s{i}", net="n") for i in range(len(sinks))])
+    return graph, {"d": root} | {f"s{i}": site for i, site in enumerate(sinks)}
+
+
+def test_a_branching_net_at_its_fewest_links_is_proven_without_a_solve(tiny):
+    # U1_1 to three corners: the warm tree of 8 links branches early, twice the hops (4)
+    # to its farthest sink, and no tree has fewer; a warm tree above the fewest is solved
+    settings = SolveSettings("highs", time_limit=20, seed=0)
+    graph, placement = one_net("U1_1", ["U0_0", "U3_3", "U0_3"])
+    out = route_model(graph, tiny, placement, settings)
+    assert out.wirelength == 8 and out.extra["chunks_solved"] == 0
+    assert out.bound == out.wirelength and out.extra["gap"] == 0.0
+    graph, placement = one_net("U0_0", ["U3_0", "U0_3", "U3_3"])
+    longer = route_model(graph, tiny, placement, settings)
+    assert longer.extra["warm_start_wirelength"] == 12 and longer.extra["chunks_solved"] == 1
+    assert longer.wirelength == longer.bound == 10
+
+
+def test_fewest_links_is_the_exact_models_optimum_of_a_net_alone(tiny):
+    fab = FabricView(tiny)
+    settings = SolveSettings("highs", time_limit=20, seed=0)
+    for root, sinks in (("U0_0", ["U3_3", "U0_3"]), ("U1_1", ["U0_0", "U3_3"]),
+                        ("U2_1", ["U0_0", "U0_3", "U3_3", "U3_0"]),
+                        ("U0_2", ["U1_0", "U3_1", "U2_3"])):
+        graph, placement = one_net(root, sinks)
+        cold = route_model(graph, tiny, placement, settings, warm_start=False)
+        [net] = route_nets(graph, fab, placement, {}, REGION_MARGIN)
+        assert cold.bound == cold.wirelength == _fewest_links(fab, net)
 
 
 def test_a_legal_routing_is_not_re_solved_chunk_by_chunk(tiny, monkeypatch):
