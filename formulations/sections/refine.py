@@ -231,8 +231,7 @@ class _Refiner:
         self.visit(len(members))
         slowest = max((fixed[v] if v in fixed else stage_in(v, a) for v in members),
                       default=0.0)
-        a, sinks_at, nets = self.a, self.sinks_at, self.nets
-        moved = []
+        sinks_at, nets, moved = self.sinks_at, self.nets, []
         for i in set().union(*map(self.nets_of.__getitem__, members)):
             net, here = nets[i], sinks_at[i].get(k, 0)
             # k moves the net: as its driver's section, written or read elsewhere; else read
