@@ -22,8 +22,9 @@ The rules every model, heuristic and the simulator (:mod:`sim.cgra`) share (:dat
 :func:`lower_bounds` gives ResMII (operations over PEs), MemII (memory operations over memory
 PEs), RecMII (loop-carried cycles with the latencies, no hops), RegMII (:func:`slot_registers`:
 an operation's operands and its own result in one cycle slot of its PE), their maximum ``ii``
-(the classic lower bound), ``route_ii`` (:func:`tight_recurrences`: the recurrences with
-the hops their values cross, the II every search starts from) and the critical path;
+(the classic lower bound), ``group_ii`` and ``route_ii`` (:func:`tight_recurrences`: the
+recurrences with the hops their values cross, without and with the crowded ones; searches
+start from ``route_ii``) and the critical path;
 :func:`precheck` the violations visible before any search. :class:`CgraSchedule` is the
 answer every method returns: per operation a PE and an issue cycle, per edge a route.
 
@@ -35,7 +36,8 @@ Examples
 ...           [Edge("ld", "add"), Edge("add", "add", distance=1)])
 >>> p = problem_from_graph(g, load_hardware("cgra4x4"))
 >>> lower_bounds(p), precheck(p)
-({'res_ii': 1, 'mem_ii': 1, 'rec_ii': 1, 'reg_ii': 1, 'ii': 1, 'route_ii': 1, 'critical_path': 2}, [])
+({'res_ii': 1, 'mem_ii': 1, 'rec_ii': 1, 'reg_ii': 1, 'ii': 1, 'group_ii': 1, 'route_ii': 1, \
+'critical_path': 2}, [])
 """
 
 from __future__ import annotations
@@ -231,10 +233,13 @@ def _asap(problem: CgraProblem) -> list[int]:
 def lower_bounds(problem: CgraProblem) -> dict[str, int]:
     """ResMII, MemII, RecMII, RegMII (the smallest II :func:`slot_registers` allows), the
     smallest ``ii`` at least the first three that :func:`slot_registers` allows (the classic
-    bound), ``route_ii``, the smallest II at least ``ii`` that :func:`tight_recurrences`
-    allows (every smaller II is proven impossible: the searches start there), and the
-    critical path (cycles). Computed once per problem (``route_ii`` takes up to 60 ms on a
-    large kernel, and every search asks)."""
+    bound), ``group_ii``, the smallest II at least ``ii`` that the groups of
+    :func:`tight_recurrences` allow (the list scheduler's ladder keeps its rungs where they
+    are from it), ``route_ii``, the smallest II at least ``group_ii`` that
+    :func:`tight_recurrences` allows, its crowded recurrences included (every smaller II is
+    proven impossible: the searches start there), and the critical path (cycles). Computed
+    once per problem (``route_ii`` takes up to 60 ms on a large kernel, and every search
+    asks)."""
     if problem._bounds is None:
         problem._bounds = _lower_bounds(problem)
     return dict(problem._bounds)
@@ -256,16 +261,19 @@ def _lower_bounds(problem: CgraProblem) -> dict[str, int]:
     ii = max(res_ii, mem_ii, rec_ii)
     while ii < top and slot_registers(problem, ii):
         ii += 1
-    route_ii = ii
+    group_ii = ii
+    while group_ii < problem.max_ii and tight_recurrences(problem, group_ii, crowded=False):
+        group_ii += 1
+    route_ii = group_ii
     while route_ii < problem.max_ii and tight_recurrences(problem, route_ii):
         route_ii += 1
     return {"res_ii": res_ii, "mem_ii": mem_ii, "rec_ii": rec_ii, "reg_ii": reg_ii,
-            "ii": ii, "route_ii": route_ii, "critical_path": critical}
+            "ii": ii, "group_ii": group_ii, "route_ii": route_ii, "critical_path": critical}
 
 
-def tight_recurrences(problem: CgraProblem, ii: int) -> str | None:
+def tight_recurrences(problem: CgraProblem, ii: int, crowded: bool = True) -> str | None:
     """Why ``ii`` is impossible because of recurrences that leave no room for hops (None
-    when none says so).
+    when none says so; with ``crowded`` False, the groups of slack at most 1 alone).
 
     Every mapping meets ``t(v) + d II >= t(u) + latency(u) + hops(pe(u), pe(v))`` per edge
     (C4: one hop per cycle), so the hops a recurrence's values cross sum to at most its
@@ -311,7 +319,7 @@ that must share a PE with one of them), on at most 2 PEs, which have 8 cycle slo
             room = f"which has {ii} cycle slots" if common else "but no PE runs them all"
             return (f"C4 route: at II {ii} a group of {len(group)} operations in recurrences "
                     f"with at most 1 spare cycle must share one PE, {room}")
-    return _crowded_cycle(problem, ii, slack, groups)
+    return _crowded_cycle(problem, ii, slack, groups) if crowded else None
 
 
 def _edge_slack(problem: CgraProblem, ii: int) -> dict[tuple[int, int], int] | None:

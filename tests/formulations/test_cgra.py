@@ -671,6 +671,27 @@ def test_the_aes_columns_are_proven_impossible_at_their_old_route_ii(kernel, rou
     assert "on at most 4 PEs" in tight_recurrences(p, route_ii - 1)
 
 
+def test_the_ladder_keeps_its_steps_and_skips_the_iis_a_crowded_recurrence_refutes(
+        monkeypatch):
+    """The two columns: ``group_ii`` 5 (the tight groups alone), ``route_ii`` 6. The list
+    scheduler's ladder keeps its steps from 5 (5, 7, 9), asks nothing at 5, and its bisection
+    below the first II that maps never asks below 6."""
+    from types import SimpleNamespace
+    from formulations.cgra import listsched
+    p = problem_from_graph(two_columns(), load_hardware("cgra4x4-torus"))
+    bounds = lower_bounds(p)
+    assert (bounds["group_ii"], bounds["route_ii"]) == (5, 6)
+    calls: list[int] = []
+
+    def attempts(problem, ii, seed, tries, budget):
+        calls.append(ii)
+        return SimpleNamespace(ii=ii) if ii >= 9 else None
+
+    monkeypatch.setattr(listsched, "_try_ii", attempts)
+    assert listsched.list_schedule(p).ii == 9
+    assert calls == [7, 9, 8]
+
+
 def test_a_large_kernels_last_failed_step_gets_the_bisections_tries(monkeypatch):
     """On the way up a large kernel gets one attempt per II; the last II that failed so gets
     the bisection's ``tries`` before the bisection stops above it (here an II that needs a
