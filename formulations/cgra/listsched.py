@@ -671,9 +671,10 @@ def list_schedule(problem: CgraProblem, seed: int = 0, tries: int = 3,
     Up from the lower bound with growing steps (two attempts per II, one per ordering mode;
     one above :data:`LARGE_KERNEL` operations; each II :data:`GROWTH` times the last), so a
     kernel that needs an II far above its bound is reached before the time runs out (the
-    steps from ``group_ii``, those below ``route_ii`` skipped: from ``route_ii``, one above
-    it on aes_decrypt, the steps 11, 14, 18 failed and its baseline was 19 on the mesh and
-    cgra8x8, 18 from 10, 13, 17, 22, and both 15 s rows ended one II higher); then
+    steps are placed from ``group_ii``, and those below ``route_ii`` are skipped: placed
+    from ``route_ii``, one higher on aes_decrypt, the steps 11, 14, 18 failed and gave a
+    baseline of 19 on the mesh and cgra8x8, where 10, 13, 17, 22 give 18, and both 15 s
+    rows ended one II higher); then
     bisection between the largest II that failed and the smallest that mapped (``tries``
     seeds per II; a large kernel's last failed II gets them first), keeping the best mapping
     found. When a pass reaches ``max_ii`` without a mapping, the next pass (of

@@ -283,9 +283,9 @@ def tight_recurrences(problem: CgraProblem, ii: int, crowded: bool = True) -> st
     a PE all its operations may run on, and one cycle slot each on it (C1). This is what the
     relaxation (:mod:`~formulations.cgra.relax`) would refute at that II, found without a
     search (needwun PartPred: RecMII 14, impossible below 16). A recurrence of slack ``s``
-    >= 2 visits at most ``s`` PEs, so its operations and those groups that meet it need
-    at most ``s`` x ``ii`` of them (:func:`_crowded_cycle`: aes encrypt and decrypt on the
-    4 x 4 torus, impossible below 11).
+    >= 2 visits at most ``s`` PEs, so its operations, with the groups that meet it, number
+    at most ``s`` x ``ii`` (:func:`_crowded_cycle`: aes encrypt and decrypt on the 4 x 4
+    torus, impossible below 11).
 
     >>> from hardware import load_hardware
     >>> from model.graph import Graph, Node, Edge
