@@ -22,8 +22,9 @@ The rules every model, heuristic and the simulator (:mod:`sim.cgra`) share (:dat
 :func:`lower_bounds` gives ResMII (operations over PEs), MemII (memory operations over memory
 PEs), RecMII (loop-carried cycles with the latencies, no hops), RegMII (:func:`slot_registers`:
 an operation's operands and its own result in one cycle slot of its PE), their maximum ``ii``
-(the classic lower bound), ``route_ii`` (:func:`tight_recurrences`: the recurrences with
-the hops their values cross, the II every search starts from) and the critical path;
+(the classic lower bound), ``group_ii`` and ``route_ii`` (:func:`tight_recurrences`: the
+recurrences with the hops their values cross, without and with the crowded ones; searches
+start from ``route_ii``) and the critical path;
 :func:`precheck` the violations visible before any search. :class:`CgraSchedule` is the
 answer every method returns: per operation a PE and an issue cycle, per edge a route.
 
@@ -35,7 +36,8 @@ Examples
 ...           [Edge("ld", "add"), Edge("add", "add", distance=1)])
 >>> p = problem_from_graph(g, load_hardware("cgra4x4"))
 >>> lower_bounds(p), precheck(p)
-({'res_ii': 1, 'mem_ii': 1, 'rec_ii': 1, 'reg_ii': 1, 'ii': 1, 'route_ii': 1, 'critical_path': 2}, [])
+({'res_ii': 1, 'mem_ii': 1, 'rec_ii': 1, 'reg_ii': 1, 'ii': 1, 'group_ii': 1, 'route_ii': 1, \
+'critical_path': 2}, [])
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ from model.graph import Graph, same_iteration_cycle_rule
 
 __all__ = ["RULES", "CgraInfeasible", "CgraProblem", "problem_from_graph", "lower_bounds",
            "precheck", "rec_ok", "tight_recurrences", "slot_registers", "time_windows", "hop_gap", "length_bound",
-           "CgraSchedule", "Step", "moved_onto"]
+           "CgraSchedule", "Step", "moved_onto", "CYCLE_STEPS"]
 
 #: The rule families, in the order they are explained.
 RULES = {
@@ -66,6 +68,12 @@ RULES = {
     "G0 graph": "same-iteration edges form a DAG",
     "T0 time limit": "the search ran out of time (nothing proven)",
 }
+
+#: Edges the search for a crowded recurrence (:func:`tight_recurrences`) follows at one II at
+#: most, a bound on its cost that does not depend on the machine. On the 55 Morpher kernels
+#: (four presets, cgra8x8's corners, every II ``lower_bounds`` and ``precheck`` ask: 680
+#: searches) it changes no answer, and the slowest search took 24 ms (adpcm_decoder, II 7).
+CYCLE_STEPS = 100_000
 
 #: One step of a route: (PE index, cycle).
 Step = tuple[int, int]
@@ -225,10 +233,13 @@ def _asap(problem: CgraProblem) -> list[int]:
 def lower_bounds(problem: CgraProblem) -> dict[str, int]:
     """ResMII, MemII, RecMII, RegMII (the smallest II :func:`slot_registers` allows), the
     smallest ``ii`` at least the first three that :func:`slot_registers` allows (the classic
-    bound), ``route_ii``, the smallest II at least ``ii`` that :func:`tight_recurrences`
-    allows (every smaller II is proven impossible: the searches start there), and the
-    critical path (cycles). Computed once per problem (``route_ii`` takes up to 60 ms on a
-    large kernel, and every search asks)."""
+    bound), ``group_ii``, the smallest II at least ``ii`` that the groups of
+    :func:`tight_recurrences` allow (the list scheduler's ladder keeps its rungs where they
+    are from it), ``route_ii``, the smallest II at least ``group_ii`` that
+    :func:`tight_recurrences` allows, its crowded recurrences included (every smaller II is
+    proven impossible: the searches start there), and the critical path (cycles). Computed
+    once per problem (``route_ii`` takes up to 60 ms on a large kernel, and every search
+    asks)."""
     if problem._bounds is None:
         problem._bounds = _lower_bounds(problem)
     return dict(problem._bounds)
@@ -250,16 +261,19 @@ def _lower_bounds(problem: CgraProblem) -> dict[str, int]:
     ii = max(res_ii, mem_ii, rec_ii)
     while ii < top and slot_registers(problem, ii):
         ii += 1
-    route_ii = ii
+    group_ii = ii
+    while group_ii < problem.max_ii and tight_recurrences(problem, group_ii, crowded=False):
+        group_ii += 1
+    route_ii = group_ii
     while route_ii < problem.max_ii and tight_recurrences(problem, route_ii):
         route_ii += 1
     return {"res_ii": res_ii, "mem_ii": mem_ii, "rec_ii": rec_ii, "reg_ii": reg_ii,
-            "ii": ii, "route_ii": route_ii, "critical_path": critical}
+            "ii": ii, "group_ii": group_ii, "route_ii": route_ii, "critical_path": critical}
 
 
-def tight_recurrences(problem: CgraProblem, ii: int) -> str | None:
+def tight_recurrences(problem: CgraProblem, ii: int, crowded: bool = True) -> str | None:
     """Why ``ii`` is impossible because of recurrences that leave no room for hops (None
-    when none says so).
+    when none says so; with ``crowded`` False, the groups of slack at most 1 alone).
 
     Every mapping meets ``t(v) + d II >= t(u) + latency(u) + hops(pe(u), pe(v))`` per edge
     (C4: one hop per cycle), so the hops a recurrence's values cross sum to at most its
@@ -268,7 +282,10 @@ def tight_recurrences(problem: CgraProblem, ii: int) -> str | None:
     PE, and with it every operation of a recurrence sharing one with it: such a group needs
     a PE all its operations may run on, and one cycle slot each on it (C1). This is what the
     relaxation (:mod:`~formulations.cgra.relax`) would refute at that II, found without a
-    search (needwun PartPred: RecMII 14, impossible below 16).
+    search (needwun PartPred: RecMII 14, impossible below 16). A recurrence of slack ``s``
+    >= 2 visits at most ``s`` PEs, so its operations, with the groups that meet it, number
+    at most ``s`` x ``ii`` (:func:`_crowded_cycle`: aes encrypt and decrypt on the 4 x 4
+    torus, impossible below 11).
 
     >>> from hardware import load_hardware
     >>> from model.graph import Graph, Node, Edge
@@ -282,25 +299,34 @@ def tight_recurrences(problem: CgraProblem, ii: int) -> str | None:
 must share one PE, which has 5 cycle slots'
     >>> tight_recurrences(p, 6), lower_bounds(p)["ii"], lower_bounds(p)["route_ii"]
     (None, 4, 6)
+    >>> ring = Graph("ring", [Node(f"n{i}") for i in range(10)],       # distance 3, RecMII 4
+    ...              [Edge(f"n{i}", f"n{(i + 1) % 10}", distance=int(i in (3, 6, 9)))
+    ...               for i in range(10)])
+    >>> p = problem_from_graph(ring, load_hardware("cgra4x4"))
+    >>> tight_recurrences(p, 4)
+    'C4 route: at II 4 a recurrence with 2 spare cycles holds 10 operations (with the groups \
+that must share a PE with one of them), on at most 2 PEs, which have 8 cycle slots'
+    >>> lower_bounds(p)["ii"], lower_bounds(p)["route_ii"]
+    (4, 5)
     """
-    groups = _tight_groups(problem, ii)
-    if groups is None:
+    slack = _edge_slack(problem, ii)
+    if slack is None:
         return f"C7 recurrence: a loop-carried cycle needs more than II {ii}"
+    groups = _tight_groups(problem, ii, slack)
     for group in groups:
         common = set.intersection(*(set(problem.allowed[v]) for v in group))
         if len(group) > ii or not common:
             room = f"which has {ii} cycle slots" if common else "but no PE runs them all"
             return (f"C4 route: at II {ii} a group of {len(group)} operations in recurrences "
                     f"with at most 1 spare cycle must share one PE, {room}")
-    return None
+    return _crowded_cycle(problem, ii, slack, groups) if crowded else None
 
 
-def _tight_groups(problem: CgraProblem, ii: int) -> list[list[int]] | None:
-    """The operations joined by recurrences of slack at most 1 at ``ii`` (groups of two
-    or more, see :func:`tight_recurrences`); None when a recurrence does not fit ``ii``.
-    The slack of an edge is its reduced cost against the longest-path potentials, so a
-    recurrence of slack at most 1 is one of edges of reduced cost 0 with at most one of
-    reduced cost 1."""
+def _edge_slack(problem: CgraProblem, ii: int) -> dict[tuple[int, int], int] | None:
+    """Per edge between two operations, its slack at ``ii``: its reduced cost against the
+    longest-path potentials (``latency(u) - ii * distance``), so that the slacks of a cycle's
+    edges sum to its slack, ``ii`` x its distance minus its latencies; None when a
+    recurrence does not fit ``ii``."""
     gap: dict[tuple[int, int], int] = {}
     for u, v, d in problem.edges:
         if u != v:          # an edge of one operation to itself crosses no hop
@@ -315,7 +341,18 @@ def _tight_groups(problem: CgraProblem, ii: int) -> list[list[int]] | None:
             break
     else:
         return None
-    slack = {(u, v): high[v] - high[u] - w for (u, v), w in gap.items()}
+    return {(u, v): high[v] - high[u] - w for (u, v), w in gap.items()}
+
+
+def _tight_groups(problem: CgraProblem, ii: int,
+                  slack: dict[tuple[int, int], int] | None = None) -> list[list[int]] | None:
+    """The operations joined by recurrences of slack at most 1 at ``ii`` (groups of two
+    or more, see :func:`tight_recurrences`); None when a recurrence does not fit ``ii``.
+    ``slack``: :func:`_edge_slack` at ``ii`` (computed when not given); a recurrence of
+    slack at most 1 is one of edges of slack 0 with at most one of slack 1."""
+    slack = _edge_slack(problem, ii) if slack is None else slack
+    if slack is None:
+        return None
     out: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for (u, v), s in slack.items():
         if s <= 1:
@@ -333,6 +370,62 @@ def _tight_groups(problem: CgraProblem, ii: int) -> list[list[int]] | None:
     for v in range(problem.n):
         groups[root(v)].append(v)
     return [g for g in groups.values() if len(g) > 1]
+
+
+def _crowded_cycle(problem: CgraProblem, ii: int, slack: dict[tuple[int, int], int],
+                   groups: list[list[int]], steps: int = CYCLE_STEPS) -> str | None:
+    """Why ``ii`` is impossible because a recurrence of slack ``s`` >= 2 (its edges' slacks
+    summed, :func:`_edge_slack`) has more operations than ``s`` PEs hold; None when none
+    is found within ``steps`` edges of a depth-first search of the simple cycles (each from
+    its least operation, slack at most ``(n - 1) // ii``, cheapest edges first).
+
+    The hops its values cross sum to at most ``s`` (C4, as in :func:`tight_recurrences`),
+    and a closed walk of ``h`` >= 1 hops visits at most ``h`` PEs, so the cycle's
+    operations, with every group of :func:`_tight_groups` one of them is in (a group is on
+    one PE), sit on at most ``s`` PEs of ``ii`` slots each (C1). On the 4 x 4 torus, aes
+    encrypt and decrypt PartPred at II 10 (``route_ii`` before this): four groups of 9
+    operations in a cycle of slack 4 through them and 16 operations between them, 52
+    operations on at most 4 PEs (40 slots); sample decrypt_LN1 and encrypt_LN1 at II 9,
+    48 on 4 (36). The search takes 15 000-32 000 steps (at most 8 ms) there."""
+    cap = (problem.n - 1) // ii          # a cycle of more slack fits any kernel's operations
+    if cap < 2:
+        return None
+    home = {v: group for group in groups for v in group}
+    out: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for (u, v), s in sorted(slack.items(), key=lambda item: (item[1], item[0])):
+        if s <= cap:
+            out[u].append((v, s))
+    done = 0
+    for start in range(problem.n):
+        path, spent, on = [start], [0], {start}
+        todo = [iter(out[start])]
+        while todo:
+            step = next(todo[-1], None)
+            if step is None:
+                todo.pop()
+                on.discard(path.pop())
+                spent.pop()
+                continue
+            done += 1
+            if done > steps:
+                return None
+            v, s = step
+            total = spent[-1] + s
+            if total > cap or (v != start and (v < start or v in on)):
+                continue
+            if v == start:
+                held = set(on).union(*(home.get(w, ()) for w in on))
+                if total >= 2 and len(held) > total * ii:
+                    return (f"C4 route: at II {ii} a recurrence with {total} spare cycles "
+                            f"holds {len(held)} operations (with the groups that must share "
+                            f"a PE with one of them), on at most {total} PEs, which have "
+                            f"{total * ii} cycle slots")
+                continue
+            path.append(v)
+            spent.append(total)
+            on.add(v)
+            todo.append(iter(out[v]))
+    return None
 
 
 def _within(out: dict[int, list[tuple[int, int]]], start: int, spare: int) -> set[int]:

@@ -10,6 +10,7 @@ import pytest
 from formulations.cgra import (CgraInfeasible, build_milp, list_schedule, lower_bounds,
                                map_kernel, precheck, problem_from_graph, solve_full, solve_milp,
                                solve_relaxation, sweep_ii)
+from formulations.cgra.problem import tight_recurrences
 from formulations.solver import Budget
 from formulations.solver import SolveSettings, SolveStatus
 from hardware import CgraSpec, load_hardware
@@ -627,6 +628,68 @@ def test_recurrences_without_room_for_hops_raise_the_proven_bound():
     sched = sweep_ii(p, SolveSettings(time_limit=10))
     assert (sched.ii, sched.ii_bound, sched.proven_ii) == (6, 6, True)
     assert checked(graph, spec, sched)
+
+
+def two_columns() -> Graph:
+    """Two recurrences of 4 adds (a, b: at II 5 one spare cycle each, so each on one PE)
+    and two legs of 2 adds between them (a0 -> x1 -> x2 -> b3, b0 -> y1 -> y2 -> a3), the
+    shape of aes encrypt's columns: the cycle through both legs has 2 spare cycles at II 5."""
+    ring = [Edge(f"{c}{i}", f"{c}{(i + 1) % 4}", distance=int(i == 3))
+            for c in "ab" for i in range(4)]
+    legs = [("a0", "x1"), ("x1", "x2"), ("x2", "b3"), ("b0", "y1"), ("y1", "y2"), ("y2", "a3")]
+    names = [f"{c}{i}" for c in "ab" for i in range(4)] + ["x1", "x2", "y1", "y2"]
+    return Graph("columns", [Node(v, op="ADD") for v in names],
+                 ring + [Edge(u, v) for u, v in legs])
+
+
+def test_a_recurrence_with_more_operations_than_its_hops_reach_raises_the_proven_bound():
+    """A recurrence with 2 spare cycles crosses at most 2 hops, so its operations, with the
+    recurrences that must share a PE with them, sit on at most 2 PEs: at II 5, 12 operations
+    on 10 slots. ``route_ii`` is 6 (5 before, where only the relaxation refutes II 5), and
+    the sweep maps 6 and reports it proven."""
+    spec, graph = load_hardware("cgra4x4-torus"), two_columns()
+    p = problem_from_graph(graph, spec)
+    bounds = lower_bounds(p)
+    assert (bounds["ii"], bounds["route_ii"]) == (4, 6)
+    assert solve_relaxation(p, 5, Budget(20))[0].status == SolveStatus.INFEASIBLE
+    sched = sweep_ii(p, SolveSettings(time_limit=10))
+    assert (sched.ii, sched.ii_bound, sched.proven_ii) == (6, 6, True)
+    assert checked(graph, spec, sched)
+
+
+@pytest.mark.parametrize("kernel,route_ii", [
+    ("aes_encrypt/encrypt_INNERMOST_LN1_PartPred_DFG.xml", 11),
+    ("aes_decrypt/decrypt_INNERMOST_LN1_PartPred_DFG.xml", 11),
+    ("sample_xmls/decrypt_INNERMOST_LN1_DFG.xml", 10),
+    ("sample_xmls/encrypt_INNERMOST_LN1_DFG.xml", 10)])
+def test_the_aes_columns_are_proven_impossible_at_their_old_route_ii(kernel, route_ii):
+    """Four column recurrences (one PE each at ``route_ii`` - 1) and the cycle of slack 4
+    through them and the 16 operations between them: too many operations for 4 PEs."""
+    p = problem_from_graph(load_graph(str(real_graph(f"morpher/{kernel}"))),
+                           load_hardware("cgra4x4-torus"))
+    assert lower_bounds(p)["route_ii"] == route_ii
+    assert "on at most 4 PEs" in tight_recurrences(p, route_ii - 1)
+
+
+def test_the_ladder_keeps_its_steps_and_skips_the_iis_a_crowded_recurrence_refutes(
+        monkeypatch):
+    """The two columns: ``group_ii`` 5 (the tight groups alone), ``route_ii`` 6. The list
+    scheduler's ladder keeps its steps from 5 (5, 7, 9), asks nothing at 5, and its bisection
+    below the first II that maps never asks below 6."""
+    from types import SimpleNamespace
+    from formulations.cgra import listsched
+    p = problem_from_graph(two_columns(), load_hardware("cgra4x4-torus"))
+    bounds = lower_bounds(p)
+    assert (bounds["group_ii"], bounds["route_ii"]) == (5, 6)
+    calls: list[int] = []
+
+    def attempts(problem, ii, seed, tries, budget):
+        calls.append(ii)
+        return SimpleNamespace(ii=ii) if ii >= 9 else None
+
+    monkeypatch.setattr(listsched, "_try_ii", attempts)
+    assert listsched.list_schedule(p).ii == 9
+    assert calls == [7, 9, 8]
 
 
 def test_a_large_kernels_last_failed_step_gets_the_bisections_tries(monkeypatch):
