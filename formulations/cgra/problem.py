@@ -53,8 +53,8 @@ from hardware import CgraSpec
 from model.graph import Graph, same_iteration_cycle_rule
 
 __all__ = ["RULES", "CgraInfeasible", "CgraProblem", "problem_from_graph", "lower_bounds",
-           "precheck", "rec_ok", "tight_recurrences", "slot_registers", "time_windows", "hop_gap", "length_bound",
-           "CgraSchedule", "Step", "moved_onto", "CYCLE_STEPS"]
+           "precheck", "rec_ok", "tight_recurrences", "slot_registers", "time_windows",
+           "hop_gap", "length_bound", "CgraSchedule", "Step", "moved_onto", "CYCLE_STEPS"]
 
 #: The rule families, in the order they are explained.
 RULES = {

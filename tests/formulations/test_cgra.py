@@ -174,8 +174,8 @@ def skip_chain() -> Graph:
 
 def test_baseline_reaches_an_ii_far_above_the_bound():
     """A chain of 40 adds with skip edges on a 2 x 2 mesh with 2 registers: the bound is 10
-    (slots) but register pressure needs more; the upward search with growing steps still finds a mapping,
-    and bisection keeps the smallest II it maps."""
+    (slots) but register pressure needs more; the upward search with growing steps still
+    finds a mapping, and bisection keeps the smallest II it maps."""
     spec, graph = TINY, skip_chain()
     problem = problem_from_graph(graph, spec)
     sched = list_schedule(problem, budget=Budget(20))
