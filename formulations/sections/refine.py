@@ -159,12 +159,16 @@ def refine_run(task: RunRefinement) -> RunRefined:
 def _movable_runs(graph: Graph, assignment: dict[str, int]) -> list[tuple[int, ...]]:
     """The runs of sections of one category (:func:`_category_runs`) of two sections or
     more: the only ones where a group can move."""
-    count = max(assignment.values(), default=-1) + 1
-    categories: list[set] = [set() for _ in range(count)]
+    starts, ends = _section_runs(graph, assignment)
+    return [tuple(range(a, b + 1)) for a, b in dict.fromkeys(zip(starts, ends)) if b > a]
+
+
+def _section_runs(graph: Graph, assignment: dict[str, int]) -> tuple[list[int], list[int]]:
+    """:func:`_category_runs` of the sections of ``assignment``."""
+    categories: list[set] = [set() for _ in range(max(assignment.values(), default=-1) + 1)]
     for v, k in assignment.items():
         categories[k].add(graph.node(v).category)
-    starts, ends = _category_runs(categories)
-    return [tuple(range(a, b + 1)) for a, b in dict.fromkeys(zip(starts, ends)) if b > a]
+    return _category_runs(categories)
 
 
 class _Refiner:
@@ -216,8 +220,7 @@ class _Refiner:
         self.load = [{unit: sum(self.demand[v][unit] for v in sorted(
             self.members[k], key=self.rank.__getitem__)) for unit in ZERO}
             for k in range(self.count)]
-        self.run_start, self.run_end = _category_runs(
-            [{graph.node(v).category for v in self.members[k]} for k in range(self.count)])
+        self.run_start, self.run_end = _section_runs(graph, assignment)
 
     def visit(self, nodes: int) -> None:
         """Charge the budget for visiting ``nodes`` nodes."""
