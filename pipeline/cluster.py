@@ -26,6 +26,7 @@ import os
 import pickle
 import signal
 import threading
+import time
 import uuid
 import weakref
 from concurrent.futures import ThreadPoolExecutor
@@ -37,8 +38,8 @@ from formulations.sections.portfolio import in_order, never
 from formulations.solver import clear_stop, request_stop
 from hardware import InputError
 
-__all__ = ["dask_client", "default_workers", "run_tasks", "run_until", "run_batch", "Workers",
-           "warm_up", "BATCH_PARALLEL_SECONDS", "kill_local_workers", "quiet_dask_logs",
+__all__ = ["dask_client", "default_workers", "run_tasks", "run_until", "run_batch", "timed_call",
+           "Workers", "warm_up", "BATCH_PARALLEL_SECONDS", "kill_local_workers", "quiet_dask_logs",
            "CONNECT_SECONDS", "WATCH_SECONDS",
            "LOCAL_CLUSTER_CONFIG", "WORKER_MODULES"]
 
@@ -280,6 +281,13 @@ def _decided(results: list, arrived: list[bool], done: Callable[[Any], bool]) ->
         if done(result):
             return results[:k + 1]
     return results
+
+
+def timed_call(function: Callable, *args: Any) -> tuple[Any, float]:
+    """``function(*args)`` and the wall seconds it took where it ran (a batch's record, for
+    the parallel benchmark's cluster estimate)."""
+    started = time.perf_counter()
+    return function(*args), time.perf_counter() - started
 
 
 def _packed(function: Callable, task: tuple) -> bytes:

@@ -86,7 +86,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Mapping as MappingType
+from typing import Any, Callable, Mapping as MappingType
 
 import networkx as nx
 
@@ -95,8 +95,8 @@ from model.graph import Edge, Graph, Node
 from model.mapping import Mapping
 
 __all__ = ["SectionPerf", "PerfReport", "StageTime", "simulate_section", "simulate_mapping",
-           "section_inputs", "SectionInputs", "describe", "edge_bytes", "DEFAULT_BATCH",
-           "WINDOW"]
+           "section_inputs", "SectionInputs", "simulate_inputs", "describe", "edge_bytes",
+           "DEFAULT_BATCH", "WINDOW"]
 
 #: Samples per batch of :func:`simulate_mapping` (every section runs the whole batch).
 DEFAULT_BATCH = 256
@@ -694,7 +694,9 @@ class SectionInputs:
 
 
 def simulate_mapping(graph: Graph, spec, mapping: Mapping | dict, *,
-                     batch: int = DEFAULT_BATCH) -> PerfReport:
+                     batch: int = DEFAULT_BATCH,
+                     run_each: Callable[[Callable, list[tuple]], list] | None = None
+                     ) -> PerfReport:
     """Simulate every section of a mapping; sections run one after another on ``batch``.
 
     Parameters
@@ -706,6 +708,11 @@ def simulate_mapping(graph: Graph, spec, mapping: Mapping | dict, *,
         A mapped mapping.json (``model.mapping.Mapping`` or its dict).
     batch : int
         Samples each section processes per configuration.
+    run_each : callable, optional
+        ``run_each(function, tasks)`` gives ``[function(*task) for task in tasks]``,
+        wherever it runs them (a run's workers); default here, one after another. Each
+        section's simulation (:func:`simulate_inputs`) depends on its inputs alone, so the
+        report is the same.
 
     Returns
     -------
@@ -713,12 +720,21 @@ def simulate_mapping(graph: Graph, spec, mapping: Mapping | dict, *,
     """
     if batch < 1:
         raise ValueError(f"batch must be at least 1, got {batch}")
-    fabric = build_fabric(spec)
-    sections = [simulate_section(s.graph, spec, s.placement, s.routes, s.depths, fabric=fabric,
-                                 section=s.section, dram_bytes=s.dram_bytes,
-                                 state_bytes=s.state_bytes)
-                for s in section_inputs(graph, mapping)]
+    tasks = [(s, spec) for s in section_inputs(graph, mapping)]
+    sections = (run_each or _in_order)(simulate_inputs, tasks)
     return PerfReport(sections, batch, spec.reconfig_seconds, spec.clock_hz)
+
+
+def simulate_inputs(inputs: SectionInputs, spec) -> SectionPerf:
+    """:func:`simulate_section` of one section of a mapping.json
+    (:func:`section_inputs`)."""
+    return simulate_section(inputs.graph, spec, inputs.placement, inputs.routes, inputs.depths,
+                            section=inputs.section, dram_bytes=inputs.dram_bytes,
+                            state_bytes=inputs.state_bytes)
+
+
+def _in_order(function: Callable, tasks: list[tuple]) -> list:
+    return [function(*task) for task in tasks]
 
 
 def section_inputs(graph: Graph, mapping: Mapping | dict) -> list[SectionInputs]:

@@ -108,8 +108,8 @@ def compare_workers(graph: str, hardware: str, budget: float = BUDGET,
     per_section = _section_seconds(map1)
     place_route = sum(per_section)
     sections = len(map1.get("sections", []))
-    cut_buffers = _stage_seconds(map1, ("sections", "buffers"))
-    here = max(0.0, wall1 - cut_buffers - place_route)    # loading, greedy, outputs: driver
+    batched = _stage_seconds(map1, ("sections", "buffers", "performance"))
+    here = max(0.0, wall1 - batched - place_route)    # loading, greedy, outputs: driver
     work = _batches(map1) + [per_section]
     return {"budget": budget, "sections": sections, "wall_1": wall1, "wall_2": wall2,
             "ceiling": wall1 / estimate(here, work, 2) if wall1 else None,
@@ -140,17 +140,18 @@ def _section_seconds(mapping: dict) -> list[float]:
 
 
 def _batches(mapping: dict) -> list[list[float]]:
-    """The run's batches of independent work before placement, each a list of seconds: the
+    """The run's batches of independent work but placement, each a list of seconds: the
     cut's solves batch by batch, the probes' balancing, the first cut's balancing that
-    confirms it, every section's balancing; the cut's own driver work (greedy cuts, model
-    decoding) as batches of one. A baseline without batch records counts its cut as one
-    batch of two (its two portfolio seeds).
+    confirms it, every section's balancing, the performance estimate's sections; the cut's
+    own driver work (greedy cuts, model decoding) as batches of one. A baseline without
+    batch records counts its cut as one batch of two (its two portfolio seeds).
 
     >>> _batches({"stages": [{"stage": "sections", "time": 4.0, "seconds_of_batches": [[1.0]],
     ...                       "seconds_of_probe_batches": [[0.5, 0.5]],
     ...                       "seconds_of_confirm_batches": [[0.25, 0.25]]},
-    ...                      {"stage": "buffers", "time": 0.5}]})
-    [[1.0], [0.5, 0.5], [0.25, 0.25], [1.5], [0.5]]
+    ...                      {"stage": "buffers", "time": 0.5},
+    ...                      {"stage": "performance", "seconds_of_sections": [0.1, 0.2]}]})
+    [[1.0], [0.5, 0.5], [0.25, 0.25], [1.5], [0.5], [0.1, 0.2]]
     """
     batches: list[list[float]] = []
     for stage in mapping.get("stages", []):
@@ -164,7 +165,9 @@ def _batches(mapping: dict) -> list[list[float]]:
             else [[(stage.get("time") or 0.0) / 2] * 2]
     balancing = [s.get("time") or 0.0 for s in mapping.get("stages", [])
                  if s.get("stage") == "buffers"]
-    return batches + [balancing]
+    performance = [s.get("seconds_of_sections", []) for s in mapping.get("stages", [])
+                   if s.get("stage") == "performance"]
+    return batches + [balancing] + performance
 
 
 def estimate(here: float, batches: list[list[float]], workers: float) -> float:

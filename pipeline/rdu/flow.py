@@ -20,11 +20,12 @@ from hardware import RduFabric, build_fabric
 from model.graph import Graph
 from model.mapping import Mapping
 from pipeline.budget import BUFFER_SHARE, CUT_SHARE, MAPPING_SHARE, RunPlan
-from pipeline.cluster import Workers
+from pipeline.cluster import Workers, run_batch, timed_call
 from pipeline.rdu.buffers_pass import balance_section
 from pipeline.feedback import MappingFailed, Unresolvable, run_levels
 from pipeline.rdu.levels import PARALLEL_MIN_SECONDS, CompileState, SectionWork, default_levels
 from pipeline.options import RunOptions
+from pipeline.stage import stage_record
 from sim.check import CheckReport
 from sim.perf import simulate_mapping
 
@@ -63,9 +64,17 @@ def map_rdu(graph: Graph, spec, options: RunOptions, progress: Progress | None =
             elif may_use_workers(options) and _sections_at_least(state.graph, state.cap) > 1:
                 state.workers.start_soon()      # they boot while the sections are cut
             run_levels(state, levels, max_iterations=options.max_iterations)
+            _record_mapped(mapping, graph, fabric, state, started)
+            _record_performance(mapping, graph, spec, state.workers)
     except Unresolvable as exc:
         _record_state(mapping, state)
         _fail(mapping, f"{exc.data.message} ({exc.reason})")
+    return mapping
+
+
+def _record_mapped(mapping: Mapping, graph: Graph, fabric: RduFabric, state: CompileState,
+                   started: float) -> None:
+    """Every section's decisions and the run's totals in ``mapping``, now ``mapped``."""
     _record_state(mapping, state)
     total = CheckReport()
     for w in state.work:
@@ -79,23 +88,37 @@ def map_rdu(graph: Graph, spec, options: RunOptions, progress: Progress | None =
     twins = sum(1 for w in state.work if any("twin_of" in s for s in w.outcome.stages))
     mapping.metrics |= {"feedback_rounds": len(state.trace), "sections_reused": state.memo.reused,
                         "twin_sections": twins}
-    _record_performance(mapping, graph, spec)
-    return mapping
 
 
-def _record_performance(mapping: Mapping, graph: Graph, spec) -> None:
+def _record_performance(mapping: Mapping, graph: Graph, spec, workers: Workers) -> None:
     """The simulated throughput, latency and bottleneck (:mod:`sim.perf`) in ``metrics``,
-    each section's in its ``perf``. Always estimated: it takes about a second at most
-    (bert_L-12 training on plasticine, 2,565 units: 1.1 s), within the part of the time limit
-    the plan keeps past the mapping's deadline, and it is the run's headline number."""
+    each section's in its ``perf``, and a ``performance`` stage with each section's
+    simulation seconds. Always estimated: it takes about a second at most (bert_L-12
+    training on plasticine, 2,565 units: 0.2 s), within the part of the time limit the plan
+    keeps past the mapping's deadline, and it is the run's headline number. The sections
+    are simulated at once on the run's workers when they are up (:func:`run_batch`)."""
+    started, seconds = time.perf_counter(), []
+
+    def run_each(function: Callable, tasks: list[tuple]) -> list:
+        timed = run_batch(workers, timed_call, [(function, *task) for task in tasks],
+                          PERF_SECONDS * len(tasks))
+        seconds.extend(round(s, 4) for _, s in timed)
+        return [result for result, _ in timed]
     try:
-        report = simulate_mapping(graph, spec, mapping)
+        report = simulate_mapping(graph, spec, mapping, run_each=run_each)
     except ValueError as exc:          # e.g. a cycle of same-iteration edges in a section
         mapping.metrics["performance"] = f"not estimated: {exc}"
         return
     mapping.metrics |= report.metrics()
     for section, row in zip(mapping.sections, report.section_rows()):
         section["perf"] = row
+    mapping.stages.append(stage_record("performance", None, "sim.perf", started,
+                                       extra={"seconds_of_sections": seconds}))
+
+
+#: Seconds the simulation of a section takes, about (:func:`_record_performance`; what
+#: :func:`run_batch` weighs it by): bert_L-12 training on plasticine, 0.2 s for 31 sections.
+PERF_SECONDS = 0.01
 
 
 def may_use_workers(options: RunOptions) -> bool:

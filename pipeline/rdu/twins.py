@@ -45,6 +45,8 @@ def section_shape(graph: Graph) -> Hashable:
     nets: dict[str, int] = {}
 
     def described(attrs: dict) -> tuple:
+        if not attrs:                   # most: a node's or edge's extra fields
+            return ()
         return tuple(sorted((k, position.get(v, v) if k == "unit_of" else repr(v))
                             for k, v in attrs.items() if k not in NAMING_ATTRS))
     nodes = tuple((n.op, n.unit, n.pcu, n.pmu, n.latency, n.category, n.mem_vars, n.starts_sdf,

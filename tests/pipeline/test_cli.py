@@ -69,7 +69,7 @@ def test_example_maps_and_writes_everything(tmp_path, capsys):
     assert sorted(mapping.order) == sorted(load_graph(EXAMPLE).node_ids)
     assert mapping.order[:4] == ["IN0", "GRAD0", "LOSS0", "B0"]
     assert {s["stage"] for s in mapping.stages} == {"sections", "buffers", "order", "placement",
-                                                     "routing"}
+                                                     "routing", "performance"}
     assert len(mapping.routes) == 17 and len(mapping.buffers) == 17
     report = (tmp_path / "report.md").read_text()
     assert "Status: mapped" in report and "section0.svg" in report

@@ -67,6 +67,29 @@ def test_one_worker_two_workers_and_a_cluster_give_the_same_mapping(always_paral
         assert _mapping(scheduler=remote.scheduler_address) == alone
 
 
+def test_the_performance_estimate_simulates_each_section_as_a_task(always_parallel,
+                                                                    monkeypatch):
+    """The sections' simulations are one batch, on the workers when they are up, each
+    timed for the parallel benchmark; the estimate equals the one made here."""
+    from sim.perf import simulate_mapping
+    batches = []
+
+    def recorded(workers, function, tasks, planned, **kwargs):
+        batches.append((workers.started, len(tasks)))
+        return cluster.run_batch(workers, function, tasks, planned, **kwargs)
+    monkeypatch.setattr(rdu, "run_batch", recorded)
+    graph = random_dag(48, 80, seed=2)
+    options = RunOptions(time_limit=120, section_time_limit=0.5, placer="annealing",
+                         router="negotiated", workers=2)
+    mapping = map_graph(graph, load_hardware("tiny"), options)
+    sections = len(mapping.sections)
+    assert batches == [(True, sections)]
+    (stage,) = [s for s in mapping.stages if s["stage"] == "performance"]
+    assert len(stage["seconds_of_sections"]) == sections
+    here = simulate_mapping(graph, load_hardware("tiny"), mapping.to_dict())
+    assert mapping.metrics["throughput"] == pytest.approx(here.throughput, rel=1e-5)
+
+
 def _external_cluster(folder: Path) -> tuple[list[subprocess.Popen], str]:
     """``dask scheduler`` and ``dask worker --nworkers 2 --nthreads 1`` as their own
     processes, as a user starts them; the processes and the scheduler's address."""
