@@ -112,7 +112,7 @@ def _record_performance(mapping: Mapping, graph: Graph, spec, workers: Workers) 
     mapping.metrics |= report.metrics()
     for section, row in zip(mapping.sections, report.section_rows()):
         section["perf"] = row
-    mapping.stages.append(stage_record("performance", None, "sim.perf", started,
+    mapping.stages.append(stage_record("performance", None, "sim.perf", started, status="OK",
                                        extra={"seconds_of_sections": seconds}))
 
 
