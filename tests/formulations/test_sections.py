@@ -403,15 +403,14 @@ def test_the_cut_records_its_solves_batch_by_batch():
 # ---- the count-reducing window step -------------------------------------------------------
 
 
-def two_resource_dag(seed: int) -> Graph:
-    """A DAG whose nodes need PCUs and PMUs: greedy's first-fit leaves room in its sections
-    (seed 0: greedy 8 sections where 7 fit)."""
+def two_resource_dag(seed: int, n: int = 14, density: float = 0.15) -> Graph:
+    """A DAG of ``n`` nodes that need PCUs and PMUs: greedy's first-fit leaves room in its
+    sections (seed 0: greedy 8 sections where 7 fit)."""
     import random
     r = random.Random(seed)
-    n = 14
     nodes = [Node(f"n{i}", pcu=r.randint(1, 4), pmu=r.randint(0, 3)) for i in range(n)]
     edges = [Edge(f"n{a}", f"n{b}", bytes=1) for a in range(n) for b in range(a + 1, n)
-             if r.random() < 0.15]
+             if r.random() < density]
     return Graph("r", nodes, edges)
 
 
@@ -444,6 +443,45 @@ def test_the_packing_model_puts_the_units_in_the_first_sections():
     solved = solve_cut(job)
     assert solved.result.status.name == "OPTIMAL"
     assert set(solved.assignment.values()) == {0}
+
+
+def test_a_packing_window_weighs_only_its_last_sections():
+    """The packing objective counts the units in a window's last two sections, the last one
+    most: it leaves the order of the first ones free, which CP-SAT otherwise spent a
+    window's whole plan proving."""
+    graph = Graph("g", [Node(f"n{i}", unit="pcu") for i in range(4)], [])
+    cap = Capacity(pcu=4, pmu=0, total=4, agcu=0)
+    model, x, _ = build_section_model(graph, cap, 4, {}, pack=True)
+    weight = model.to_arrays().obj
+    for v in x:
+        assert weight[x[v][0].index] == weight[x[v][1].index] == 0
+        assert 0 < weight[x[v][2].index] < weight[x[v][3].index]
+
+
+def test_the_count_reducing_step_ends_at_the_first_sweep_that_loses_a_section(monkeypatch):
+    """Once a sweep of windows lost a section, no further sweep is asked: on the MSR graphs
+    a sweep after a loss never lost another, and its plan goes to the time search."""
+    import formulations.sections.cut as sections
+    monkeypatch.setattr(sections, "PAIR_SECONDS", 1e3)       # no whole model fits the plan
+    monkeypatch.setattr(sections, "MONOLITHIC_LIMIT", 0)     # the window searches run
+    lost = []                                   # sections each sweep lost, in order
+    merge, pack = sections._Cutter.merge_sweep, sections._Cutter.pack_sweep
+
+    def merged(self, assignment, size, first, last, keep):
+        lost.append(merge(self, assignment, size, first, last, keep))
+        return lost[-1]
+
+    def packed(self, assignment, size, first, last, keep):
+        end = pack(self, assignment, size, first, last, keep)
+        lost.append(last - end)
+        return end
+    monkeypatch.setattr(sections._Cutter, "merge_sweep", merged)
+    monkeypatch.setattr(sections._Cutter, "pack_sweep", packed)
+    graph = two_resource_dag(1, n=24, density=0.1)     # greedy 13 sections, lower bound 11
+    plan = cut_sections(graph, Capacity(pcu=6, pmu=6, total=12, agcu=0),
+                        SolveSettings("cp-sat", time_limit=20))
+    assert plan.extra["merged_by_windows"] > 0
+    assert [n > 0 for n in lost].index(True) == len(lost) - 1
 
 
 def test_a_window_cut_into_fewer_sections_closes_the_gap():
