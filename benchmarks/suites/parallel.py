@@ -175,7 +175,8 @@ def estimate(here: float, batches: list[list[float]], workers: float) -> float:
     largest first (:func:`makespan`); with infinitely many, the serial seconds (each
     batch's largest task: no worker count shortens it).
 
-    >>> estimate(1.0, [[3.0, 2.0, 1.0], [4.0]], 2), estimate(1.0, [[3.0, 2.0, 1.0], [4.0]], math.inf)
+    >>> work = [[3.0, 2.0, 1.0], [4.0]]
+    >>> estimate(1.0, work, 2), estimate(1.0, work, math.inf)
     (8.0, 8.0)
     >>> estimate(1.0, [[3.0, 3.0, 3.0]], 2)
     7.0

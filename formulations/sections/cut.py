@@ -5,12 +5,12 @@
 (:mod:`formulations.sections.greedy`) is the baseline and the warm start; on big
 graphs windows of its sections are first re-cut into fewer (:meth:`_Cutter.fewer_sections`);
 the section model (:mod:`formulations.sections.model`) is tried for every section count
-from the lower bound up to one below the best known (fewest sections), then minimises the bytes crossing cuts and,
-given costs (:mod:`formulations.sections.costs`), the time per sample from that cut,
-as one model for small graphs or window by window (a large-neighbourhood search)
-for big ones; on a graph of more than one category, or cut as one model into several
-sections, it also moves groups of nodes between any two sections of a category
-(:mod:`formulations.sections.refine`), which ends the cut. The answer is never worse
+from the lower bound up to one below the best known (fewest sections), then minimises the
+bytes crossing cuts and, given costs (:mod:`formulations.sections.costs`), the time per
+sample from that cut, as one model for small graphs or window by window (a
+large-neighbourhood search) for big ones; on a graph of more than one category, or cut as
+one model into several sections, it also moves groups of nodes between any two sections of
+a category (:mod:`formulations.sections.refine`), which ends the cut. The answer is never worse
 than greedy.
 """
 

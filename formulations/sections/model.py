@@ -408,7 +408,8 @@ def _same_iteration(graph: Graph, a: str, b: str) -> bool:
                for i in graph.out_edges(a))
 
 
-def _closure(order: list[str], parents: dict[str, list[int]], pos: dict[str, int]) -> dict[str, int]:
+def _closure(order: list[str], parents: dict[str, list[int]], pos: dict[str, int]
+             ) -> dict[str, int]:
     """Bitset of each node and everything before it along ``parents`` (in ``order``)."""
     by_pos = {pos[v]: v for v in order}
     closure: dict[str, int] = {}

@@ -54,7 +54,8 @@ def test_categories_stay_apart_without_extra_sections():
     nodes = [Node(f"f{i}", unit="pcu", category="forward") for i in range(3)]
     nodes += [Node(f"b{i}", unit="pcu", category="backward") for i in range(3)]
     nodes = [nodes[0], nodes[3], nodes[1], nodes[4], nodes[2], nodes[5]]
-    edges = [Edge("f0", "f1"), Edge("f1", "f2"), Edge("f2", "b0"), Edge("b0", "b1"), Edge("b1", "b2")]
+    edges = [Edge("f0", "f1"), Edge("f1", "f2"), Edge("f2", "b0"), Edge("b0", "b1"),
+             Edge("b1", "b2")]
     sections = greedy_cut(Graph("g", nodes, edges), Capacity(pcu=10, pmu=10, total=20, agcu=0))
     assert [s.nodes for s in sections] == [["f0", "f1", "f2"], ["b0", "b1", "b2"]]
 
@@ -302,7 +303,8 @@ def test_with_costs_the_cut_puts_the_slow_stages_together(backend):
     cap = Capacity(pcu=2, pmu=2, total=4, agcu=0)
     plan = cut_sections(graph, cap, SolveSettings(backend, 5.0), costs=costs)
     assert plan.count == 2
-    assert cut_time(graph, assignment_of(plan.sections), costs) == plan.extra["estimated_cycles_per_sample"] == 11
+    assert (cut_time(graph, assignment_of(plan.sections), costs)
+            == plan.extra["estimated_cycles_per_sample"] == 11)
     assert {frozenset(s.nodes) for s in plan.sections} == {frozenset({"slow1", "slow2"}),
                                                           frozenset({"fast1", "fast2"})}
 
