@@ -12,7 +12,9 @@ the time left, while a question of its size fits) and a descent below the II rea
 bisection first (after a quick descent, :data:`QUICK_SHARE`) when the baseline is above
 :data:`MOBILITY_FIRST` x the bound, on a resource-bound kernel with the work for it
 list-scheduling attempts whose congestion is repaired by the full model around it
-(:func:`~formulations.cgra.repair.repair_descend`, :data:`REPAIR_SHARE`), then the II sweep on
+(:func:`~formulations.cgra.repair.repair_descend`, :data:`REPAIR_SHARE`), and before all of
+these, on a resource-bound kernel with :data:`FIRST_LEAST` planned seconds left, one question
+at the proven bound + 1 (:func:`_bound_question`, :data:`FIRST_SHARE`), then the II sweep on
 ``settings.backend`` (CP-SAT: :func:`~formulations.cgra.sweep.sweep_ii` with its proofs; a
 linear backend: :func:`~formulations.cgra.milp.sweep_milp`), warm-started by the baseline.
 On a fabric larger than :data:`REGION` x :data:`REGION` PEs a large kernel's baseline is
@@ -256,8 +258,10 @@ def _descent_steps(bounds: dict[str, int], baseline: CgraSchedule,
     then lacked the work for one question); the descent first otherwise. On a resource-bound
     kernel with the work for it, spread attempts whose near misses are repaired
     (:func:`_repair`) go after the bisection (before the late descent when the bisection
-    goes first): the bisection's questions keep the work they had. The
-    bisection asks on ``fabric``'s fabric at each II."""
+    goes first): the bisection's questions keep the work they had. On a resource-bound
+    kernel with :data:`FIRST_LEAST` planned seconds left, one question at ``route_ii`` + 1
+    goes before all of them (:func:`_bound_question`). The bisection asks on ``fabric``'s
+    fabric at each II."""
     bisect = partial(_bisect, fabric=fabric)
     first = partial(_bound_question, fabric=fabric)
     if baseline.method.startswith(EJECTION):
