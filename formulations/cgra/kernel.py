@@ -14,7 +14,8 @@ bisection first (after a quick descent, :data:`QUICK_SHARE`) when the baseline i
 list-scheduling attempts whose congestion is repaired by the full model around it
 (:func:`~formulations.cgra.repair.repair_descend`, :data:`REPAIR_SHARE`), and before all of
 these, on a resource-bound kernel with :data:`FIRST_LEAST` planned seconds left, one question
-at the proven bound + 1 (:func:`_bound_question`, :data:`FIRST_SHARE`), then the II sweep on
+at the proven bound + 1, and at the bound when that maps (:func:`_bound_question`,
+:data:`FIRST_SHARE`), then the II sweep on
 ``settings.backend`` (CP-SAT: :func:`~formulations.cgra.sweep.sweep_ii` with its proofs; a
 linear backend: :func:`~formulations.cgra.milp.sweep_milp`), warm-started by the baseline.
 On a fabric larger than :data:`REGION` x :data:`REGION` PEs a large kernel's baseline is
@@ -131,12 +132,12 @@ REPAIR_LEAST = 15.0
 #: On a resource-bound kernel (:func:`~formulations.cgra.repair.resource_bound`: ``route_ii``
 #: is ResMII, above RecMII) whose baseline is above ``route_ii`` + 1, the share of the work
 #: left for one question in mobility windows at ``route_ii`` + 1 before every other search
-#: below the baseline (:func:`_bound_question`), asked only when the work left is at least
-#: ``FIRST_LEAST`` planned seconds. Such a question can need many times the work its size
-#: suggests, more than a bisection gives one question (at most 0.4 of its work): dwt
-#: FullPred on the 4 x 4 torus maps II 11 (the bound + 1) with 59.2 planned s of one
-#: question, where the 120 s run's bisection asked 14, 12 and 13 and ended at 14. It has
-#: 91.9 planned s left after its baseline; 0.7 of it is 64.3.
+#: below the baseline, and then for one at ``route_ii`` when it maps (:func:`_bound_question`),
+#: asked only when the work left is at least ``FIRST_LEAST`` planned seconds. Such a
+#: question can need many times the work its size suggests, more than a bisection gives one
+#: question (at most 0.4 of its work): dwt FullPred on the 4 x 4 torus maps II 11 (the
+#: bound + 1) with 59.2 planned s of one question, where the 120 s run's bisection asked 14,
+#: 12 and 13 and ended at 14. It has 91.9 planned s left after its baseline; 0.7 is 64.3.
 FIRST_SHARE = 0.7
 #: 59.2 / ``FIRST_SHARE``, rounded up: with less left the question cannot get the work dwt
 #: FullPred's needed, and the usual searches keep theirs (a 15 s run plans 12.75 s in all,
@@ -260,8 +261,8 @@ def _descent_steps(bounds: dict[str, int], baseline: CgraSchedule,
     (:func:`_repair`) go after the bisection (before the late descent when the bisection
     goes first): the bisection's questions keep the work they had. On a resource-bound
     kernel with :data:`FIRST_LEAST` planned seconds left, one question at ``route_ii`` + 1
-    goes before all of them (:func:`_bound_question`). The bisection asks on ``fabric``'s
-    fabric at each II."""
+    (and one at ``route_ii`` when it maps) goes before all of them (:func:`_bound_question`).
+    The bisection asks on ``fabric``'s fabric at each II."""
     bisect = partial(_bisect, fabric=fabric)
     first = partial(_bound_question, fabric=fabric)
     if baseline.method.startswith(EJECTION):
@@ -282,22 +283,29 @@ def _bound_question(problem: CgraProblem, best: CgraSchedule, settings: SolveSet
     in mobility windows (:func:`~formulations.cgra.mobility.window_question`, on
     ``fabric``'s fabric) at ``route_ii`` + 1 with :data:`FIRST_SHARE` of the work left,
     before the descents and the bisection: the bar's II, whose question can need most of a
-    120 s run's work (dwt FullPred on the torus), which no bisection gives it. Its mapping,
-    else ``best``; the usual searches go on from it with the work it left (a question stops
-    at its first mapping)."""
+    120 s run's work (dwt FullPred on the torus), which no bisection gives it. When it maps,
+    ``route_ii`` is the only II left to gain, and its question gets :data:`FIRST_SHARE` of
+    the work left in turn (realgsm FullPred on the torus: with the bisection's share after
+    the question at 7 it found nothing at 6, which main's question mapped with a little more
+    work). The mapping of the smallest II found, else ``best``; the usual searches go on from
+    it with the work left (a question stops at its first mapping)."""
     if budget.left() < FIRST_LEAST:
         return best
-    ii = lower_bounds(problem)["route_ii"] + 1
-    if best.ii <= ii or not resource_bound(problem):
+    low = lower_bounds(problem)["route_ii"]
+    if best.ii <= low + 1 or not resource_bound(problem):
         return best
-    where = fabric(ii) if fabric else problem
-    found, _ = window_question(where, ii, budget.share(budget.left() * FIRST_SHARE),
-                               settings.seed, SLACK)
-    if found is not None and where is not problem:
-        found = moved_onto(problem, where, found, f"the {where.rows} x {where.cols} corner")
-    say(f"mobility windows: II {ii} (the bound + 1, first) " +
-        (f"mapped, length {found.length}" if found else "not found"))
-    return found or best
+    for ii in (low + 1, low):
+        where = fabric(ii) if fabric else problem
+        found, _ = window_question(where, ii, budget.share(budget.left() * FIRST_SHARE),
+                                   settings.seed, SLACK)
+        if found is not None and where is not problem:
+            found = moved_onto(problem, where, found, f"the {where.rows} x {where.cols} corner")
+        say(f"mobility windows: II {ii} (the bound{' + 1' if ii > low else ''}, first) " +
+            (f"mapped, length {found.length}" if found else "not found"))
+        if found is None:
+            break
+        best = found
+    return best
 
 
 def _bisect(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings, budget: Budget,

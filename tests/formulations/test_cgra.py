@@ -718,8 +718,9 @@ def test_a_resource_bound_kernel_asks_its_bound_plus_one_first_with_the_work(mon
     ResMII, above RecMII) from II 20, every question mapping: with ``FIRST_LEAST`` planned
     seconds left, the first question is at ``route_ii`` + 1 = 12 with ``FIRST_SHARE`` of the
     work (dwt FullPred on the torus maps its bound + 1 with 59.2 planned s of one question),
-    before the quick descent, and the bisection then asks 11 alone; with less work left (a
-    15 s run) the bisection's midpoints as before, 15, 13, 12, 11."""
+    before the quick descent, then 11 with ``FIRST_SHARE`` of the rest (and when that finds
+    nothing the bisection asks 11 again); with less work left (a 15 s run) the bisection's
+    midpoints as before, 15, 13, 12, 11."""
     from dataclasses import replace
     from formulations.cgra import kernel as k, mobility
     from formulations.cgra.listsched import schedule_at_ii
@@ -743,8 +744,16 @@ def test_a_resource_bound_kernel_asks_its_bound_plus_one_first_with_the_work(mon
     settings = SolveSettings(time_limit=1)
     rich = Budget(k.FIRST_LEAST * 1.2, time.monotonic() + 300)
     assert k._descent(problem, bounds, start, settings, rich, lambda line: None).ii == 11
-    assert [(where, ii) for where, ii, _ in asked] == [("first", 12), ("bisection", 11)]
-    assert asked[0][2] == pytest.approx(k.FIRST_LEAST * 1.2 * k.FIRST_SHARE)
+    assert [(where, ii) for where, ii, _ in asked] == [("first", 12), ("first", 11)]
+    share = k.FIRST_LEAST * 1.2 * k.FIRST_SHARE                  # the mocks spend nothing
+    assert asked[0][2] == pytest.approx(share) and asked[1][2] == pytest.approx(share)
+    asked.clear()
+    monkeypatch.setattr(k, "window_question", lambda p, ii, budget, *a, **kw: asked.append(
+        ("first", ii, budget.left())) or (replace(start, ii=ii) if ii > 11 else None, False))
+    rich = Budget(k.FIRST_LEAST * 1.2, time.monotonic() + 300)
+    assert k._descent(problem, bounds, start, settings, rich, lambda line: None).ii == 11
+    assert [(where, ii) for where, ii, _ in asked] == [("first", 12), ("first", 11),
+                                                       ("bisection", 11)]
     asked.clear()
     poor = Budget(k.FIRST_LEAST * 0.9, time.monotonic() + 300)
     assert k._descent(problem, bounds, start, settings, poor, lambda line: None).ii == 11
