@@ -453,6 +453,7 @@ def test_the_late_descent_goes_on_with_the_quick_descents_attempts(monkeypatch):
 
     monkeypatch.setattr(listsched, "schedule_at_ii", attempt)
     monkeypatch.setattr(k, "_bisect", lambda p, best, *a, top=None, **kw: best)
+    monkeypatch.setattr(k, "FIRST_LEAST", float("inf"))    # no bound question: another test's
     k._descent(problem, {"route_ii": 10}, start, SolveSettings(time_limit=1), Budget(100), print)
     seeds = [seed for seed, _ in tried]
     assert len(seeds) > k.QUICK_STALL and sorted(seeds) == seeds == list(
