@@ -12,7 +12,10 @@ the time left, while a question of its size fits) and a descent below the II rea
 bisection first (after a quick descent, :data:`QUICK_SHARE`) when the baseline is above
 :data:`MOBILITY_FIRST` x the bound, on a resource-bound kernel with the work for it
 list-scheduling attempts whose congestion is repaired by the full model around it
-(:func:`~formulations.cgra.repair.repair_descend`, :data:`REPAIR_SHARE`), then the II sweep on
+(:func:`~formulations.cgra.repair.repair_descend`, :data:`REPAIR_SHARE`), and before all of
+these, on a resource-bound kernel with :data:`FIRST_LEAST` planned seconds left, one question
+at the proven bound + 1, and at the bound when that maps (:func:`_bound_question`,
+:data:`FIRST_SHARE`), then the II sweep on
 ``settings.backend`` (CP-SAT: :func:`~formulations.cgra.sweep.sweep_ii` with its proofs; a
 linear backend: :func:`~formulations.cgra.milp.sweep_milp`), warm-started by the baseline.
 On a fabric larger than :data:`REGION` x :data:`REGION` PEs a large kernel's baseline is
@@ -54,7 +57,7 @@ from typing import Callable, Iterator
 from formulations.cgra.listsched import (EJECTION, LARGE_KERNEL, ROUNDS, descend,
                                         eject_from_top, list_schedule)
 from formulations.cgra.milp import sweep_milp
-from formulations.cgra.mobility import mobility_search
+from formulations.cgra.mobility import SLACK, mobility_search, window_question
 from formulations.cgra.repair import repair_descend, resource_bound
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, lower_bounds,
                                        moved_onto, precheck, problem_from_graph)
@@ -68,6 +71,7 @@ __all__ = ["PLACERS", "BASELINE_SHARE", "SECOND_SHARE", "EJECT_SPLIT", "EJECT_SH
            "REGION_SHARE", "SECOND_NODES", "DESCENT_NODES", "DESCENT_SHARE",
            "MID_DESCENT_SHARE", "MOBILITY_SHARE", "MOBILITY_FIRST", "QUICK_SHARE", "QUICK_STALL",
            "LATE_DESCENT_SHARE", "REPAIR_SHARE", "REPAIR_LEAST", "SWEEP_LEAST", "QUESTION_FILL",
+           "FIRST_SHARE", "FIRST_LEAST",
            "CgraResult", "map_kernel",
            "region_spec", "question_fabrics"]
 
@@ -125,6 +129,20 @@ LATE_DESCENT_SHARE = 0.8
 #: leaving 6-20 slots over capacity; spread attempts leave 1-2, and a repair maps).
 REPAIR_SHARE = 0.5
 REPAIR_LEAST = 15.0
+#: On a resource-bound kernel (:func:`~formulations.cgra.repair.resource_bound`: ``route_ii``
+#: is ResMII, above RecMII) whose baseline is above ``route_ii`` + 1, the share of the work
+#: left for one question in mobility windows at ``route_ii`` + 1 before every other search
+#: below the baseline, and then for one at ``route_ii`` when it maps (:func:`_bound_question`),
+#: asked only when the work left is at least ``FIRST_LEAST`` planned seconds. Such a
+#: question can need many times the work its size suggests, more than a bisection gives one
+#: question (at most 0.4 of its work): dwt FullPred on the 4 x 4 torus maps II 11 (the
+#: bound + 1) with 59.2 planned s of one question, where the 120 s run's bisection asked 14,
+#: 12 and 13 and ended at 14. It has 91.9 planned s left after its baseline; 0.7 is 64.3.
+FIRST_SHARE = 0.7
+#: 59.2 / ``FIRST_SHARE``, rounded up: with less left the question cannot get the work dwt
+#: FullPred's needed, and the usual searches keep theirs (a 15 s run plans 12.75 s in all,
+#: so the suite's rows never ask it).
+FIRST_LEAST = 85.0
 #: Rows and columns of the corner a larger fabric's kernel is mapped on first, and the share
 #: of the time that run gets (:func:`region_spec`).
 REGION = 4
@@ -241,16 +259,53 @@ def _descent_steps(bounds: dict[str, int], baseline: CgraSchedule,
     then lacked the work for one question); the descent first otherwise. On a resource-bound
     kernel with the work for it, spread attempts whose near misses are repaired
     (:func:`_repair`) go after the bisection (before the late descent when the bisection
-    goes first): the bisection's questions keep the work they had. The
-    bisection asks on ``fabric``'s fabric at each II."""
+    goes first): the bisection's questions keep the work they had. On a resource-bound
+    kernel with :data:`FIRST_LEAST` planned seconds left, one question at ``route_ii`` + 1
+    (and one at ``route_ii`` when it maps) goes before all of them (:func:`_bound_question`).
+    The bisection asks on ``fabric``'s fabric at each II."""
     bisect = partial(_bisect, fabric=fabric)
+    first = partial(_bound_question, fabric=fabric)
     if baseline.method.startswith(EJECTION):
-        return [bisect, _descend_below]
+        return [first, bisect, _descend_below]
     if baseline.ii > MOBILITY_FIRST * bounds["route_ii"]:
         numbers = itertools.count()          # the late descent goes on where the quick stopped
-        return [partial(_quick_descent, numbers=numbers), partial(bisect, top=baseline.ii),
-                _repair, partial(_late_descent, numbers=numbers)]
-    return [_descend_below, bisect, _repair]
+        return [first, partial(_quick_descent, numbers=numbers),
+                partial(bisect, top=baseline.ii), _repair,
+                partial(_late_descent, numbers=numbers)]
+    return [first, _descend_below, bisect, _repair]
+
+
+def _bound_question(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings,
+                    budget: Budget, say: Callable[[str], None],
+                    fabric: Callable[[int], CgraProblem] | None = None) -> CgraSchedule:
+    """On a resource-bound kernel (:func:`~formulations.cgra.repair.resource_bound`) above
+    ``route_ii`` + 1 with at least :data:`FIRST_LEAST` planned seconds left, one question
+    in mobility windows (:func:`~formulations.cgra.mobility.window_question`, on
+    ``fabric``'s fabric) at ``route_ii`` + 1 with :data:`FIRST_SHARE` of the work left,
+    before the descents and the bisection: the bar's II, whose question can need most of a
+    120 s run's work (dwt FullPred on the torus), which no bisection gives it. When it maps,
+    ``route_ii`` is the only II left to gain, and its question gets :data:`FIRST_SHARE` of
+    the work left in turn (realgsm FullPred on the torus: with the bisection's share after
+    the question at 7 it found nothing at 6, which main's question mapped with a little more
+    work). The mapping of the smallest II found, else ``best``; the usual searches go on from
+    it with the work left (a question stops at its first mapping)."""
+    if budget.left() < FIRST_LEAST:
+        return best
+    low = lower_bounds(problem)["route_ii"]
+    if best.ii <= low + 1 or not resource_bound(problem):
+        return best
+    for ii in (low + 1, low):
+        where = fabric(ii) if fabric else problem
+        found, _ = window_question(where, ii, budget.share(budget.left() * FIRST_SHARE),
+                                   settings.seed, SLACK)
+        if found is not None and where is not problem:
+            found = moved_onto(problem, where, found, f"the {where.rows} x {where.cols} corner")
+        say(f"mobility windows: II {ii} (the bound{' + 1' if ii > low else ''}, first) " +
+            (f"mapped, length {found.length}" if found else "not found"))
+        if found is None:
+            break
+        best = found
+    return best
 
 
 def _bisect(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings, budget: Budget,

@@ -453,6 +453,7 @@ def test_the_late_descent_goes_on_with_the_quick_descents_attempts(monkeypatch):
 
     monkeypatch.setattr(listsched, "schedule_at_ii", attempt)
     monkeypatch.setattr(k, "_bisect", lambda p, best, *a, top=None, **kw: best)
+    monkeypatch.setattr(k, "FIRST_LEAST", float("inf"))    # no bound question: another test's
     k._descent(problem, {"route_ii": 10}, start, SolveSettings(time_limit=1), Budget(100), print)
     seeds = [seed for seed, _ in tried]
     assert len(seeds) > k.QUICK_STALL and sorted(seeds) == seeds == list(
@@ -711,3 +712,50 @@ def test_a_large_kernels_last_failed_step_gets_the_bisections_tries(monkeypatch)
     monkeypatch.setattr(listsched, "_try_ii", attempts)
     assert listsched.list_schedule(p).ii == steps[1]
     assert calls[:4] == [(1, 1), (2, 1), (3, 1), (2, 3)]
+
+
+def test_a_resource_bound_kernel_asks_its_bound_plus_one_first_with_the_work(monkeypatch):
+    """On a resource-bound kernel (40 adds fed by a load on a 2 x 2 mesh: ``route_ii`` 11 is
+    ResMII, above RecMII) from II 20, every question mapping: with ``FIRST_LEAST`` planned
+    seconds left, the first question is at ``route_ii`` + 1 = 12 with ``FIRST_SHARE`` of the
+    work (dwt FullPred on the torus maps its bound + 1 with 59.2 planned s of one question),
+    before the quick descent, then 11 with ``FIRST_SHARE`` of the rest (and when that finds
+    nothing the bisection asks 11 again); with less work left (a 15 s run) the bisection's
+    midpoints as before, 15, 13, 12, 11."""
+    from dataclasses import replace
+    from formulations.cgra import kernel as k, mobility
+    from formulations.cgra.listsched import schedule_at_ii
+    from formulations.cgra.repair import resource_bound
+    graph = Graph("fan40", [Node("a", op="LOAD")] + [Node(f"m{i}", op="ADD") for i in range(40)],
+                  [Edge("a", f"m{i}") for i in range(40)])
+    problem = problem_from_graph(graph, TINY)
+    bounds = lower_bounds(problem)
+    assert resource_bound(problem) and bounds["route_ii"] == bounds["res_ii"] == 11
+    start = schedule_at_ii(problem, 20)
+    asked: list[tuple[str, int, float]] = []
+
+    def question(where: str):
+        return lambda p, ii, budget, *a, **kw: asked.append(
+            (where, ii, budget.left())) or (replace(start, ii=ii), False)
+
+    monkeypatch.setattr(k, "window_question", question("first"))
+    monkeypatch.setattr(mobility, "window_question", question("bisection"))
+    monkeypatch.setattr(k, "descend", lambda p, best, *a, **kw: best)
+    monkeypatch.setattr(k, "repair_descend", lambda p, best, *a, **kw: best)
+    settings = SolveSettings(time_limit=1)
+    rich = Budget(k.FIRST_LEAST * 1.2, time.monotonic() + 300)
+    assert k._descent(problem, bounds, start, settings, rich, lambda line: None).ii == 11
+    assert [(where, ii) for where, ii, _ in asked] == [("first", 12), ("first", 11)]
+    share = k.FIRST_LEAST * 1.2 * k.FIRST_SHARE                  # the mocks spend nothing
+    assert asked[0][2] == pytest.approx(share) and asked[1][2] == pytest.approx(share)
+    asked.clear()
+    monkeypatch.setattr(k, "window_question", lambda p, ii, budget, *a, **kw: asked.append(
+        ("first", ii, budget.left())) or (replace(start, ii=ii) if ii > 11 else None, False))
+    rich = Budget(k.FIRST_LEAST * 1.2, time.monotonic() + 300)
+    assert k._descent(problem, bounds, start, settings, rich, lambda line: None).ii == 11
+    assert [(where, ii) for where, ii, _ in asked] == [("first", 12), ("first", 11),
+                                                       ("bisection", 11)]
+    asked.clear()
+    poor = Budget(k.FIRST_LEAST * 0.9, time.monotonic() + 300)
+    assert k._descent(problem, bounds, start, settings, poor, lambda line: None).ii == 11
+    assert [(where, ii) for where, ii, _ in asked] == [("bisection", ii) for ii in (15, 13, 12, 11)]
