@@ -80,13 +80,15 @@ class CutCosts:
         """Node v's stage cycles with every input in its section (its largest)."""
         return max(self.stage.get(v, 0.0), sum(c for _, c in self.streamed.get(v, ())))
 
-    def for_window(self, graph: Graph, sub: Graph) -> "CutCosts":
+    def for_window(self, graph: Graph, sub: Graph,
+                   whole: list[CutNet] | None = None) -> "CutCosts":
         """The costs of window ``sub`` of ``graph``: a net with a sink outside is written
         whatever the window's cut, and one driven from outside is read by each section
-        holding its sinks."""
+        holding its sinks. ``whole``: ``graph``'s nets (:func:`cut_nets`), given by a
+        search that asks for many windows (computed when not given)."""
         inside = set(sub.node_ids)
         nets = []
-        for net in _whole_nets(graph):
+        for net in cut_nets(graph, self) if whole is None else whole:
             sinks = tuple(s for s in net.sinks if s in inside)
             driver = net.driver if net.driver in inside else None
             written = driver is not None and len(sinks) < len(net.sinks)
@@ -100,26 +102,14 @@ class CutCosts:
 
 def _whole_nets(graph: Graph) -> list[CutNet]:
     """The graph's nets that can cross a cut (a sink other than the driver), each as big as
-    its largest edge (:func:`sim.perf.section_inputs` counts them so). The last graph's are
-    kept (a graph is not changed once its nets are read): a cut's window search asks for
-    them once a window; kept, the cut's own driver work on bert_L-12 training falls from
-    0.50 to 0.37 s."""
-    kept = _NETS_KEPT.get(id(graph))
-    if kept is not None and kept[0] is graph:
-        return list(kept[1])
+    its largest edge (:func:`sim.perf.section_inputs` counts them so)."""
     out = []
     for net in graph.nets:
         edges = [graph.edges[i] for i in net.edges if graph.edges[i].dst != net.driver]
         if edges:
             out.append(CutNet(net.driver, tuple(dict.fromkeys(e.dst for e in edges)),
                               max(_bytes(e) for e in edges)))
-    _NETS_KEPT.clear()
-    _NETS_KEPT[id(graph)] = (graph, tuple(out))
     return out
-
-
-#: The last graph's nets (:func:`_whole_nets`), by the graph's identity.
-_NETS_KEPT: dict[int, tuple[Graph, tuple[CutNet, ...]]] = {}
 
 
 def cut_nets(graph: Graph, costs: CutCosts) -> list[CutNet]:
