@@ -215,8 +215,10 @@ class _Refiner:
         self.earlier = {b: [a for a, y in separate if y == b] for _, b in separate}
         self.demand = {v: unit_demand(graph.node(v)) for v in self.order}
         self.units = {v: tuple(self.demand[v][unit] for unit in ZERO) for v in self.order}
-        # a stage no cut changes (no streamed inputs), looked up instead of computed
-        self.fixed = {v: costs.stage.get(v, 0.0) for v in self.order if not costs.streamed.get(v)}
+        self.stages = _Stages(costs, self.order, self.a)
+        # per net what :meth:`time` reads, unpacked once: it runs for every move tried
+        self.net_facts = [(net.driver, net.written, len(net.sinks), net.bytes)
+                          for net in self.nets]
         self.load = [{unit: sum(self.demand[v][unit] for v in sorted(
             self.members[k], key=self.rank.__getitem__)) for unit in ZERO}
             for k in range(self.count)]
@@ -230,16 +232,16 @@ class _Refiner:
         """Section ``k``'s cycles per sample: its slowest stage or its DRAM traffic (the
         nets' bytes summed exactly, ``math.fsum``, so that no set's order matters and the
         members need no sorting)."""
-        members, a, stage_in, fixed = self.members[k], self.a, self.costs.stage_in, self.fixed
+        members, a = self.members[k], self.a
         self.visit(len(members))
-        slowest = max((fixed[v] if v in fixed else stage_in(v, a) for v in members),
-                      default=0.0)
-        sinks_at, nets, moved = self.sinks_at, self.nets, []
+        slowest = max(map(self.stages.__getitem__, members), default=0.0)
+        sinks_at, facts, moved = self.sinks_at, self.net_facts, []
         for i in set().union(*map(self.nets_of.__getitem__, members)):
-            net, here = nets[i], sinks_at[i].get(k, 0)
+            driver, written, sinks, size = facts[i]
+            here = sinks_at[i].get(k, 0)
             # k moves the net: as its driver's section, written or read elsewhere; else read
-            if (net.written or here < len(net.sinks)) if a.get(net.driver) == k else here:
-                moved.append(net.bytes)
+            if (written or here < sinks) if a.get(driver) == k else here:
+                moved.append(size)
         return self.costs.section(slowest, math.fsum(moved))
 
     def roomy(self, k: int) -> bool:
@@ -247,6 +249,19 @@ class _Refiner:
         move: what most tries of an ejection fail on, checked before :meth:`fits`."""
         self.visit(1)
         return Section(k, **self.load[k]).fits_with(ZERO, self.cap, self.scales.get(k, 1.0))
+
+    def room_for(self, group: list[str], to: int) -> bool:
+        """Whether ``group`` moved to ``to`` leaves both ``to`` and its own section roomy
+        (:meth:`roomy`), from the totals alone: most groups an ejection tries fail it, and
+        need not move."""
+        frm, moved = self.a[group[0]], tuple(map(sum, zip(*map(self.units.__getitem__, group))))
+        return (self._roomy_as(to, {u: self.load[to][u] + m for u, m in zip(ZERO, moved)})
+                and self._roomy_as(frm, {u: self.load[frm][u] - m for u, m in zip(ZERO, moved)}))
+
+    def _roomy_as(self, k: int, load: dict[str, float]) -> bool:
+        """:meth:`roomy` of section ``k`` holding ``load``."""
+        self.visit(1)
+        return Section(k, **load).fits_with(ZERO, self.cap, self.scales.get(k, 1.0))
 
     def fits(self, k: int) -> bool:
         """Whether section ``k`` fits with its stage buffers."""
@@ -284,8 +299,9 @@ class _Refiner:
     def move(self, group: list[str], to: int) -> None:
         """Move ``group`` (one section's nodes) to section ``to``."""
         self.visit(len(group))
-        frm, members, sinks_at = self.a[group[0]], self.members, self.sinks_at
+        frm, members, sinks_at, stages = self.a[group[0]], self.members, self.sinks_at, self.stages
         for v in group:
+            stages.forget(v)
             members[frm].discard(v)
             members[to].add(v)
             self.a[v] = to
@@ -364,8 +380,11 @@ class _Refiner:
                 for i in self.reach(other, down):
                     if self.budget.over() or not self.legal(other, i):
                         continue
+                    if not self.room_for(other, i):
+                        self.visit(2 * len(other))      # charged as its move there and back
+                        continue
                     self.move(other, i)
-                    if self.roomy(i) and self.roomy(to) and self.fits(i) and self.fits(to):
+                    if self.fits(i) and self.fits(to):
                         saved = (before + (self.now[i] if i not in (k, to) else 0.0)
                                  - self.times({k, to, i}))
                         if best is None or saved > best[0]:
@@ -426,6 +445,37 @@ class _Refiner:
                     moved = True
                     self.near.clear()
         return self.a
+
+
+class _Stages(dict):
+    """Each node's stage cycles in the cut being refined (:meth:`CutCosts.stage_in
+    <formulations.sections.costs.CutCosts.stage_in>`), kept as groups move: a stage no cut
+    changes (no streamed inputs) is stored once, a streaming node's is computed when it is
+    asked for after the node or one of its sources moved (:meth:`forget`)."""
+
+    def __init__(self, costs: CutCosts, nodes: list[str], assignment: dict[str, int]):
+        super().__init__((v, costs.stage.get(v, 0.0)) for v in nodes if not costs.streamed.get(v))
+        self.streaming = {v: (costs.stage.get(v, 0.0), costs.streamed[v])
+                          for v in nodes if v not in self}
+        self.a = assignment
+        self.fed: dict[str, list[str]] = {}         # per source, the streaming nodes it feeds
+        for v, (_, inputs) in self.streaming.items():
+            for u in dict.fromkeys(u for u, _ in inputs):
+                self.fed.setdefault(u, []).append(v)
+
+    def __missing__(self, v: str) -> float:
+        own, inputs = self.streaming[v]
+        here, a = self.a[v], self.a
+        self[v] = stage = max(own, sum(c for u, c in inputs if a.get(u) == here))
+        return stage
+
+    def forget(self, v: str) -> None:
+        """Drop the stages that a move of ``v`` may change: its own, and those of the
+        streaming nodes it feeds."""
+        if v in self.streaming:
+            self.pop(v, None)
+        for w in self.fed.get(v, ()):
+            self.pop(w, None)
 
 
 def _category_runs(categories: list[set]) -> tuple[list[int], list[int]]:

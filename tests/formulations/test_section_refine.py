@@ -195,21 +195,26 @@ def test_the_section_times_kept_as_groups_move_add_up_to_the_cuts_time(case, dat
     """The refiner keeps each net's sinks per section as nodes move; the section times it
     reads from them add up to :func:`cut_time` of the cut it holds, on the whole graph
     and on a window (nets driven from outside, or written whatever the cut), with
-    streaming stages."""
+    streaming stages (each node's kept as its sources move). Whether a move leaves room
+    (read from the totals alone) is what the move would find."""
     graph, costs = case
-    streamed = {e.dst: ((e.src, e.bytes / 10),) for e in graph.edges[::2]}
+    streamed = {e.dst: ((e.src, float(e.bytes)),) for e in graph.edges[::2]}   # above stages
     costs = CutCosts(costs.stage, costs.dram_per_byte, streamed=streamed)
     if data.draw(st.booleans(), "window"):
         window = graph.subgraph(graph.node_ids[: len(graph.node_ids) // 2 + 1])
         graph, costs = window, costs.for_window(graph, window)
     count = data.draw(st.integers(1, 4), "sections")
     start = {v: data.draw(st.integers(0, count - 1)) for v in graph.node_ids}
-    refiner = _Refiner(graph, dict(start), Capacity(pcu=9, pmu=9, total=18, agcu=0), costs,
-                       {}, [], (), budget(), tuple(range(count)))
+    units = data.draw(st.integers(1, 9), "units")
+    refiner = _Refiner(graph, dict(start), Capacity(pcu=units, pmu=units, total=units, agcu=0),
+                       costs, {}, [], (), budget(), tuple(range(count)))
     for v, to in data.draw(st.lists(st.tuples(st.sampled_from(graph.node_ids),
                                               st.integers(0, max(start.values()))),
                                     max_size=8), "moves"):
         if refiner.a[v] != to:
+            frm, room = refiner.a[v], refiner.room_for([v], to)
             refiner.move([v], to)
+            assert room == (refiner.roomy(to) and refiner.roomy(frm))
+        assert all(refiner.stages[u] == costs.stage_in(u, refiner.a) for u in refiner.a)
         kept = math.fsum(refiner.time(k) for k in range(refiner.count))
         assert kept == pytest.approx(cut_time(graph, refiner.a, costs), rel=1e-12)
