@@ -7,6 +7,11 @@ mapping.json), 4 internal error (a bug: please report it).
 
 from __future__ import annotations
 
+import gc
+
+if __name__ == "__main__":    # the command line: see :func:`pipeline.cluster.settle_heap`
+    gc.disable()
+
 import argparse
 import multiprocessing.util
 import os
@@ -24,7 +29,8 @@ from model.importers import FORMATS, load_graph
 from model.mapping import Mapping, write_mapping
 from pipeline.budget import process_started
 from pipeline.cost_model import COST_MODELS
-from pipeline.cluster import default_workers, kill_local_workers, quiet_dask_logs, warm_up
+from pipeline.cluster import (default_workers, kill_local_workers, quiet_dask_logs,
+                              settle_heap, warm_up)
 from pipeline.feedback import CheckerRejected, MappingFailed
 from pipeline.flow import map_graph
 from pipeline.options import (BACKEND_REASONS, DEFAULT_BACKENDS, RunOptions, parse_backends,
@@ -197,6 +203,8 @@ class _Ending:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        settle_heap()
     args = build_parser().parse_args(argv)
     ending = _Ending(cli=argv is None)
     try:

@@ -179,6 +179,11 @@ def _diagnostics(dask_worker) -> list[str]:
     return sorted(k for k in dask_worker.periodic_callbacks if k.startswith("profile"))
 
 
+def _collector(dask_worker) -> tuple[bool, bool]:
+    import gc
+    return gc.isenabled(), gc.get_freeze_count() > 0
+
+
 def test_local_workers_take_one_task_at_a_time_and_are_not_profiled():
     with dask_client(workers=2) as client:
         # the next task goes to whichever worker frees first, none waits queued on a busy one
@@ -186,6 +191,8 @@ def test_local_workers_take_one_task_at_a_time_and_are_not_profiled():
                                        ) == 1.0
         # the sampling profiler would take the GIL from the task 100 times a second
         assert list(client.run(_diagnostics).values()) == [[], []]
+        # their imports are out of the garbage collector's sight (cluster.settle_heap)
+        assert list(client.run(_collector).values()) == [(True, True)] * 2
 
 
 def test_local_workers_boot_with_the_project_imported():
