@@ -16,10 +16,8 @@ from types import MappingProxyType
 from typing import Mapping
 
 from formulations.routing import ROUTERS, RouterConfig
-from formulations.cgra.kernel import PLACERS as CGRA_PLACERS
 from formulations.placement import PLACERS
 from formulations.solver import available_backends, get_backend
-from formulations.streaming.rl import rl_available
 from hardware import InputError
 from pipeline.cost_model import CANDIDATES, COST_MODELS, learned_available
 
@@ -83,10 +81,10 @@ def parse_dims(values: list[str] | tuple[str, ...]) -> dict[str, int]:
 
     >>> parse_dims(["seq=128", "batch=4"])
     {'seq': 128, 'batch': 4}
-    >>> parse_dims(["seq"])
+    >>> parse_dims(["seq"])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    pipeline.options.OptionError: command line: --dim: "seq" is not NAME=VALUE (fix: give a dimension's name and a whole number, e.g. --dim seq=128)
+    pipeline.options.OptionError: command line: --dim: "seq" is not NAME=VALUE (fix: ...)
     """
     dims: dict[str, int] = {}
     for value in values:
@@ -112,10 +110,10 @@ class RunOptions:
     'cp-sat'
     >>> RunOptions().backend_for("buffers")
     'highs'
-    >>> RunOptions(time_limit=float("nan"))
+    >>> RunOptions(time_limit=float("nan"))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    pipeline.options.OptionError: command line: --time-limit: nan is not a finite number of seconds > 0 (fix: give seconds > 0, e.g. --time-limit 60)
+    pipeline.options.OptionError: command line: --time-limit: nan is not a finite number ...
     """
 
     time_limit: float = 60.0                  # seconds, the whole run: its deadline
@@ -165,8 +163,8 @@ class RunOptions:
                               "give planned seconds of search, e.g. --work 20, or leave it "
                               "out for 90 % of --time-limit")
         self._check_backends()
-        _choice("--placer", self.placer, tuple(PLACERS) + tuple(
-            p for p in CGRA_PLACERS if p not in PLACERS) + ("rl",))
+        if self.placer not in PLACERS:
+            _choice("--placer", self.placer, _other_placers())
         self._check_rl()
         _choice("--router", self.router, ROUTERS)
         _choice("buffer_mode", self.buffer_mode, BUFFER_MODES)
@@ -242,6 +240,21 @@ class RunOptions:
                 "cut_short": sum(bool(s.get("cut_short")) for s in stages)}
 
 
+def _other_placers() -> tuple[str, ...]:
+    """Every ``--placer``: the RDU's, the CGRA's and ``rl``. The CGRA's and the streaming
+    engine's modules are imported by the runs that map those targets, not by every run
+    (0.06 s)."""
+    from formulations.cgra.kernel import PLACERS as CGRA_PLACERS
+    return tuple(PLACERS) + tuple(p for p in CGRA_PLACERS if p not in PLACERS) + ("rl",)
+
+
+def rl_available() -> bool:
+    """Whether the PPO placer can run (:func:`formulations.streaming.rl.rl_available`)."""
+    from formulations.streaming.rl import rl_available as available
+    return available()
+
+
 def _choice(option: str, value: str, allowed) -> None:
     if value not in allowed:
-        raise OptionError(option, f'unknown choice "{value}"', "use one of " + ", ".join(sorted(allowed)))
+        raise OptionError(option, f'unknown choice "{value}"',
+                          "use one of " + ", ".join(sorted(allowed)))

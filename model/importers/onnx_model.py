@@ -60,7 +60,7 @@ from model.graphjson import validate_graph
 from model.importers.msr_dnn import MIN_BANDWIDTH
 from model.importers.onnx_flops import OpShapes, count_flops
 
-__all__ = ["looks_like_onnx", "load_onnx", "MAX_ONNX_BYTES", "KEEP_DATA_ELEMENTS",
+__all__ = ["load_onnx", "MAX_ONNX_BYTES", "KEEP_DATA_ELEMENTS",
            "tensor_bytes"]
 
 #: The largest .onnx file read (protobuf's 2 GiB limit; larger models keep weights outside).
@@ -79,28 +79,13 @@ def _dim_fix(name: str) -> str:
 Shape = tuple[int, ...]
 
 
-def looks_like_onnx(path: str | os.PathLike) -> bool:
-    """True for a file that starts as a serialised ONNX ModelProto (field 1, ``ir_version``,
-    is byte ``0x08``) or is named ``*.onnx`` and does not start like JSON or markup. Only
-    a regular file is opened (a named pipe would wait for a writer)."""
-    if not os.path.isfile(path):
-        return False
-    try:
-        with open(path, "rb") as stream:
-            head = stream.read(1)
-    except OSError:
-        return False
-    if head == b"\x08":
-        return True
-    return str(path).lower().endswith(".onnx") and head not in (b"{", b"[", b"<", b"\xef")
-
-
 def tensor_bytes(elem_type: int, shape: Shape) -> float:
     """Bytes of a tensor: elements x the dtype's size (4-bit types count half a byte).
 
     Examples
     --------
-    >>> tensor_bytes(onnx.TensorProto.FLOAT, (1, 64, 56, 56)), tensor_bytes(onnx.TensorProto.INT4, (3,))
+    >>> FLOAT, INT4 = onnx.TensorProto.FLOAT, onnx.TensorProto.INT4
+    >>> tensor_bytes(FLOAT, (1, 64, 56, 56)), tensor_bytes(INT4, (3,))
     (802816.0, 1.5)
     """
     count = float(np.prod(shape, dtype=np.float64)) if shape else 1.0
@@ -331,7 +316,8 @@ def _tensors(graph: onnx.GraphProto, file: str) -> _Tensors:
         kind = info.type.tensor_type
         shape = None
         if kind.HasField("shape"):
-            shape = tuple(int(d.dim_value) if d.HasField("dim_value") else -1 for d in kind.shape.dim)
+            shape = tuple(int(d.dim_value) if d.HasField("dim_value") else -1
+                          for d in kind.shape.dim)
         found.types[info.name] = (kind.elem_type, shape)
     found.inputs = [i.name for i in graph.input if i.name not in found.initializers]
     return found
