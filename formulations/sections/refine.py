@@ -216,9 +216,13 @@ class _Refiner:
         self.demand = {v: unit_demand(graph.node(v)) for v in self.order}
         self.units = {v: tuple(self.demand[v][unit] for unit in ZERO) for v in self.order}
         self.stages = _Stages(costs, self.order, self.a)
-        # per net what :meth:`time` reads, unpacked once: it runs for every move tried
+        # per net what :meth:`settle` reads, unpacked once: it runs for every move tried
         self.net_facts = [(net.driver, net.written, len(net.sinks), net.bytes)
                           for net in self.nets]
+        # per section, the bytes of each net it moves through DRAM, kept as groups move
+        self.through: list[dict[int, float]] = [{} for _ in range(self.count)]
+        for v in self.order:
+            self.settle(self.nets_of[v], assignment[v])
         self.load = [{unit: sum(self.demand[v][unit] for v in sorted(
             self.members[k], key=self.rank.__getitem__)) for unit in ZERO}
             for k in range(self.count)]
@@ -232,17 +236,24 @@ class _Refiner:
         """Section ``k``'s cycles per sample: its slowest stage or its DRAM traffic (the
         nets' bytes summed exactly, ``math.fsum``, so that no set's order matters and the
         members need no sorting)."""
-        members, a = self.members[k], self.a
+        members = self.members[k]
         self.visit(len(members))
         slowest = max(map(self.stages.__getitem__, members), default=0.0)
-        sinks_at, facts, moved = self.sinks_at, self.net_facts, []
-        for i in set().union(*map(self.nets_of.__getitem__, members)):
+        return self.costs.section(slowest, math.fsum(self.through[k].values()))
+
+    def settle(self, nets, k: int) -> None:
+        """Whether section ``k`` moves each of ``nets`` through DRAM, kept in
+        :attr:`through`: a move changes it for the nets of the group moved, in the two
+        sections it moves between."""
+        a, sinks_at, facts, through = self.a, self.sinks_at, self.net_facts, self.through[k]
+        for i in nets:
             driver, written, sinks, size = facts[i]
             here = sinks_at[i].get(k, 0)
             # k moves the net: as its driver's section, written or read elsewhere; else read
             if (written or here < sinks) if a.get(driver) == k else here:
-                moved.append(size)
-        return self.costs.section(slowest, math.fsum(moved))
+                through[i] = size
+            else:
+                through.pop(i, None)
 
     def roomy(self, k: int) -> bool:
         """Whether section ``k``'s units fit, buffers apart, from the totals kept as groups
@@ -309,6 +320,9 @@ class _Refiner:
                 at = sinks_at[i]
                 at[frm] -= 1
                 at[to] = at.get(to, 0) + 1
+        nets = set().union(*map(self.nets_of.__getitem__, group))
+        self.settle(nets, frm)
+        self.settle(nets, to)
         units = map(sum, zip(*map(self.units.__getitem__, group)))
         for unit, moved in zip(ZERO, units):
             self.load[frm][unit] -= moved
