@@ -15,7 +15,8 @@ list-scheduling attempts whose congestion is repaired by the full model around i
 (:func:`~formulations.cgra.repair.repair_descend`, :data:`REPAIR_SHARE`), and before all of
 these, on a resource-bound kernel with :data:`FIRST_LEAST` planned seconds left, one question
 at the proven bound + 1, and at the bound when that maps (:func:`_bound_question`,
-:data:`FIRST_SHARE`), then the II sweep on
+:data:`FIRST_SHARE`; when it finds nothing the bisection skips its II and keeps the work its
+questions had, :func:`_bisect`), then the II sweep on
 ``settings.backend`` (CP-SAT: :func:`~formulations.cgra.sweep.sweep_ii` with its proofs; a
 linear backend: :func:`~formulations.cgra.milp.sweep_milp`), warm-started by the baseline.
 On a fabric larger than :data:`REGION` x :data:`REGION` PEs a large kernel's baseline is
@@ -138,6 +139,11 @@ REPAIR_LEAST = 15.0
 #: question (at most 0.4 of its work): dwt FullPred on the 4 x 4 torus maps II 11 (the
 #: bound + 1) with 59.2 planned s of one question, where the 120 s run's bisection asked 14,
 #: 12 and 13 and ended at 14. It has 91.9 planned s left after its baseline; 0.7 is 64.3.
+#: A question that finds nothing leaves the bisection after it the work its questions would
+#: have had, within the work left (:func:`_bisect`): on the 4 x 4 mesh dwt's questions at 11
+#: need 119.3 planned s (FullPred) and 98.0 (PartPred, probes with 160), more than the
+#: 90.5 and 98.1 a 120 s run has after the baseline, and took FullPred from 15 to 18 until
+#: its bisection got back the 17.9 its question at 15 needs.
 FIRST_SHARE = 0.7
 #: 59.2 / ``FIRST_SHARE``, rounded up: with less left the question cannot get the work dwt
 #: FullPred's needed, and the usual searches keep theirs (a 15 s run plans 12.75 s in all,
@@ -335,8 +341,9 @@ def _bisect(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings, b
     same search with less work), and each question gets at least the work the first would
     have had without it (``QUESTION_SHARE`` x :data:`MOBILITY_SHARE` of the work left before
     it), as does the bisection, within the work left: dwt FullPred on the 4 x 4 mesh maps
-    II 15 with 17.9 planned s of one question; after the question at 11 the bisection's
-    share gave it 7.7 and the run ended at 18, where main's bisection had mapped 15."""
+    II 15 with 17.9 planned s of one question; after the question at 11 and the quick
+    descent, 19.0 are left, of which the bisection's usual share gave it 6.1 (the run ended
+    at 18, where main's bisection had mapped 15); now it gets the 19.0."""
     share, least, skip = budget.left() * MOBILITY_SHARE, 0.0, None
     if unanswered is not None and unanswered.ii is not None:
         least = QUESTION_SHARE * MOBILITY_SHARE * unanswered.work_before

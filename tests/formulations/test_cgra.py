@@ -767,7 +767,7 @@ def test_a_bound_question_that_finds_nothing_leaves_the_bisection_its_work(monke
     from 13) does not ask 12 again, and each of its questions gets all the work left (at
     least what its first would have had without the bound question, within the work left),
     not ``QUESTION_SHARE`` of ``MOBILITY_SHARE`` of it (dwt FullPred on the 4 x 4 mesh: II
-    11 unanswered with 63.4 planned s, then II 15 with 7.7 of the 17.9 it needs, II 18
+    11 unanswered with 63.4 planned s, then II 15 with 6.1 of the 17.9 it needs, II 18
     where main had 15)."""
     from dataclasses import replace
     from formulations.cgra import kernel as k, mobility
