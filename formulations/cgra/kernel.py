@@ -15,8 +15,8 @@ list-scheduling attempts whose congestion is repaired by the full model around i
 (:func:`~formulations.cgra.repair.repair_descend`, :data:`REPAIR_SHARE`), and before all of
 these, on a resource-bound kernel with :data:`FIRST_LEAST` planned seconds left, one question
 at the proven bound + 1, and at the bound when that maps (:func:`_bound_question`,
-:data:`FIRST_SHARE`; when it finds nothing the bisection skips its II and keeps the work its
-questions had, :func:`_bisect`), then the II sweep on
+:data:`FIRST_SHARE`; when it finds nothing the bisection skips its II and gets the work its
+questions would have had, :func:`_bisect`), then the II sweep on
 ``settings.backend`` (CP-SAT: :func:`~formulations.cgra.sweep.sweep_ii` with its proofs; a
 linear backend: :func:`~formulations.cgra.milp.sweep_milp`), warm-started by the baseline.
 On a fabric larger than :data:`REGION` x :data:`REGION` PEs a large kernel's baseline is
