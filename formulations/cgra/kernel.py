@@ -15,7 +15,8 @@ list-scheduling attempts whose congestion is repaired by the full model around i
 (:func:`~formulations.cgra.repair.repair_descend`, :data:`REPAIR_SHARE`), and before all of
 these, on a resource-bound kernel with :data:`FIRST_LEAST` planned seconds left, one question
 at the proven bound + 1, and at the bound when that maps (:func:`_bound_question`,
-:data:`FIRST_SHARE`), then the II sweep on
+:data:`FIRST_SHARE`; when it finds nothing the bisection skips its II and gets the work its
+questions would have had, :func:`_bisect`), then the II sweep on
 ``settings.backend`` (CP-SAT: :func:`~formulations.cgra.sweep.sweep_ii` with its proofs; a
 linear backend: :func:`~formulations.cgra.milp.sweep_milp`), warm-started by the baseline.
 On a fabric larger than :data:`REGION` x :data:`REGION` PEs a large kernel's baseline is
@@ -57,7 +58,7 @@ from typing import Callable, Iterator
 from formulations.cgra.listsched import (EJECTION, LARGE_KERNEL, ROUNDS, descend,
                                         eject_from_top, list_schedule)
 from formulations.cgra.milp import sweep_milp
-from formulations.cgra.mobility import SLACK, mobility_search, window_question
+from formulations.cgra.mobility import QUESTION_SHARE, SLACK, mobility_search, window_question
 from formulations.cgra.repair import repair_descend, resource_bound
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, lower_bounds,
                                        moved_onto, precheck, problem_from_graph)
@@ -138,6 +139,11 @@ REPAIR_LEAST = 15.0
 #: question (at most 0.4 of its work): dwt FullPred on the 4 x 4 torus maps II 11 (the
 #: bound + 1) with 59.2 planned s of one question, where the 120 s run's bisection asked 14,
 #: 12 and 13 and ended at 14. It has 91.9 planned s left after its baseline; 0.7 is 64.3.
+#: A question that finds nothing leaves the bisection after it the work its questions would
+#: have had, within the work left (:func:`_bisect`): on the 4 x 4 mesh dwt's questions at 11
+#: need 119.3 planned s (FullPred) and 98.0 (PartPred, probes with 160), more than the
+#: 90.5 and 98.1 a 120 s run has after the baseline, and took FullPred from 15 to 18 until
+#: its bisection got back the 17.9 its question at 15 needs.
 FIRST_SHARE = 0.7
 #: 59.2 / ``FIRST_SHARE``, rounded up: with less left the question cannot get the work dwt
 #: FullPred's needed, and the usual searches keep theirs (a 15 s run plans 12.75 s in all,
@@ -261,10 +267,12 @@ def _descent_steps(bounds: dict[str, int], baseline: CgraSchedule,
     (:func:`_repair`) go after the bisection (before the late descent when the bisection
     goes first): the bisection's questions keep the work they had. On a resource-bound
     kernel with :data:`FIRST_LEAST` planned seconds left, one question at ``route_ii`` + 1
-    (and one at ``route_ii`` when it maps) goes before all of them (:func:`_bound_question`).
-    The bisection asks on ``fabric``'s fabric at each II."""
-    bisect = partial(_bisect, fabric=fabric)
-    first = partial(_bound_question, fabric=fabric)
+    (and one at ``route_ii`` when it maps) goes before all of them (:func:`_bound_question`);
+    when that finds nothing the bisection skips its II and gets the work its questions would
+    have had (:func:`_bisect`). The bisection asks on ``fabric``'s fabric at each II."""
+    unanswered = _Unanswered()            # the bound question's miss, for the bisection
+    bisect = partial(_bisect, fabric=fabric, unanswered=unanswered)
+    first = partial(_bound_question, fabric=fabric, unanswered=unanswered)
     if baseline.method.startswith(EJECTION):
         return [first, bisect, _descend_below]
     if baseline.ii > MOBILITY_FIRST * bounds["route_ii"]:
@@ -275,9 +283,19 @@ def _descent_steps(bounds: dict[str, int], baseline: CgraSchedule,
     return [first, _descend_below, bisect, _repair]
 
 
+@dataclass
+class _Unanswered:
+    """The question at ``route_ii`` + 1 of :func:`_bound_question` when it found nothing: its
+    II (None: it mapped, or was not asked) and the planned seconds left before it."""
+
+    ii: int | None = None
+    work_before: float = 0.0
+
+
 def _bound_question(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings,
                     budget: Budget, say: Callable[[str], None],
-                    fabric: Callable[[int], CgraProblem] | None = None) -> CgraSchedule:
+                    fabric: Callable[[int], CgraProblem] | None = None,
+                    unanswered: _Unanswered | None = None) -> CgraSchedule:
     """On a resource-bound kernel (:func:`~formulations.cgra.repair.resource_bound`) above
     ``route_ii`` + 1 with at least :data:`FIRST_LEAST` planned seconds left, one question
     in mobility windows (:func:`~formulations.cgra.mobility.window_question`, on
@@ -288,8 +306,11 @@ def _bound_question(problem: CgraProblem, best: CgraSchedule, settings: SolveSet
     the work left in turn (realgsm FullPred on the torus: with the bisection's share after
     the question at 7 it found nothing at 6, which main's question mapped with a little more
     work). The mapping of the smallest II found, else ``best``; the usual searches go on from
-    it with the work left (a question stops at its first mapping)."""
-    if budget.left() < FIRST_LEAST:
+    it with the work left (a question stops at its first mapping). When the question at
+    ``route_ii`` + 1 finds nothing, its II and the work left before it go to ``unanswered``
+    (for :func:`_bisect`)."""
+    before = budget.left()
+    if before < FIRST_LEAST:
         return best
     low = lower_bounds(problem)["route_ii"]
     if best.ii <= low + 1 or not resource_bound(problem):
@@ -303,6 +324,8 @@ def _bound_question(problem: CgraProblem, best: CgraSchedule, settings: SolveSet
         say(f"mobility windows: II {ii} (the bound{' + 1' if ii > low else ''}, first) " +
             (f"mapped, length {found.length}" if found else "not found"))
         if found is None:
+            if ii > low and unanswered is not None:
+                unanswered.ii, unanswered.work_before = ii, before
             break
         best = found
     return best
@@ -310,11 +333,23 @@ def _bound_question(problem: CgraProblem, best: CgraSchedule, settings: SolveSet
 
 def _bisect(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings, budget: Budget,
             say: Callable[[str], None], top: int | None = None,
-            fabric: Callable[[int], CgraProblem] | None = None) -> CgraSchedule:
+            fabric: Callable[[int], CgraProblem] | None = None,
+            unanswered: _Unanswered | None = None) -> CgraSchedule:
     """:func:`~formulations.cgra.mobility.mobility_search` below ``best`` (from ``top``, on
-    ``fabric``) with :data:`MOBILITY_SHARE` of the work left."""
-    return mobility_search(problem, best, budget.share(budget.left() * MOBILITY_SHARE),
-                           settings.seed, say, top, fabric)
+    ``fabric``) with :data:`MOBILITY_SHARE` of the work left. After a bound question that
+    found nothing (``unanswered``, :func:`_bound_question`) its II is not asked again (the
+    same search with less work), and each question gets at least the work the first would
+    have had without it (``QUESTION_SHARE`` x :data:`MOBILITY_SHARE` of the work left before
+    it), as does the bisection, within the work left: dwt FullPred on the 4 x 4 mesh maps
+    II 15 with 17.9 planned s of one question; after the question at 11 and the quick
+    descent, 19.0 are left, of which the bisection's usual share gave it 6.1 (the run ended
+    at 18, where main's bisection had mapped 15); now it gets the 19.0."""
+    share, least, skip = budget.left() * MOBILITY_SHARE, 0.0, None
+    if unanswered is not None and unanswered.ii is not None:
+        least = QUESTION_SHARE * MOBILITY_SHARE * unanswered.work_before
+        share, skip = max(share, least), unanswered.ii
+    return mobility_search(problem, best, budget.share(share), settings.seed, say, top, fabric,
+                           unanswered=skip, least=least)
 
 
 def _repair(problem: CgraProblem, best: CgraSchedule, settings: SolveSettings, budget: Budget,

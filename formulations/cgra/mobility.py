@@ -219,7 +219,8 @@ def pe_representatives(problem: CgraProblem, v: int) -> list[int]:
 
 def mobility_search(problem: CgraProblem, best: CgraSchedule, budget: Budget, seed: int = 0,
                     progress: Progress | None = None, top: int | None = None,
-                    fabric: Callable[[int], CgraProblem] | None = None) -> CgraSchedule:
+                    fabric: Callable[[int], CgraProblem] | None = None,
+                    unanswered: int | None = None, least: float = 0.0) -> CgraSchedule:
     """Bisection over the IIs from the proven bound to ``top`` (default ``best.ii``;
     ``best`` is a mapping; the midpoints of :func:`_midpoint`) with :func:`ask_at`, a
     midpoint at or above ``best.ii`` taken as mapped unasked; the mapping of the smallest
@@ -234,7 +235,11 @@ def mobility_search(problem: CgraProblem, best: CgraSchedule, budget: Budget, se
     unanswered too and took the work with which the descent on the whole fabric reached
     a lower II (realgsm FullPred 9 -> 7, sample jpeg_fdct_islow_LN1 13 -> 11 at 15 s); on
     smaller kernels a question above it still maps (fix_fft_npb: none at II 8, II 12
-    mapped)."""
+    mapped). ``unanswered``: an II whose question found nothing with more work than any
+    question here gets (:func:`~formulations.cgra.kernel._bound_question`); a midpoint at or
+    below it is taken as not found, unasked (the same question with less work follows the
+    same search and stops sooner). ``least``: the planned seconds each question gets at least
+    (:func:`ask_at`)."""
     say = progress or (lambda line: None)
     bounds = lower_bounds(problem)
     low, high, first = bounds["route_ii"], max(best.ii, top or 0), True
@@ -243,8 +248,11 @@ def mobility_search(problem: CgraProblem, best: CgraSchedule, budget: Budget, se
         if mid >= best.ii:
             high = mid
             continue
+        if unanswered is not None and mid <= unanswered:
+            low = mid + 1
+            continue
         where = fabric(mid) if fabric else problem
-        found, asked = _ask_on(problem, where, mid, budget, seed, say, best)
+        found, asked = _ask_on(problem, where, mid, budget, seed, say, best, least)
         first = False
         if not asked:
             break
@@ -277,33 +285,36 @@ def _midpoint(problem: CgraProblem, bounds: dict[str, int], low: int, high: int,
 
 
 def _ask_on(problem: CgraProblem, where: CgraProblem, ii: int, budget: Budget, seed: int,
-            say: Progress, best: CgraSchedule) -> tuple[CgraSchedule | None, bool]:
+            say: Progress, best: CgraSchedule, least: float = 0.0
+            ) -> tuple[CgraSchedule | None, bool]:
     """:func:`ask_at` on ``where``, ``problem`` or a corner of its fabric (then without the
     neighbourhood question, ``best`` being a mapping of the whole fabric), the mapping found
-    moved onto ``problem``'s fabric."""
+    moved onto ``problem``'s fabric; each question with at least ``least`` planned s."""
     if where is problem:
-        return ask_at(problem, ii, budget, seed, say, near=best)
+        return ask_at(problem, ii, budget, seed, say, near=best, least=least)
     corner = f"the {where.rows} x {where.cols} corner"
-    found, asked = ask_at(where, ii, budget, seed, lambda line: say(f"{line} on {corner}"))
+    found, asked = ask_at(where, ii, budget, seed, lambda line: say(f"{line} on {corner}"),
+                          least=least)
     return (None if found is None else moved_onto(problem, where, found, corner)), asked
 
 
 def ask_at(problem: CgraProblem, ii: int, budget: Budget, seed: int, say: Progress,
-           slacks: tuple[int, ...] = SLACKS, near: CgraSchedule | None = None
-           ) -> tuple[CgraSchedule | None, bool]:
+           slacks: tuple[int, ...] = SLACKS, near: CgraSchedule | None = None,
+           least: float = 0.0) -> tuple[CgraSchedule | None, bool]:
     """The questions at ``ii``, horizon after horizon (``slacks``) while CP-SAT proves
     that none fits the shorter one (adpcm_decoder on the 4 x 4 torus: none at II 8 within
     the length bound + 6 cycles, one within + 10), each :data:`QUESTION_SHARE` of the work
-    left (at least :data:`LEAST_QUESTION` planned seconds, or the :func:`question_seconds`
-    it needs); a question that ran out of work is followed by the neighbourhood question
-    around ``near`` (:func:`ask_near`), when given and when the work left covers it and a
-    full question after it (else it takes the work the bisection's next step needs: sample
-    decrypt_LN1 on the torus, II 16 instead of 14), and in place of the full question when
-    the work left is below its need but covers the neighbourhood question's (the bisection's
-    last step: on the 4 x 4 mesh a full question near the bound often goes unanswered where
-    the neighbourhood one maps in half its work). The mapping found, and whether the
-    bisection goes on (False: the work left was below the first question's need, or only
-    the neighbourhood question fitted and found nothing)."""
+    left (at least :data:`LEAST_QUESTION` planned seconds, the :func:`question_seconds`
+    it needs and ``least``, within the work left); a question that ran out of work is
+    followed by the neighbourhood question around ``near`` (:func:`ask_near`), when given
+    and when the work left covers it and a full question after it (else it takes the work
+    the bisection's next step needs: sample decrypt_LN1 on the torus, II 16 instead of 14),
+    and in place of the full question when the work left is below its need but covers the
+    neighbourhood question's (the bisection's last step: on the 4 x 4 mesh a full question
+    near the bound often goes unanswered where the neighbourhood one maps in half its
+    work). The mapping found, and whether the bisection goes on (False: the work left was
+    below the first question's need, or only the neighbourhood question fitted and found
+    nothing)."""
     asked, horizon = False, None
     for slack in slacks:
         if window_horizon(problem, ii, slack) == horizon:
@@ -316,7 +327,7 @@ def ask_at(problem: CgraProblem, ii: int, budget: Budget, seed: int, say: Progre
                 found = ask_near(problem, ii, budget, seed, say, near)
                 return found, found is not None
             break
-        share = budget.share(max(LEAST_QUESTION, need, budget.left() * QUESTION_SHARE))
+        share = budget.share(max(LEAST_QUESTION, need, least, budget.left() * QUESTION_SHARE))
         found, refuted = window_question(problem, ii, share, seed, slack)
         asked = True
         say(f"mobility windows: II {ii} (+{slack} cycles) " + (

@@ -759,3 +759,43 @@ def test_a_resource_bound_kernel_asks_its_bound_plus_one_first_with_the_work(mon
     poor = Budget(k.FIRST_LEAST * 0.9, time.monotonic() + 300)
     assert k._descent(problem, bounds, start, settings, poor, lambda line: None).ii == 11
     assert [(where, ii) for where, ii, _ in asked] == [("bisection", ii) for ii in (15, 13, 12, 11)]
+
+
+def test_a_bound_question_that_finds_nothing_leaves_the_bisection_its_work(monkeypatch):
+    """The question at ``route_ii`` + 1 (12 on 40 adds on a 2 x 2 mesh) finds nothing and
+    spends its ``FIRST_SHARE``: the bisection after it (from II 20, every question mapping
+    from 13) does not ask 12 again, and each of its questions gets all the work left (at
+    least what its first would have had without the bound question, within the work left),
+    not ``QUESTION_SHARE`` of ``MOBILITY_SHARE`` of it (dwt FullPred on the 4 x 4 mesh: II
+    11 unanswered with 63.4 planned s, then II 15 with 6.1 of the 17.9 it needs, II 18
+    where main had 15)."""
+    from dataclasses import replace
+    from formulations.cgra import kernel as k, mobility
+    from formulations.cgra.listsched import schedule_at_ii
+    graph = Graph("fan40", [Node("a", op="LOAD")] + [Node(f"m{i}", op="ADD") for i in range(40)],
+                  [Edge("a", f"m{i}") for i in range(40)])
+    problem = problem_from_graph(graph, TINY)
+    bounds = lower_bounds(problem)
+    assert bounds["route_ii"] == 11
+    start = schedule_at_ii(problem, 20)
+    asked: list[tuple[str, int, float]] = []
+
+    def unanswered(p, ii, budget, *a, **kw):
+        asked.append(("first", ii, budget.left()))
+        budget.spend(budget.left())                  # an unanswered question spends its share
+        return None, False
+
+    monkeypatch.setattr(k, "window_question", unanswered)
+    monkeypatch.setattr(mobility, "window_question", lambda p, ii, budget, *a, **kw: asked.append(
+        ("bisection", ii, budget.left())) or (replace(start, ii=ii) if ii >= 13 else None, False))
+    monkeypatch.setattr(k, "descend", lambda p, best, *a, **kw: best)
+    monkeypatch.setattr(k, "repair_descend", lambda p, best, *a, **kw: best)
+    work = k.FIRST_LEAST * 1.2
+    found = k._descent(problem, bounds, start, SolveSettings(time_limit=1),
+                       Budget(work, time.monotonic() + 300), lambda line: None)
+    assert found.ii == 13
+    assert [(where, ii) for where, ii, _ in asked] == [("first", 12), ("bisection", 15),
+                                                       ("bisection", 13)]
+    left = work * (1 - k.FIRST_SHARE)
+    assert mobility.QUESTION_SHARE * k.MOBILITY_SHARE * work > left      # all of it, here
+    assert [seconds for _, _, seconds in asked[1:]] == pytest.approx([left, left])
