@@ -16,8 +16,10 @@ from types import MappingProxyType
 from typing import Mapping
 
 from formulations.routing import ROUTERS, RouterConfig
+from formulations.cgra.kernel import PLACERS as CGRA_PLACERS
 from formulations.placement import PLACERS
 from formulations.solver import available_backends, get_backend
+from formulations.streaming.rl import rl_available
 from hardware import InputError
 from pipeline.cost_model import CANDIDATES, COST_MODELS, learned_available
 
@@ -163,8 +165,8 @@ class RunOptions:
                               "give planned seconds of search, e.g. --work 20, or leave it "
                               "out for 90 % of --time-limit")
         self._check_backends()
-        if self.placer not in PLACERS:
-            _choice("--placer", self.placer, _other_placers())
+        _choice("--placer", self.placer, tuple(PLACERS) + tuple(
+            p for p in CGRA_PLACERS if p not in PLACERS) + ("rl",))
         self._check_rl()
         _choice("--router", self.router, ROUTERS)
         _choice("buffer_mode", self.buffer_mode, BUFFER_MODES)
@@ -238,20 +240,6 @@ class RunOptions:
                 "backends": {d: self.backend_for(d) for d in DECISIONS},
                 "placer": self.placer, "router": self.router, "cost_model": self.cost_model,
                 "cut_short": sum(bool(s.get("cut_short")) for s in stages)}
-
-
-def _other_placers() -> tuple[str, ...]:
-    """Every ``--placer``: the RDU's, the CGRA's and ``rl``. The CGRA's and the streaming
-    engine's modules are imported by the runs that map those targets, not by every run
-    (0.06 s)."""
-    from formulations.cgra.kernel import PLACERS as CGRA_PLACERS
-    return tuple(PLACERS) + tuple(p for p in CGRA_PLACERS if p not in PLACERS) + ("rl",)
-
-
-def rl_available() -> bool:
-    """Whether the PPO placer can run (:func:`formulations.streaming.rl.rl_available`)."""
-    from formulations.streaming.rl import rl_available as available
-    return available()
 
 
 def _choice(option: str, value: str, allowed) -> None:

@@ -17,11 +17,13 @@ from typing import Callable
 
 from hardware import InputError, RduFabric, build_fabric
 from model.mapping import Mapping
+from pipeline.cgra import map_cgra
 from pipeline.options import RunOptions
 from pipeline.page_parts import cgra_page, rdu_page, streaming_page
 from pipeline.pictures import draw_cgra, draw_mapping, draw_streaming
 from pipeline.rdu import map_rdu, may_use_workers
 from pipeline.report import cgra_lines, streaming_lines
+from pipeline.streaming import map_streaming
 
 __all__ = ["Target", "TARGETS", "target_of"]
 
@@ -64,12 +66,10 @@ def _one_picture(draw, stem: str) -> Callable[..., list[str]]:
 
 
 def _map_streaming(graph, spec, options, progress=None, advance=None, levels=None) -> Mapping:
-    from pipeline.streaming import map_streaming     # imported by the runs that need it
     return map_streaming(graph, spec, options, progress)
 
 
 def _map_cgra(graph, spec, options, progress=None, advance=None, levels=None) -> Mapping:
-    from pipeline.cgra import map_cgra                # imported by the runs that need it
     return map_cgra(graph, spec, options, progress)
 
 

@@ -18,8 +18,9 @@ from model.graphjson import (check_graph_file, parse_graph, parse_graph_quick, q
 from model.importers.dot import looks_like_dot, parse_dot
 from model.importers.morpher import looks_like_morpher, parse_morpher
 from model.importers.msr_dnn import looks_like_msr_dnn, parse_msr_dnn
+from model.importers.onnx_model import load_onnx, looks_like_onnx
 
-__all__ = ["FORMATS", "TEXT_FORMATS", "load_graph", "detect_format", "looks_like_onnx"]
+__all__ = ["FORMATS", "TEXT_FORMATS", "load_graph", "detect_format"]
 
 #: format name -> (recogniser of parsed JSON, parser(data, file, name) -> Graph)
 FORMATS: dict[str, tuple[Callable[[Any], bool], Callable[[Any, str, str], Graph]]] = {
@@ -28,7 +29,7 @@ FORMATS: dict[str, tuple[Callable[[Any], bool], Callable[[Any, str, str], Graph]
     "msr-dnn": (looks_like_msr_dnn, parse_msr_dnn),
     "morpher": (looks_like_morpher, parse_morpher),
     # binary: recognised from the file's first byte in load_graph, never from JSON
-    "onnx": (lambda d: False, lambda d, file, name: _load_onnx(file, name)),
+    "onnx": (lambda d: False, lambda d, file, name: load_onnx(file, name)),
     # text: a Graphviz digraph (CGRA-ME / SAT-MapIt data-flow graphs), recognised in load_graph
     "dot": (lambda d: False, parse_dot),
 }
@@ -75,29 +76,6 @@ def _text(raw: bytes) -> str | None:
         return None
 
 
-def looks_like_onnx(path: str | os.PathLike) -> bool:
-    """True for a file that starts as a serialised ONNX ModelProto (field 1, ``ir_version``,
-    is byte ``0x08``) or is named ``*.onnx`` and does not start like JSON or markup. Only
-    a regular file is opened (a named pipe would wait for a writer)."""
-    if not os.path.isfile(path):
-        return False
-    try:
-        with open(path, "rb") as stream:
-            head = stream.read(1)
-    except OSError:
-        return False
-    if head == b"\x08":
-        return True
-    return str(path).lower().endswith(".onnx") and head not in (b"{", b"[", b"<", b"\xef")
-
-
-def _load_onnx(*args) -> Graph:
-    """:func:`model.importers.onnx_model.load_onnx`, imported with ``onnx`` by the runs that
-    read an ONNX file only (0.02-0.05 s)."""
-    from model.importers.onnx_model import load_onnx
-    return load_onnx(*args)
-
-
 def load_graph(path: str | os.PathLike, format: str | None = None, *, batch: int = 1,
                dims: Mapping[str, int] | None = None) -> Graph:
     """Read a graph file in any known format.
@@ -120,7 +98,7 @@ def load_graph(path: str | os.PathLike, format: str | None = None, *, batch: int
                          "use --format " + " or ".join(FORMATS))
     check_graph_file(path)      # first: recognising the format opens the file
     if format == "onnx" or (format is None and looks_like_onnx(path)):
-        return _load_onnx(path, Path(path).stem, batch, dims)
+        return load_onnx(path, Path(path).stem, batch, dims)
     raw = read_file_bytes(path)
     if format in (None, "dot"):
         dot = _dot_text(raw)

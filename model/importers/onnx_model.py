@@ -60,7 +60,7 @@ from model.graphjson import validate_graph
 from model.importers.msr_dnn import MIN_BANDWIDTH
 from model.importers.onnx_flops import OpShapes, count_flops
 
-__all__ = ["load_onnx", "MAX_ONNX_BYTES", "KEEP_DATA_ELEMENTS",
+__all__ = ["looks_like_onnx", "load_onnx", "MAX_ONNX_BYTES", "KEEP_DATA_ELEMENTS",
            "tensor_bytes"]
 
 #: The largest .onnx file read (protobuf's 2 GiB limit; larger models keep weights outside).
@@ -77,6 +77,22 @@ def _dim_fix(name: str) -> str:
     return f"give its size with --dim {name}=VALUE (e.g. --dim {name}=128; repeatable)"
 
 Shape = tuple[int, ...]
+
+
+def looks_like_onnx(path: str | os.PathLike) -> bool:
+    """True for a file that starts as a serialised ONNX ModelProto (field 1, ``ir_version``,
+    is byte ``0x08``) or is named ``*.onnx`` and does not start like JSON or markup. Only
+    a regular file is opened (a named pipe would wait for a writer)."""
+    if not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as stream:
+            head = stream.read(1)
+    except OSError:
+        return False
+    if head == b"\x08":
+        return True
+    return str(path).lower().endswith(".onnx") and head not in (b"{", b"[", b"<", b"\xef")
 
 
 def tensor_bytes(elem_type: int, shape: Shape) -> float:

@@ -14,8 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 from model.errors import InputError
 from model.importers import detect_format, load_graph
 from model.importers.onnx_flops import FLOP_RULES, OpShapes, count_flops
-from model.importers import looks_like_onnx
-from model.importers.onnx_model import load_onnx
+from model.importers.onnx_model import load_onnx, looks_like_onnx
 from tests.conftest import real_graph
 
 REPO = Path(__file__).resolve().parents[2]
