@@ -86,7 +86,8 @@ def table(old_rows: str, new_rows: str) -> str:
         o = old.get((r["kernel"], r["target"]), {})
         ratio = f"{r['ii'] / r['bound']:.2f}" if "ii" in r else "—"
         out.append(f"| {r['kernel']} | {r['target']} | {r.get('nodes', '')} | "
-                   f"{r.get('bound', '')} | {o.get('ii_bound', '—')} / {r.get('ii_bound', '—')} | "
+                   f"{r.get('bound', '')} | {o.get('ii_bound', '—')} / "
+                   f"{r.get('ii_bound', '—')} | "
                    f"{o.get('ii', '—')} | {r.get('ii', r.get('error'))} | "
                    f"{ratio} | {r.get('method', '')} | {r.get('seconds', 0):.1f} | "
                    f"{r.get('final_ii_at', 0):.1f} | {r.get('cut', '')} | {r.get('sim', '')} |")

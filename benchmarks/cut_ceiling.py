@@ -223,7 +223,8 @@ def section_floors(rel: Relaxation, spine: list[int]) -> dict[int, dict[int, flo
             raise ValueError(f"milestone {rel.order[spine[a]]} fits no section")
         after = np.array([rel.anc[:, spine[b + 1]] if b + 1 < length else empty for b in ends])
         before = np.broadcast_to(rel.anc[spine[a - 1]] if a else empty, hull.shape)
-        cost[a] = dict(zip(ends.tolist(), zip(*(x.tolist() for x in rel.floors(hull, before, after)))))
+        cost[a] = dict(zip(ends.tolist(),
+                           zip(*(x.tolist() for x in rel.floors(hull, before, after)))))
     return cost
 
 

@@ -80,7 +80,8 @@ def _stderr_log(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def _notes(suite: Suite, rows: list[dict[str, Any]], entries: list[Entry], quick: bool) -> list[str]:
+def _notes(suite: Suite, rows: list[dict[str, Any]], entries: list[Entry],
+           quick: bool) -> list[str]:
     notes = [suite.notes] if suite.notes else []
     if quick:
         notes.append("--quick run: a reduced set of entries.")

@@ -326,6 +326,7 @@ def _contradiction(claim: Row, other: Row, mip_gap: float) -> str | None:
         if sign * (z - value) > agreement_tolerance(z, value, mip_gap):
             return f"{name} claims optimal {z:g} but {o} found {value:g} ({sense})"
     if other["status"] in ("feasible", "optimal") and bound is not None \
-            and math.isfinite(bound) and sign * (bound - z) > agreement_tolerance(z, bound, mip_gap):
+            and math.isfinite(bound) \
+            and sign * (bound - z) > agreement_tolerance(z, bound, mip_gap):
         return f"{name} claims optimal {z:g} but {o} proved the bound {bound:g} ({sense})"
     return None

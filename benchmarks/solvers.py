@@ -7,7 +7,8 @@
   (the section cut, the buffer balancing, placement and routing of every section, the
   Streaming Engine schedule, the CGRA schedule); on a Streaming Engine or a CGRA it runs a
   second time with ``--backend streaming=highs`` (the modulo schedule's decision) so that the
-  schedule's MILP twin (``.mps``) is there for the MILP backends too. Options this command does not know (``--format``, ``--dim``,
+  schedule's MILP twin (``.mps``) is there for the MILP backends too. Options this command
+  does not know (``--format``, ``--dim``,
   ``--batch``, ``--depth-per-pmu``, ...) are passed on to ``pipeline.run``.
 * DIR or FILE: model files (``.mps``, ``.lp``, CP-SAT proto text ``.pb.txt``).
 

@@ -59,7 +59,8 @@ class _Net:
     def heads(self, x: str, name: str, shape: str, key: bool = False) -> str:
         """[B, S, 768] -> [B, 12, S, 64] ([B, 12, 64, S] for keys)."""
         split = self.op("Reshape", [x, shape], f"{name}.split")
-        return self.op("Transpose", [split], f"{name}.t", perm=[0, 2, 3, 1] if key else [0, 2, 1, 3])
+        return self.op("Transpose", [split], f"{name}.t",
+                       perm=[0, 2, 3, 1] if key else [0, 2, 1, 3])
 
     def attention(self, q: str, k: str, v: str, bias: str | None) -> str:
         """Scaled dot-product attention of 12 heads and the output projection."""

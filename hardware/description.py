@@ -397,7 +397,8 @@ class CgraSpec:
             (o.upper(), int(v)) for o, v in dict(self.op_latency).items())))
         _check_positive(self, ("rows", "cols", "max_ii", "registers", "latency"))
         if self.neighbours not in CGRA_NEIGHBOURS:
-            raise ValueError(f"neighbours must be one of {CGRA_NEIGHBOURS}, got {self.neighbours!r}")
+            raise ValueError(f"neighbours must be one of {CGRA_NEIGHBOURS}, "
+                             f"got {self.neighbours!r}")
         if self.memory_pes not in CGRA_MEMORY_PES:
             raise ValueError(f"memory_pes must be one of {CGRA_MEMORY_PES}, "
                              f"got {self.memory_pes!r}")
@@ -453,7 +454,8 @@ def _check_positive(spec: Any, names: tuple[str, ...]) -> None:
     for name in names:
         value = getattr(spec, name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{type(spec).__name__}.{name} must be a positive integer, got {value!r}")
+            raise ValueError(f"{type(spec).__name__}.{name} must be a positive integer, "
+                             f"got {value!r}")
 
 
 def _check_rdu(spec: RduSpec) -> None:
@@ -461,7 +463,8 @@ def _check_rdu(spec: RduSpec) -> None:
     if len(spec.arrays) != 2 or min(spec.arrays) < 1:
         raise ValueError(f"arrays must be two positive integers, got {spec.arrays!r}")
     if spec.agcus_per_array not in (0, 4):
-        raise ValueError(f"agcus_per_array must be 4 (one per quadrant) or 0, got {spec.agcus_per_array}")
+        raise ValueError(f"agcus_per_array must be 4 (one per quadrant) or 0, "
+                         f"got {spec.agcus_per_array}")
     if spec.agcus_per_array and min(spec.array_rows, spec.array_cols) < 2:
         raise ValueError("an array with AGCUs needs at least 2 x 2 sites (four quadrants)")
     if spec.pattern not in PATTERNS:
@@ -588,11 +591,13 @@ def spec_from_dict(data: Any, file: str = "<hardware>", default_name: str | None
     ...                 "max_ii": 4}, file="m.json")
     Traceback (most recent call last):
     ...
-    hardware.errors.InputError: m.json: rows: value -2 is negative (fix: use an integer >= 1 (PE rows))
+    hardware.errors.InputError: m.json: rows: value -2 is negative (fix: use an integer >= 1
+    (PE rows))
     """
     if not isinstance(data, dict):
         raise InputError(file, "", "a hardware description must be a JSON object",
-                         'write {"version": 1, "kind": "rdu", ...} (see hardware/presets/tiny.json)')
+                         'write {"version": 1, "kind": "rdu", ...} '
+                         '(see hardware/presets/tiny.json)')
     r = Reader(file, data)
     if "version" not in data:
         raise r.fail("version", "required field is missing",
@@ -738,7 +743,8 @@ def _read_se(r: Reader, name: str) -> StreamingEngineSpec:
 def _read_links(r: Reader, tiles: int) -> tuple[tuple[int, int], ...]:
     meaning = f"[tile offset 1..{tiles - 1}, latency 1..{LIMITS['link_latency']} cycles]"
     if "links" not in r.data:
-        raise r.fail("links", "required field is missing", f'add "links": [[1, 1], [2, 2]] ({meaning})')
+        raise r.fail("links", "required field is missing",
+                     f'add "links": [[1, 1], [2, 2]] ({meaning})')
     value = r.data["links"]
     if not isinstance(value, list):
         raise r.fail("links", "expected a list of [offset, latency] pairs",
@@ -852,7 +858,8 @@ def load_hardware(name_or_path: str | os.PathLike | HardwareSpec = DEFAULT_PRESE
     >>> load_hardware("nosuch")            # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    hardware.errors.InputError: nosuch: unknown hardware preset "nosuch" (fix: use one of the presets cgra4x4, cgra4x4-torus, ...)
+    hardware.errors.InputError: nosuch: unknown hardware preset "nosuch" (fix: use one of the
+    presets cgra4x4, cgra4x4-torus, ...)
     """
     if isinstance(name_or_path, (RduSpec, StreamingEngineSpec, CgraSpec)):
         return name_or_path

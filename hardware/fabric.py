@@ -276,8 +276,10 @@ class RduFabric:
         ids = [s.id for s in self.sites] if site_ids is None else list(site_ids)
         rect = np.array([self._rect[i] for i in ids], dtype=np.int64).reshape(-1, 4)
         r_lo, r_hi, c_lo, c_hi = (rect[:, k] for k in range(4))
-        rows = np.maximum(0, np.maximum(r_lo[None, :] - r_hi[:, None], r_lo[:, None] - r_hi[None, :]))
-        cols = np.maximum(0, np.maximum(c_lo[None, :] - c_hi[:, None], c_lo[:, None] - c_hi[None, :]))
+        rows = np.maximum(0, np.maximum(r_lo[None, :] - r_hi[:, None],
+                                        r_lo[:, None] - r_hi[None, :]))
+        cols = np.maximum(0, np.maximum(c_lo[None, :] - c_hi[:, None],
+                                        c_lo[:, None] - c_hi[None, :]))
         return rows + cols
 
     # -- summary ----------------------------------------------------------------

@@ -168,7 +168,8 @@ def parse_json(raw: bytes, file: str, example: str = "") -> Any:
     >>> parse_json(b'{"a": [1, NaN]}', "f.json", "see x")
     Traceback (most recent call last):
     ...
-    hardware.errors.InputError: f.json: a[1]: NaN is not allowed: a number must be a finite number (fix: write a finite number in its place (see x))
+    hardware.errors.InputError: f.json: a[1]: NaN is not allowed: a number must be a finite number
+    (fix: write a finite number in its place (see x))
     """
     try:
         text = raw.decode("utf-8-sig")
@@ -178,7 +179,8 @@ def parse_json(raw: bytes, file: str, example: str = "") -> Any:
     try:
         data = json.loads(text, object_pairs_hook=_marked_if_repeated)
     except json.JSONDecodeError as err:
-        raise InputError(file, f"line {err.lineno} column {err.colno}", f"not valid JSON ({err.msg})",
+        raise InputError(file, f"line {err.lineno} column {err.colno}",
+                         f"not valid JSON ({err.msg})",
                          _with_example("fix the JSON syntax there", example)) from None
     except RecursionError:
         raise InputError(file, "", f"nested too deeply (more than {MAX_NESTING} levels of [ or {{)",
@@ -281,7 +283,8 @@ class Reader:
     >>> r.integer("cols", minimum=1, meaning="unit columns")
     Traceback (most recent call last):
     ...
-    hardware.errors.InputError: hw.json: cols: required field is missing (fix: add "cols": <integer >= 1> (unit columns))
+    hardware.errors.InputError: hw.json: cols: required field is missing (fix: add "cols":
+    <integer >= 1> (unit columns))
     """
 
     file: str
@@ -413,7 +416,8 @@ class _Item:
 
     def integer_value(self, minimum: int, meaning: str, maximum: int = MAX_INTEGER) -> int:
         value = self.value
-        valid = f"an integer >= {minimum}" + (f" and <= {maximum}" if maximum != MAX_INTEGER else "")
+        valid = f"an integer >= {minimum}" + (f" and <= {maximum}" if maximum != MAX_INTEGER
+                                              else "")
         if isinstance(value, bool) or not isinstance(value, int):
             raise InputError(self.file, self.path, f"expected {valid}, got {_shown(value)}",
                              f"write {valid} ({meaning})")
@@ -434,5 +438,6 @@ class _Item:
             raise InputError(self.file, self.path,
                              f"expected a list of {length} integers, got {_shown(self.value)}",
                              f"write a list of {length} integers ({meaning})")
-        return tuple(_Item(self.file, v, _join(self.path, i)).integer_value(minimum, meaning, maximum)
+        return tuple(_Item(self.file, v, _join(self.path, i))
+                     .integer_value(minimum, meaning, maximum)
                      for i, v in enumerate(self.value))

@@ -106,7 +106,8 @@ def quadrant_bounds(spec: RduSpec, array: int, quadrant: int) -> tuple[int, int,
     return rows[0], rows[1], cols[0], cols[1]
 
 
-def agcu_switches(spec: RduSpec, array: int, quadrant: int) -> tuple[tuple[int, int], tuple[int, int]]:
+def agcu_switches(spec: RduSpec, array: int,
+                  quadrant: int) -> tuple[tuple[int, int], tuple[int, int]]:
     """The two switches ``(row, col)`` that the AGCU of a quadrant links to.
 
     They are neighbours on the array's north edge (quadrants NW, NE) or south edge

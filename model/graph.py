@@ -41,7 +41,8 @@ class SharedEmpty(dict):
     >>> SHARED_EMPTY["k"] = 1
     Traceback (most recent call last):
     ...
-    TypeError: this attrs/extra is shared by the nodes and edges read from a file; give the node or edge its own dict before changing it
+    TypeError: this attrs/extra is shared by the nodes and edges read from a file; give the node
+    or edge its own dict before changing it
     """
 
     __slots__ = ()
@@ -494,7 +495,8 @@ def same_iteration_cycle_rule(graph: Graph) -> str | None:
 
     >>> g = Graph("g", [Node("a"), Node("b")], [Edge("a", "b"), Edge("b", "a")])
     >>> same_iteration_cycle_rule(g)
-    'G0 graph: same-iteration edges form a cycle a -> b -> a; mark one edge loop-carried (distance >= 1)'
+    'G0 graph: same-iteration edges form a cycle a -> b -> a; mark one edge loop-carried
+    (distance >= 1)'
     """
     g = nx.DiGraph()
     g.add_edges_from((e.src, e.dst) for e in graph.edges if e.distance == 0)

@@ -47,7 +47,9 @@ from hardware.fields import (MAX_NESTING, parse_json, read_bounded, shown_limit,
 from model.errors import InputError
 from model.graph import SHARED_EMPTY, UNIT_KINDS, Edge, Graph, Node
 
-__all__ = ["read_graph", "parse_graph", "parse_graph_bytes", "parse_graph_quick", "quick_json", "is_plain", "gc_paused", "FREEZE_ENTRIES", "graph_json_text", "graph_to_dict", "write_graph", "validate_graph",
+__all__ = ["read_graph", "parse_graph", "parse_graph_bytes", "parse_graph_quick", "quick_json",
+           "is_plain", "gc_paused", "FREEZE_ENTRIES", "graph_json_text", "graph_to_dict",
+           "write_graph", "validate_graph",
            "write_json_atomic", "load_json", "LIMITS", "read_file_bytes", "check_graph_file"]
 
 #: Upper bounds of the numeric fields (documented in docs/limits.md). Each keeps
@@ -292,7 +294,8 @@ def parse_graph(data: Any, file: str = "graph.json", default_name: str = "graph"
     ...              "edges": [{"src": "a", "dst": "N7"}]})
     Traceback (most recent call last):
     ...
-    hardware.errors.InputError: graph.json: edges[0].dst: node "N7" does not exist (fix: add a node with id "N7" or correct the edge)
+    hardware.errors.InputError: graph.json: edges[0].dst: node "N7" does not exist (fix: add a
+    node with id "N7" or correct the edge)
     """
     return _build_graph(data, file, default_name, _Checker(file))
 
@@ -520,7 +523,8 @@ class _Checker:
         self.is_type(value, int if integer else (int, float), place, kind)
         limit = shown_limit(maximum)
         if isinstance(value, float) and not math.isfinite(value):
-            raise InputError(self.file, place, f"{value} is not allowed: it must be a finite number",
+            raise InputError(self.file, place,
+                             f"{value} is not allowed: it must be a finite number",
                              f"use {kind} from 0 to {limit}")
         if not 0 <= value <= maximum:
             raise InputError(self.file, place, f"{shown_number(value)} is outside 0 to {limit}",

@@ -4,7 +4,8 @@
 ``--time-limit``), ``--time-limit`` its deadline, counted from the process start
 (:func:`process_started`: the interpreter's start, the imports and the loading count).
 :class:`RunPlan` plans each solve's share of the work *deterministically*: the
-section cut gets :data:`CUT_SHARE` of the planned time, each section's balancing :data:`BUFFER_SHARE` of its part, and
+section cut gets :data:`CUT_SHARE` of the planned time, each section's balancing
+:data:`BUFFER_SHARE` of its part, and
 each section's placement and routing the rest of its part, in proportion to its
 nodes; a share is taken from what is still unplanned, so a feedback round that
 re-cuts sections re-plans by itself. The planned seconds are what the searches
@@ -25,8 +26,9 @@ from typing import Callable
 
 from formulations.solver import SolveSettings
 
-__all__ = ["RunPlan", "process_started", "CUT_SHARE", "CUT_WALL_SHARE", "BUFFER_SHARE", "ROUTING_SHARE",
-           "MIN_SOLVE_SECONDS", "AFTER_SECONDS_PER_NODE", "MAPPING_SHARE", "OVERRUN_SHARE", "LIMIT_SHARE", "START_SECONDS", "OUTPUT_SECONDS",
+__all__ = ["RunPlan", "process_started", "CUT_SHARE", "CUT_WALL_SHARE", "BUFFER_SHARE",
+           "ROUTING_SHARE", "MIN_SOLVE_SECONDS", "AFTER_SECONDS_PER_NODE", "MAPPING_SHARE",
+           "OVERRUN_SHARE", "LIMIT_SHARE", "START_SECONDS", "OUTPUT_SECONDS",
            "placement_cap"]
 
 #: Share of the planned time for the section cut (it stops early at a proven optimum).

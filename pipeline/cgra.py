@@ -225,7 +225,8 @@ def _record(mapping: Mapping, state: CgraState) -> None:
     mapping.metrics = {
         "nodes": len(state.graph.nodes), "edges": len(state.graph.edges),
         "ii": sched.ii, "ii_lower_bound": b["ii"], "res_ii": b["res_ii"], "mem_ii": b["mem_ii"],
-        "rec_ii": b["rec_ii"], "reg_ii": b["reg_ii"], "ii_bound": sched.ii_bound, "proven_ii": sched.proven_ii,
+        "rec_ii": b["rec_ii"], "reg_ii": b["reg_ii"], "ii_bound": sched.ii_bound,
+        "proven_ii": sched.proven_ii,
         "ii_gap": sched.ii - sched.ii_bound, "cycles": sched.length,
         "cycles_bound": sched.bound, "critical_path": b["critical_path"],
         "status": sched.status, "method": sched.method, "placer": state.placer,

@@ -2,7 +2,8 @@
 
 ``python -m pipeline.draw out/mapping.json`` draws what the run would have drawn
 (:mod:`pipeline.targets`): every section of an RDU mapping (routes, nets, congestion), the
-tiles of a Streaming Engine mapping or the PEs of a CGRA mapping, next to the mapping unless ``--out`` names another folder. A run draws
+tiles of a Streaming Engine mapping or the PEs of a CGRA mapping, next to the mapping unless
+``--out`` names another folder. A run draws
 pictures only while its time limit lasts (``pipeline.run``); this command has
 no limit, so it draws what a short run left out.
 

@@ -113,7 +113,8 @@ class Level:
 
 
 #: What each level does, for the progress lines (a level's name alone is a word of the code).
-LEVEL_WORDS = {"cut": "dividing the graph into parts that fit the hardware", "buffers": "balancing stage buffers",
+LEVEL_WORDS = {"cut": "dividing the graph into parts that fit the hardware",
+               "buffers": "balancing stage buffers",
                "place-route": "placing, routing and checking every section",
                "schedule": "modulo scheduling (II sweep)", "check": "simulating the schedule"}
 

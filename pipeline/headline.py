@@ -10,7 +10,8 @@ Examples
 >>> m = Mapping("atax", "cgra4x4", "mapped", ii=4, metrics={"ii": 4, "proven_ii": True,
 ...             "ii_lower_bound": 4, "cycles": 13, "nodes": 24, "edges": 29})
 >>> print(result_lines(m, {})[0])
-result: II 4 cycles (a new iteration starts every 4 cycles), proven minimal; one iteration takes 13 cycles
+result: II 4 cycles (a new iteration starts every 4 cycles), proven minimal; one iteration
+takes 13 cycles
 """
 
 from __future__ import annotations

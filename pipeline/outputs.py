@@ -37,7 +37,8 @@ from pathlib import Path
 from hardware import InputError
 from model.files import TEMP_MARK, write_bytes_atomic, write_text_atomic
 
-__all__ = ["earlier_run", "prepare_out_dir", "prepare_export_dir", "write_text_atomic", "write_bytes_atomic",
+__all__ = ["earlier_run", "prepare_out_dir", "prepare_export_dir", "write_text_atomic",
+           "write_bytes_atomic",
            "save_figure", "add_svg_titles", "stale_outputs", "remove_stale_outputs", "OUTPUT_NAME"]
 
 #: Every file name the mapper writes into ``--out``, and nothing else:
@@ -86,7 +87,8 @@ def prepare_out_dir(path: str | os.PathLike | None, option: str = "--out") -> Pa
     >>> prepare_out_dir("")
     Traceback (most recent call last):
     ...
-    hardware.errors.InputError: command line: --out: is empty (fix: name a directory, e.g. --out out)
+    hardware.errors.InputError: command line: --out: is empty (fix: name a directory, e.g.
+    --out out)
     """
     if path is None or not str(path).strip():
         raise InputError("command line", option, "is empty",

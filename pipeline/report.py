@@ -27,7 +27,8 @@ from pipeline.headline import result_lines
 from pipeline.metric_notes import meaning_of, unit_of
 from sim.perf import describe
 
-__all__ = ["render_report", "write_report", "section_wirelength", "stage_durations", "streaming_lines", "cgra_lines"]
+__all__ = ["render_report", "write_report", "section_wirelength", "stage_durations",
+           "streaming_lines", "cgra_lines"]
 
 #: Metrics that count bytes: shown as whole bytes (the MSR DNN sizes are fractional).
 _BYTE_METRICS = ("dram_bytes",)
@@ -187,7 +188,8 @@ def _run(run: dict) -> list[str]:
 def _sections(mapping: Mapping) -> list[str]:
     lines = ["", "## Sections", "",
              "| section | category | nodes | PCU est. | PMU est. | buffer units | scale | "
-             "wirelength | routing iterations | reused |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "wirelength | routing iterations | reused |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     routing = {s["section"]: s for s in mapping.stages if s["stage"] == "routing"}
     for s in mapping.sections:
         r = routing.get(s["id"], {})

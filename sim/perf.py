@@ -745,7 +745,8 @@ def section_inputs(graph: Graph, mapping: Mapping | dict) -> list[SectionInputs]
     it): the first hop holds the row's ``tuned_depth`` samples, each hop after an inserted
     PMU its ``depth_per_pmu``; an edge without inserted PMUs holds ``final_depth``. PCU lanes
     and PMU banks (``<node>#pcu<k>``, ``<node>#pmu<k>`` in ``placement``) join their node
-    along a chain with no listed route (mapping.json does not list those links); DRAM bytes per sample are the section's cut-crossing nets (a
+    along a chain with no listed route (mapping.json does not list those links); DRAM bytes per
+    sample are the section's cut-crossing nets (a
     value written once, read once per section that uses it).
     """
     data = mapping if isinstance(mapping, dict) else {   # no deep copy (asdict is slow)

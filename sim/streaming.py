@@ -20,7 +20,8 @@ from the caller, as the mapping records it):
 ``P0 placement`` (each node placed once, tile and slot in range, ``slot == cycle mod II``,
 ``II <= max_ii``), ``A3 slot`` (one instruction per tile and slot), ``M1 memory`` (variables'
 users on one tile), ``M2 capacity``, ``B1 starts``, ``S1 siblings`` (children of a common parent),
-``R1 reach``, ``T2 timing``, ``H1 hold`` (slots for instructions and delay entries), ``O1 operands``.
+``R1 reach``, ``T2 timing``, ``H1 hold`` (slots for instructions and delay entries),
+``O1 operands``.
 
 Timing convention (DESIGN.md): an instruction may issue at or after its operands arrive
 (arrival = issue + 3 + link latency); a value held ``h`` cycles after its arrival needs
@@ -88,7 +89,8 @@ def required_delays(graph: Graph, spec: StreamingEngineSpec, placement: Mapping[
         lat = _latency(spec, placement[u]["tile"], placement[v]["tile"])
         if lat is None:
             continue
-        hold = placement[v]["cycle"] + d * ii - placement[u]["cycle"] - spec.instruction_latency - lat
+        hold = (placement[v]["cycle"] + d * ii - placement[u]["cycle"] - spec.instruction_latency
+                - lat)
         if hold >= ii:
             out[(u, v, d)] = hold // ii
     return out

@@ -354,7 +354,8 @@ def merge_rows(part: str | Path, results: str | Path = "benchmarks/results/cgra"
     rows.sort(key=lambda r: order.index(r["target"]) if r["target"] in order else len(order))
     text = base.with_suffix(".md").read_text(encoding="utf-8").split("## Summary")[0]
     notes = [line[2:] for line in text.splitlines() if line.startswith("- ")]
-    notes.append(f"{len(new)} rows re-run and merged on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} "
+    notes.append(f"{len(new)} rows re-run and merged on "
+                 f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} "
                  f"({', '.join(sorted({r['target'] for r in new}))}).")
     write_tables(base.parent, base.name, SUITE.title, SUITE.columns, rows, notes)
     append_summary(base)

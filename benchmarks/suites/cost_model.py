@@ -254,7 +254,8 @@ def onnx_section(name: str, preset: str, section: int, seq: int | None = None):
 
 def _bound_note(perf) -> str:
     """What bounds a simulated section: the bottleneck's kind and where."""
-    return f"wl answer: normalised {perf.normalised:.3f}, bound by {describe(perf.bottleneck)}"[:120]
+    return (f"wl answer: normalised {perf.normalised:.3f}, "
+            f"bound by {describe(perf.bottleneck)}")[:120]
 
 
 def placement_row(stem: str, section: int, budget: float, seed: int = 0,

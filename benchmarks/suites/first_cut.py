@@ -2,7 +2,8 @@
 
 Every MSR DNN graph (``msr-dnn/OperatorGraphs`` and ``LayerGraphs``, smallest first) is
 mapped on ``plasticine``, and the three graphs of the parallel table also on ``sn10``, by the
-real CLI in fresh processes (``$RDAMAP_FIRST_CUT_WORKERS`` sets their ``--workers``): once with this checkout and once with a *baseline* checkout
+real CLI in fresh processes (``$RDAMAP_FIRST_CUT_WORKERS`` sets their ``--workers``): once
+with this checkout and once with a *baseline* checkout
 (``$RDAMAP_BASELINE``: a folder holding an older commit of this repository, e.g. made with
 ``git worktree add /tmp/base <commit>``), one right after the other, with the same seed,
 budget and worker count. A row gives, for both: the sections, the feedback rounds, the

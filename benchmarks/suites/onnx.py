@@ -84,7 +84,8 @@ def map_model(model: str, preset: str, time_limit: float = TIME_LIMIT) -> dict[s
     spec = load_hardware(preset)
     pcus = sum(n.pcu or 0 for n in estimate_units(graph, spec).nodes if n.unit == "pcu")
     row = {"nodes": len(graph.nodes), "edges": len(graph.edges),
-           "gflops": graph.attrs["total_flops"] / 1e9, "weight_mb": graph.attrs["weight_bytes"] / 1e6,
+           "gflops": graph.attrs["total_flops"] / 1e9,
+           "weight_mb": graph.attrs["weight_bytes"] / 1e6,
            "pcus": pcus, "import_s": round(import_s, 4)}
     started = time.perf_counter()
     try:
@@ -117,7 +118,8 @@ def resnet50_crosscheck() -> dict[str, Any]:
     else:
         notes.append(f"MSR graph absent ({msr_path})")
     return {"nodes": len(ours.nodes), "edges": len(ours.edges),
-            "gflops": ours.attrs["total_flops"] / 1e9, "weight_mb": ours.attrs["weight_bytes"] / 1e6,
+            "gflops": ours.attrs["total_flops"] / 1e9,
+            "weight_mb": ours.attrs["weight_bytes"] / 1e6,
             "status": "cross-check", "note": "; ".join(notes)}
 
 
@@ -137,8 +139,10 @@ def _msr_overlap(ours, msr) -> str:
                 batch32 += msr.node(m_op).attrs["state_bytes"] == 32 * out
     return (f"MSR resnet50_inference: {same}/{len(weights)} weight tensors of equal bytes, "
             f"{equal_kinds}/{len(kinds)} operator types of equal count "
-            f"({sum(kinds.values())} operators; MSR adds {len(msr.nodes) - len(weights) - sum(kinds.values())} "
-            f"BN statistics, BN output and pool-mask nodes), {batch32}/{len(outputs)} Conv/Gemm outputs = MSR / 32")
+            f"({sum(kinds.values())} operators; MSR adds "
+            f"{len(msr.nodes) - len(weights) - sum(kinds.values())} "
+            f"BN statistics, BN output and pool-mask nodes), {batch32}/{len(outputs)} "
+            f"Conv/Gemm outputs = MSR / 32")
 
 
 def _models() -> list[str]:

@@ -73,7 +73,8 @@ def map_and_simulate(model: str, preset: str, par1: bool) -> dict[str, Any]:
 
 def _entries(quick: bool) -> list[Entry]:
     models = MODELS[:1] if quick else MODELS
-    return [Entry(f"{m} {'PAR 1' if par1 else 'rule'}", "benchmarks.suites.onnx_par:map_and_simulate",
+    return [Entry(f"{m} {'PAR 1' if par1 else 'rule'}",
+                  "benchmarks.suites.onnx_par:map_and_simulate",
                   {"model": m, "preset": "plasticine", "par1": par1}, timeout=600,
                   fixed={"model": m, "preset": "plasticine",
                          "estimate": "1 (PAR 1)" if par1 else "stage-time rule"})

@@ -110,7 +110,8 @@ def model_gain(annealing: list[float], model: list[float]) -> dict[str, Any]:
     spread = math.hypot(_sem(annealing), _sem(model))
     gain = 1 - statistics.mean(model) / base
     half = 1.96 * spread / base
-    return {"gain_means": round(gain, 4), "gain_interval": f"{gain - half:.1%} – {gain + half:.1%}",
+    return {"gain_means": round(gain, 4),
+            "gain_interval": f"{gain - half:.1%} – {gain + half:.1%}",
             "gain_medians": round(1 - statistics.median(model) / statistics.median(annealing), 4)}
 
 

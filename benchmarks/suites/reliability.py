@@ -84,8 +84,10 @@ RESNET = f"{MSR}/resnet50_inference.json"
 BERT = f"{MSR}/bert_L-12_training.json"
 #: Streaming Engine kernels (benchmarks/results/streaming.md): quick / split into SDFs / large.
 SE_KERNELS = {
-    "sum (7 nodes, one SDF)": "morpher/cgra_me_bench/sum/main_INNERMOST_LN1_noSemiOLOAD_PartPred_DFG.xml",
-    "cap (18 nodes, 2 SDFs)": "morpher/cgra_me_bench/cap/main_INNERMOST_LN1_noSemiOLOAD_PartPred_DFG.xml",
+    "sum (7 nodes, one SDF)":
+        "morpher/cgra_me_bench/sum/main_INNERMOST_LN1_noSemiOLOAD_PartPred_DFG.xml",
+    "cap (18 nodes, 2 SDFs)":
+        "morpher/cgra_me_bench/cap/main_INNERMOST_LN1_noSemiOLOAD_PartPred_DFG.xml",
     "mac2 (20 nodes, largest mapped)":
         "morpher/cgra_me_bench/mac2/main_INNERMOST_LN1_noSemiOLOAD_PartPred_DFG.xml",
 }
@@ -271,9 +273,11 @@ def budget_run(graph: str, hardware: str, budget: float) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     if isinstance(value, dict):
-        return {k: v for key, item in value.items() for k, v in _flatten(item, f"{prefix}.{key}").items()}
+        return {k: v for key, item in value.items()
+                for k, v in _flatten(item, f"{prefix}.{key}").items()}
     if isinstance(value, list):
-        return {k: v for i, item in enumerate(value) for k, v in _flatten(item, f"{prefix}[{i}]").items()}
+        return {k: v for i, item in enumerate(value)
+                for k, v in _flatten(item, f"{prefix}[{i}]").items()}
     return {prefix: value}
 
 
@@ -283,7 +287,8 @@ def _differing(contents: list[Any]) -> list[str]:
     return sorted(k for k in keys if len({json.dumps(f.get(k), sort_keys=True) for f in flat}) > 1)
 
 
-def _repeat(args: list[str], runs: int, timeout: float) -> tuple[list[int | None], list[Any], float]:
+def _repeat(args: list[str], runs: int,
+            timeout: float) -> tuple[list[int | None], list[Any], float]:
     codes, contents, walls = [], [], []
     for _ in range(runs):
         with tempfile.TemporaryDirectory(prefix="rel-det-") as tmp:
@@ -496,7 +501,8 @@ def _graph(relative: str) -> tuple[str, str | None]:
 
 
 def _time_entries(quick: bool) -> list[Entry]:
-    runs = [("resnet50 operators", RESNET, "plasticine"), ("bert_L-12 training", BERT, "plasticine")]
+    runs = [("resnet50 operators", RESNET, "plasticine"),
+            ("bert_L-12 training", BERT, "plasticine")]
     runs += [(name, rel, "se16") for name, rel in SE_KERNELS.items()]
     if quick:
         runs = [runs[0], runs[2]]
@@ -593,7 +599,8 @@ def _time_summary(rows: list[dict[str, str]]) -> str:
         return "- time limit: no row measured"
     worst_map = max(timed, key=lambda r: _num(r.get("ratio_map")) or 0)
     worst_wall = max(timed, key=lambda r: _num(r["ratio_wall"]))
-    over = [f"{r['case']} {r['budget_s']} s" for r in timed if (_num(r.get("ratio_map")) or 0) > 1.10]
+    over = [f"{r['case']} {r['budget_s']} s" for r in timed
+            if (_num(r.get("ratio_map")) or 0) > 1.10]
     cut = [f"{r['case']} {r['budget_s']} s" for r in timed if (_num(r.get("cut_short")) or 0) > 0]
     return (f"- time limit: max mapping / budget {_num(worst_map.get('ratio_map')) or 0:.3f} "
             f"({worst_map['case']}, {worst_map['budget_s']} s); max process / budget "
@@ -611,7 +618,8 @@ def _other_summary(rows: list[dict[str, str]]) -> list[str]:
              f"with time/seconds are removed); exits {r.get('exit') or '—'}, cut short "
              f"{r.get('cut_short') or '—'}"
              for r in rows if r.get("part") == "4 determinism"]
-    lines += [f"- interrupt: {r['case']}: exit {r.get('exit') or '—'} (expected {r['expected']}), "
+    lines += [f"- interrupt: {r['case']}: exit {r.get('exit') or '—'} "
+              f"(expected {r['expected']}), "
               f"{r.get('signal_to_exit_s') or '—'} s from the signal to the exit, files written: "
               f"{r.get('written') or '—'}; \"{r.get('message') or ''}\""
               + (f"; {r['note']}" if r.get("note") else "")

@@ -127,6 +127,7 @@ SUITE = Suite(
            "edge crossing a cut (stored once, loaded once). forced = bytes of edges every cut pays "
            "(ends in different categories, or in sections that cannot overlap): the bound where "
            "the model's own is weaker; a ratio below 'forced / greedy' is impossible. Estimates: "
-           "formulations.sections.estimates (a tensor needs ceil(bytes / PMU bytes) PMUs, at most 1/16 "
+           "formulations.sections.estimates (a tensor needs ceil(bytes / PMU bytes) PMUs, "
+           "at most 1/16 "
            "of the chip's PMUs)."),
 )

@@ -37,7 +37,8 @@ def materialize_buffers(sub: Graph, added: dict[int, int]) -> tuple[Graph, dict[
     >>> [n.id for n in new.nodes][3:], chains
     (['buf[a->n].0', 'buf[a->n].1'], {0: [0, 1, 2], 1: [0, 3]})
     >>> [(e.src, e.dst, e.net) for e in new.edges]
-    [('a', 'buf[a->n].0', 'n:buf1'), ('buf[a->n].0', 'buf[a->n].1', 'n:buf2'), ('buf[a->n].1', 'b', 'n:buf3'), ('buf[a->n].0', 'c', 'n:buf2')]
+    [('a', 'buf[a->n].0', 'n:buf1'), ('buf[a->n].0', 'buf[a->n].1', 'n:buf2'),
+     ('buf[a->n].1', 'b', 'n:buf3'), ('buf[a->n].0', 'c', 'n:buf2')]
     """
     nodes = list(sub.nodes)
     edges: list[Edge] = []

@@ -418,7 +418,8 @@ def solve_buffers(graph: Graph, settings: SolveSettings, spec=None,
         solve, seed, and ``export_dir``: when set, the model is written there as
         ``buffers_<name>.mps``.
     spec : RduSpec, optional
-        PMU capacity per buffer from bytes per sample (see :func:`~formulations.buffers.problem.buffer_capacity`).
+        PMU capacity per buffer from bytes per sample (see
+        :func:`~formulations.buffers.problem.buffer_capacity`).
     options : BufferOptions, optional
     name : str, optional
         The exported model's name (default: the graph's).

@@ -7,7 +7,8 @@ placement-timing relaxation: II proofs and length bounds), :mod:`~formulations.c
 (the CP-SAT model with the time-extended routing resource graph, modulo II),
 :mod:`~formulations.cgra.milp` (its MILP twin), :mod:`~formulations.cgra.mobility` (that model
 in tight mobility windows, bisected over the II: large kernels below the list scheduler's
-II), :mod:`~formulations.cgra.sweep` (the II sweep and its proofs) and :mod:`~formulations.cgra.kernel` (:func:`map_kernel`: every decision of
+II), :mod:`~formulations.cgra.sweep` (the II sweep and its proofs) and
+:mod:`~formulations.cgra.kernel` (:func:`map_kernel`: every decision of
 one kernel). This package only re-exports.
 """
 
@@ -29,6 +30,7 @@ __all__ = [
     "Router", "list_schedule", "schedule_at_ii",
     "build_relaxation", "safe_horizon", "solve_relaxation",
     "build_full_model", "decode_full", "full_hint", "model_size", "solve_full",
-    "length_ladder", "sweep_ii", "mobility_search", "window_map", "build_milp", "solve_milp", "sweep_milp",
+    "length_ladder", "sweep_ii", "mobility_search", "window_map", "build_milp", "solve_milp",
+    "sweep_milp",
     "PLACERS", "CgraResult", "map_kernel",
 ]

@@ -203,7 +203,8 @@ def sweep_ii(problem: CgraProblem, settings: SolveSettings, warm: CgraSchedule |
             budget.mark_cut()
             break
         at_warm = warm if warm is not None and warm.ii == ii else None
-        ii_budget = budget.share(budget.left() * _share(problem, ii, warm, ii == bounds["route_ii"]))
+        ii_budget = budget.share(budget.left() * _share(problem, ii, warm,
+                                                        ii == bounds["route_ii"]))
         verdict, low, layout = _relax(problem, ii, ii_budget.share(ii_budget.left() * RELAX_SHARE),
                                       settings.seed, results)
         say(f"II {ii}: relaxation {verdict}" + (f", length >= {low}" if low else ""))

@@ -22,7 +22,8 @@ measured, so same seed, same answer). Each round:
 
 The window size adapts: it grows when windows are solved to optimality quickly and
 shrinks when they use up their work limit. After ``patience`` rounds without progress the
-search stops; with ``patience=None`` it spends the whole :class:`~formulations.solver.budget.Budget`, sharing the time between LNS
+search stops; with ``patience=None`` it spends the whole
+:class:`~formulations.solver.budget.Budget`, sharing the time between LNS
 rounds and VPR anneals from the best placement by their recent rate of improvement.
 A window's answer is kept only when its true cost is lower. Without patience the time
 goes, slice by slice, to the faster improver of two moves: LNS rounds, and hot anneals

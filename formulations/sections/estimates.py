@@ -114,12 +114,14 @@ def state_bytes(graph: Graph, node: Node) -> float:
     return max((graph.edges[i].bytes or 0.0 for i in graph.out_edges(node.id)), default=0.0)
 
 
-def node_units(graph: Graph, node: Node, pmu_bytes: int, max_pmus: int) -> tuple[float, float] | None:
+def node_units(graph: Graph, node: Node, pmu_bytes: int,
+               max_pmus: int) -> tuple[float, float] | None:
     """``(pcu, pmu)`` a node needs, or None for a node of unit "any" without estimates.
 
     Examples
     --------
-    >>> g = Graph("g", [Node("w", unit="pmu", attrs={"state_bytes": 600_000}), Node("op", unit="pcu")],
+    >>> g = Graph("g", [Node("w", unit="pmu", attrs={"state_bytes": 600_000}),
+    ...                 Node("op", unit="pcu")],
     ...           [Edge("w", "op")])
     >>> node_units(g, g.node("w"), 262144, 4), node_units(g, g.node("op"), 262144, 4)
     ((0.0, 3.0), (1.0, 0.0))

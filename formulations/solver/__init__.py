@@ -5,7 +5,8 @@
 * :func:`solve` / :meth:`LinearModel.solve` -- on any backend of the registry
   (:func:`available_backends`: ``highs``, ``cp-sat``, ``scip``, ``cbc``, ``pyomo-highs``,
   ``pyomo:<solver>``), always returning a :class:`SolveResult` (:mod:`.backends`).
-* :func:`solve_cp_model` / :func:`export_cp_model` -- CP-SAT models with CP constraints (:mod:`.cp`).
+* :func:`solve_cp_model` / :func:`export_cp_model` -- CP-SAT models with CP constraints
+  (:mod:`.cp`).
 * :class:`ModelDescription` -- one model stated once, emitted as a CP-SAT model or a
   :class:`LinearModel` (:mod:`.description`).
 * :func:`write_model_file` / :func:`solve_model_file` -- model files by suffix (:mod:`.files`).

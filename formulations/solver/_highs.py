@@ -17,8 +17,8 @@ from .arrays import ModelArrays
 from .interrupt import running
 from .result import SolveStatus
 
-__all__ = ["backend_solve", "write_model", "to_highs_lp", "new_highs", "run_highs", "ensure_threads",
-           "HIGHS_NODES_PER_SECOND"]
+__all__ = ["backend_solve", "write_model", "to_highs_lp", "new_highs", "run_highs",
+           "ensure_threads", "HIGHS_NODES_PER_SECOND"]
 
 #: Branch-and-bound nodes per planned second: HiGHS has no deterministic clock, so a planned
 #: solve gets ``mip_max_nodes`` = planned seconds times this (a node count is the same on every
@@ -63,7 +63,8 @@ def new_highs(time_limit: float, seed: int, threads: int, mip_gap: float | None,
     return h
 
 
-def to_highs_lp(a: ModelArrays, names: tuple[list[str], list[str]] | None = None) -> highspy.HighsLp:
+def to_highs_lp(a: ModelArrays,
+                names: tuple[list[str], list[str]] | None = None) -> highspy.HighsLp:
     """The model as a ``highspy.HighsLp`` (row-wise matrix)."""
     lp = highspy.HighsLp()
     lp.model_name_ = a.name

@@ -147,7 +147,8 @@ def solve_mps_file_scip(path: str, opts) -> dict:
               mb.SolveStatus.FEASIBLE: SolveStatus.FEASIBLE,
               mb.SolveStatus.INFEASIBLE: SolveStatus.INFEASIBLE,
               mb.SolveStatus.UNBOUNDED: SolveStatus.UNBOUNDED,
-              mb.SolveStatus.NOT_SOLVED: SolveStatus.TIMEOUT_NO_SOLUTION}.get(code, SolveStatus.ERROR)
+              mb.SolveStatus.NOT_SOLVED: SolveStatus.TIMEOUT_NO_SOLUTION
+              }.get(code, SolveStatus.ERROR)
     variables = list(model.get_variables())
     out: dict = {"status": status, "message": f"SCIP (model_builder) {code.name}",
                  "col_names": [v.name for v in variables], "n_vars": model.num_variables,

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ModelArrays", "HintCheck", "check_hint", "FEASIBILITY_TOLERANCE", "INTEGRALITY_TOLERANCE"]
+__all__ = ["ModelArrays", "HintCheck", "check_hint", "FEASIBILITY_TOLERANCE",
+           "INTEGRALITY_TOLERANCE"]
 
 #: Relative tolerance of a bound or row in a hint check.
 FEASIBILITY_TOLERANCE = 1e-6

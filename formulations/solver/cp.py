@@ -1,6 +1,7 @@
 """Solving and exporting CP-SAT models (models with NoOverlap, AllDifferent, ...).
 
-Formulations that need CP constraints build an OR-Tools :class:`~ortools.sat.python.cp_model.CpModel`
+Formulations that need CP constraints build an OR-Tools
+:class:`~ortools.sat.python.cp_model.CpModel`
 themselves and hand it to :func:`solve_cp_model`, which returns the same
 :class:`~formulations.solver.result.SolveResult` as every other solve. :func:`export_cp_model`
 writes the model as CP-SAT protobuf text (``.pb.txt``), readable with
@@ -191,7 +192,8 @@ def run_cp_sat(model: cp_model.CpModel, time_limit: float, seed: int, workers: i
         has_obj = model.has_objective()
         out["objective"] = solver.objective_value if has_obj else 0.0
         out["bound"] = solver.best_objective_bound if has_obj else 0.0
-        out["values"] = solution if variables == "all" else _named_values(model, solution, variables)
+        out["values"] = (solution if variables == "all"
+                         else _named_values(model, solution, variables))
     return out
 
 

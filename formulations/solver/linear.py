@@ -180,7 +180,8 @@ class LinExpr(_ExprOps):
         return LinExpr([(float(c), v) for v, c in zip(variables, coefs)], float(const))
 
     def flatten(self) -> tuple[dict[int, float], float, LinearModel | None]:
-        """Merge into ``({column: coef}, constant, model)``, by column, without zero coefficients."""
+        """Merge into ``({column: coef}, constant, model)``, by column, without zero
+        coefficients."""
         return _flatten(self)
 
     def terms(self) -> tuple[dict[str, float], float]:
@@ -213,7 +214,8 @@ def quicksum(items: Iterable[Any]) -> LinExpr:
             if isinstance(item, numbers.Number):
                 const += float(item)
             elif not isinstance(item, _ExprOps):
-                raise TypeError(f"quicksum: cannot add {type(item).__name__} to a linear expression")
+                raise TypeError(f"quicksum: cannot add {type(item).__name__} "
+                                "to a linear expression")
     return LinExpr(parts, const)
 
 
@@ -466,7 +468,8 @@ class LinearModel:
         """
         if not isinstance(constraint, LinearConstraint):
             raise TypeError(f"add() needs a comparison of linear expressions, got "
-                            f"{type(constraint).__name__} (a constant comparison evaluates to bool)")
+                            f"{type(constraint).__name__} "
+                            "(a constant comparison evaluates to bool)")
         return self.add_range(constraint.lo, constraint.expr, constraint.hi, name, family)
 
     def add_range(self, lo: float, expr: Any, hi: float, name: str | None = None,
@@ -614,7 +617,8 @@ class LinearModel:
         if self._arrays is None or self._arrays[0] != self._version:
             self._arrays = (self._version, self._build_arrays())
         elif self._arrays[1].hint != self._hint:
-            self._arrays = (self._version, dataclasses.replace(self._arrays[1], hint=dict(self._hint)))
+            self._arrays = (self._version,
+                            dataclasses.replace(self._arrays[1], hint=dict(self._hint)))
         return self._arrays[1]
 
     def _build_arrays(self) -> ModelArrays:
@@ -654,13 +658,15 @@ class LinearModel:
         keep = None if families is None else set(families)
         out = LinearModel(self.name if name is None else name)
         for v in self._vars:
-            out.add_var(v.name, self._col_lb[v.index], self._col_ub[v.index], self._col_int[v.index])
+            out.add_var(v.name, self._col_lb[v.index], self._col_ub[v.index],
+                        self._col_int[v.index])
         for r in range(self.n_constraints):
             if keep is None or self._row_family[r] in keep:
                 out._append_row(list(self._row_idx[r]), list(self._row_val[r]), self._row_lo[r],
                                 self._row_hi[r], self._row_name[r], self._row_family[r])
         if objective:
-            out._obj, out._obj_const, out._maximize = dict(self._obj), self._obj_const, self._maximize
+            out._obj, out._obj_const, out._maximize = (dict(self._obj), self._obj_const,
+                                                       self._maximize)
         out._hint = dict(self._hint)
         return out
 

@@ -143,7 +143,8 @@ class SolveResult:
 
     def __post_init__(self) -> None:
         if self.hint_status not in HINT_STATUSES:
-            raise ValueError(f"hint_status must be one of {HINT_STATUSES}, got {self.hint_status!r}")
+            raise ValueError(f"hint_status must be one of {HINT_STATUSES}, "
+                             f"got {self.hint_status!r}")
 
     @property
     def has_solution(self) -> bool:

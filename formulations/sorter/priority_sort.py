@@ -181,7 +181,8 @@ class SorterConfig:
 
     def __post_init__(self) -> None:
         if self.seed_policy not in SEED_POLICIES:
-            raise ValueError(f"seed_policy {self.seed_policy!r}: choose one of {', '.join(SEED_POLICIES)}")
+            raise ValueError(f"seed_policy {self.seed_policy!r}: choose one of "
+                             f"{', '.join(SEED_POLICIES)}")
         if self.combine not in ("lexicographic", "weighted_sum"):
             raise ValueError(f"combine {self.combine!r}: choose 'lexicographic' or 'weighted_sum'")
         object.__setattr__(self, "criteria", _normalise_criteria(self.criteria))
@@ -260,7 +261,8 @@ class _Indexed:
             self.src, self.dst = graph.edge_ends
         except KeyError as exc:
             raise ValueError(
-                f"graph {graph.name!r}: an edge names node {exc.args[0]!r}, which does not exist") from None
+                f"graph {graph.name!r}: an edge names node {exc.args[0]!r}, "
+                "which does not exist") from None
         self.bw = np.fromiter(map(attrgetter("bandwidth"), edges), dtype=np.float64, count=m)
         if not np.all((self.bw > 0) & (self.bw <= 1)):
             bad = int(np.flatnonzero(~((self.bw > 0) & (self.bw <= 1)))[0])
@@ -752,7 +754,8 @@ class _Live:
         self.parts = [(self.values[name], w) for name, w in config.criteria]
         lexicographic = config.combine == "lexicographic"
         self.age_last = lexicographic and config.criteria[-1] == ("age", 1.0)
-        self.packed = lexicographic and ("age" not in names or (self.age_last and names.count("age") == 1))
+        self.packed = lexicographic and ("age" not in names
+                                         or (self.age_last and names.count("age") == 1))
         if self.packed:
             self.entry = self._packed_entry(ix)
         else:
@@ -810,7 +813,8 @@ class _Live:
     def true_keys(self, j: int, iteration: int, inserted: int) -> tuple[float, ...]:
         """The keys as the patent defines them (real age), for the trace."""
         age = self.values["age"]
-        vals = [_weighted(w, (iteration - inserted + 1) if arr is age else arr[j]) for arr, w in self.parts]
+        vals = [_weighted(w, (iteration - inserted + 1) if arr is age else arr[j])
+                for arr, w in self.parts]
         return _combine(vals, self.config)
 
 
@@ -1177,12 +1181,14 @@ class LiteralKeys:
         ids = graph.node_ids
         self.edges = edges = graph.edges
         # every edge touching the node; a self-loop once
-        self.incident = {v: list(graph.out_edges(v)) + [i for i in graph.in_edges(v) if edges[i].src != v]
+        self.incident = {v: list(graph.out_edges(v))
+                            + [i for i in graph.in_edges(v) if edges[i].src != v]
                          for v in ids}
         self.fanin = {v: set(graph.predecessors(v)) - {v} for v in ids}
         self.nets = [net for net in graph.nets if net.fanout >= 2]
         self.vc_nodes = {x for e in edges if e.virtual_channel for x in (e.src, e.dst)}
-        self.fanout = {v: max([net.fanout for net in graph.nets if net.driver == v], default=0) for v in ids}
+        self.fanout = {v: max([net.fanout for net in graph.nets if net.driver == v], default=0)
+                       for v in ids}
 
     def other(self, i: int, v: str) -> str:
         e = self.edges[i]
@@ -1195,7 +1201,8 @@ class LiteralKeys:
         for net in self.nets:
             if "ii" in rules and net.driver == a and set(net.sinks) <= s:
                 k = 0.0
-            if ("iii" in rules and a in net.sinks and net.fanout >= self.config.shared_net_min_fanout
+            if ("iii" in rules and a in net.sinks
+                    and net.fanout >= self.config.shared_net_min_fanout
                     and net.driver in s and set(net.sinks) - {a} <= s):
                 k = 0.0
         return k - (self.config.vc_delta if a in self.vc_nodes else 0.0)

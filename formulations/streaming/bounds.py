@@ -16,7 +16,8 @@ Scope
   plain critical path (every cost is ``>= 3``).
 * :func:`issue_windows` -- earliest and latest issue cycle per instruction at one II, from the
   difference constraints every legal schedule meets: ``L + cost <= tau[v] + d II - tau[u] <=
-  L + max link latency + II * II - 1`` (``L`` the instruction latency) (H1: at most ``II - 1`` delay entries, so a value waits at most
+  L + max link latency + II * II - 1`` (``L`` the instruction latency) (H1: at most
+  ``II - 1`` delay entries, so a value waits at most
   ``II * II - 1`` cycles), and the first issue of each weakly connected part within ``[0, II)``.
   All-pairs shortest paths (Floyd-Warshall on the constraint graph) give the windows; a negative
   cycle proves the II infeasible (R2 recurrence with link latencies).

@@ -191,7 +191,8 @@ class StreamingEnv:
         return obs
 
     def _info(self) -> dict:
-        return {"mask": self.mask(), "node": None if self.done else self.problem.names[self.current]}
+        return {"mask": self.mask(),
+                "node": None if self.done else self.problem.names[self.current]}
 
     # -- legality ------------------------------------------------------------------------------
     def _place(self, v: int, cand: Candidate) -> None:
@@ -263,7 +264,8 @@ class StreamingEnv:
             if u == v:
                 add[t] += delays_needed(d * ii - L, ii)
             elif self.tau[u] >= 0:
-                add[t] += delays_needed(tau + d * ii - self.tau[u] - L - p.latency[t - self.tile[u]], ii)
+                add[t] += delays_needed(tau + d * ii - self.tau[u] - L
+                                        - p.latency[t - self.tile[u]], ii)
         for w, d in self._out[v]:
             if w != v and self.tau[w] >= 0:
                 hold = self.tau[w] + d * ii - tau - L - p.latency[self.tile[w] - t]

@@ -203,7 +203,8 @@ def plan_kernel(graph: Graph, spec: StreamingEngineSpec, settings: SolveSettings
 def _warm_starts(graph: Graph, spec: StreamingEngineSpec, seed: int, say: Progress,
                  budget: Budget) -> list[WarmTry]:
     """The greedy and random warm starts, charged to ``budget`` by their placement steps
-    (:data:`~formulations.streaming.env.STEP_SECONDS` each); the random one takes at most :data:`RANDOM_SHARE` of it."""
+    (:data:`~formulations.streaming.env.STEP_SECONDS` each); the random one takes at most
+    :data:`RANDOM_SHARE` of it."""
     tries = []
     for method in ("greedy", "random"):
         started = time.perf_counter()

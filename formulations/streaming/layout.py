@@ -2,7 +2,8 @@
 
 Scope
 -----
-The one-SDF CP model (:mod:`formulations.streaming.model`) decides tiles, slots and issue cycles together.
+The one-SDF CP model (:mod:`formulations.streaming.model`) decides tiles, slots and issue
+cycles together.
 Its hardest part is often the layout alone: putting the instructions on a line of tiles with
 every operand within reach. :func:`build_layout_model` keeps only the rules about tiles, as a
 pure Boolean model (``on[c][t]``: memory component ``c`` on tile ``t``) that CP-SAT's clause

@@ -5,7 +5,8 @@ Scope
 Every instruction ``n`` of one synchronous data-flow (SDF) gets a tile, a slot ``< II`` and an
 issue cycle ``tau[n]`` with ``tau[n] = slot[n] + II * k[n]`` (one spoke counter, common phase).
 :func:`build_cp_model` reads top to bottom as data -> variables -> constraints -> objective,
-with the constraint families named as in the digest (§4.4, :data:`~formulations.streaming.problem.RULES`):
+with the constraint families named as in the digest (§4.4,
+:data:`~formulations.streaming.problem.RULES`):
 
 * ``A3 slot``      one instruction per (tile, slot): ``AllDifferent(tile * II + slot)``;
 * ``M1 memory``    instructions sharing a tile-memory variable (transitively) on one tile;
@@ -64,7 +65,8 @@ from formulations.streaming.problem import (RULES, WINDOW_FAMILIES, StreamingPro
                                             StreamingSchedule, asap_and_tail, default_horizon,
                                             schedule_from_lists)
 
-__all__ = ["CP_PARAMS", "CpVars", "build_description", "build_cp_model", "canonical_schedule", "solve_model",
+__all__ = ["CP_PARAMS", "CpVars", "build_description", "build_cp_model", "canonical_schedule",
+           "solve_model",
            "warm_hint", "tile_hint", "decode_schedule", "reported_variables",
            "SE_WORK_PER_SECOND", "LAYOUT_WORK_PER_SECOND", "SOLVE_CHARGE", "CHARGE_PER_CONSTRAINT"]
 

@@ -321,7 +321,8 @@ def _memory_reasons(problem: StreamingProblem) -> list[str]:
     for comp, same in sorted(by_comp.items()):
         if len(same) > 1:
             reasons.append(f"B1 starts: {name[same[0]]} and {name[same[1]]} both start the "
-                           f"data-flow but share variable {', '.join(problem.component_vars[comp][:3])}")
+                           f"data-flow but share variable "
+                           f"{', '.join(problem.component_vars[comp][:3])}")
     for comp, members in enumerate(problem.components):
         if len(members) > problem.max_ii:
             reasons.append(f"M1 memory: {len(members)} instructions share variables "

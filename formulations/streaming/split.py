@@ -3,7 +3,8 @@
 Scope
 -----
 Two graph transformations that keep a kernel's meaning and make it fit the Streaming Engine
-(source 004), each followed by the ordinary one-SDF sweep per part (:mod:`formulations.streaming.kernel`
+(source 004), each followed by the ordinary one-SDF sweep per part
+(:mod:`formulations.streaming.kernel`
 decides when and schedules the parts):
 
 * :func:`relieve_fan_out` -- **pass trees** for ``R1 reach`` / ``S1 siblings``. A value feeding
@@ -28,7 +29,8 @@ decides when and schedules the parts):
 Execution model of a split kernel (our decision; the paper has none): the SDFs **share the 16
 tiles in time**. They run one after another as phases, each over a batch of ``B`` iterations at
 its own II; phase ``p + 1`` starts when phase ``p`` has finished and its AF writes have landed
-(``af_latency`` cycles: the hardware description's ``af_latency``, an assumption, digest §9). Splitting the tiles in space
+(``af_latency`` cycles: the hardware description's ``af_latency``, an assumption, digest §9).
+Splitting the tiles in space
 instead would not relieve ``A4 slots`` (the parts would still share 96 slots). The batch is
 limited by the consumer tiles' memories (``B`` values per AF variable). Because every AF edge
 goes from an earlier phase to a later one, a loop-carried AF edge reads a value of an earlier

@@ -34,7 +34,8 @@ Examples
 True
 >>> g = parse_dot(text, "loop.dot", "loop")
 >>> [(n.id, n.op) for n in g.nodes], [(e.src, e.dst, e.distance) for e in g.edges]
-([('n0', 'phi'), ('n1', 'load'), ('n2', 'add')], [('n0', 'n2', 0), ('n1', 'n2', 0), ('n2', 'n0', 1)])
+([('n0', 'phi'), ('n1', 'load'), ('n2', 'add')],
+ [('n0', 'n2', 0), ('n1', 'n2', 0), ('n2', 'n0', 1)])
 """
 
 from __future__ import annotations

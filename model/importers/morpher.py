@@ -79,7 +79,8 @@ def _target(candidates: list[tuple[str, set[str]]], src_idx: str) -> str | None:
 
 def looks_like_morpher(data: Any) -> bool:
     """True for text holding Morpher ``<Node idx=...>`` blocks (or a ``<DFG`` header)."""
-    return isinstance(data, str) and ("<DFG" in data or re.search(r"<Node\s+idx=", data) is not None)
+    return isinstance(data, str) and ("<DFG" in data
+                                      or re.search(r"<Node\s+idx=", data) is not None)
 
 
 def _line(text: str, offset: int) -> int:

@@ -21,7 +21,8 @@ How a node becomes a unit (the resource estimates, documented in the README):
 An edge's ``size`` (bytes moved) becomes ``bytes``; its relative ``bandwidth``
 is ``bytes / max bytes`` over the graph, floored at ``1e-6`` so that it stays
 in (0, 1]. The edges leaving one node with the same size carry the same tensor
-to several consumers, so they form one multi-sink net (``net = "<src>:<k>"``). Node ids are the file's ``name`` when names are unique, else the
+to several consumers, so they form one multi-sink net (``net = "<src>:<k>"``). Node ids are
+the file's ``name`` when names are unique, else the
 numeric id.
 
 Every field read is checked (errors name the file, the JSON path and the fix):
@@ -78,7 +79,8 @@ def parse_msr_dnn(data: Any, file: str, name: str) -> Graph:
     raw_nodes, raw_edges = (_list(file, data, key) for key in ("nodes", "edges"))
     keys = [_key(file, _obj(file, raw, f"nodes[{k}]"), "id", f"nodes[{k}]")
             for k, raw in enumerate(raw_nodes)]
-    names = [_name(file, raw, key, f"nodes[{k}]") for k, (raw, key) in enumerate(zip(raw_nodes, keys))]
+    names = [_name(file, raw, key, f"nodes[{k}]")
+             for k, (raw, key) in enumerate(zip(raw_nodes, keys))]
     ids = _node_ids(file, keys, names)
     ends = [tuple(_end(file, _obj(file, raw, f"edges[{k}]"), end, f"edges[{k}]", ids)
                   for end in ("sourceId", "destId")) for k, raw in enumerate(raw_edges)]
@@ -172,7 +174,8 @@ def _node(file: str, raw: dict, where: str, node_id: str, name: str, has_input: 
     stored = not has_input
     backward = raw.get("isBackwardNode", False)
     if not isinstance(backward, (bool, int)) or backward not in (0, 1):
-        raise InputError(file, f"{where}.isBackwardNode", f"expected true or false, got {backward!r}",
+        raise InputError(file, f"{where}.isBackwardNode",
+                         f"expected true or false, got {backward!r}",
                          "write true or false")
     size = _number(file, raw, "size", where, LIMITS["state_bytes"])
     return Node(

@@ -265,7 +265,8 @@ class CutLevel(Level):
         workers), learn what balancing added, until the greedy cut fits after balancing,
         a probe raises no edge's demand (the next would be the same cut, balanced alike),
         or :data:`PROBE_ROUNDS` probes, or until the next probe's balancing would pass
-        ``seconds`` planned or the cut's wall-clock cap ``until`` (``time.monotonic()``). Deterministic: each balancing is planned :data:`PROBE_SECONDS`.
+        ``seconds`` planned or the cut's wall-clock cap ``until`` (``time.monotonic()``).
+        Deterministic: each balancing is planned :data:`PROBE_SECONDS`.
         Returns what the stage record reports."""
         if self.balancer is None:
             return {}
@@ -384,8 +385,8 @@ class CutLevel(Level):
         """Balance ``plan``'s sections, learn their edges' buffer PMUs; the ids of the
         sections that fit without them and not with them (as the buffer level counts:
         :func:`_fits_balanced`; a section too full without them is the estimates' error,
-        which the feedback's scale factor fixes), also appended to ``learned``. The balancings' wall seconds
-        go to ``batches``."""
+        which the feedback's scale factor fixes), also appended to ``learned``. The balancings'
+        wall seconds go to ``batches``."""
         probe = _Probe(state, self.balancer, graph, plan.sections, until)
         results = probe.balanced()
         batches.append(probe.seconds(results))
@@ -418,7 +419,8 @@ class CutLevel(Level):
             return None          # every node already fills a section at this scale
         state.cut.scales[k] = new
         # the estimate error seen here is likely systematic: plan later sections alike
-        state.cut.default_scale = {r: max(state.cut.default_scale.get(r, 1.0), v) for r, v in new.items()}
+        state.cut.default_scale = {r: max(state.cut.default_scale.get(r, 1.0), v)
+                                   for r, v in new.items()}
         state.cut.recut_from = k
         return (f"scale factor of section {k}: {_show(old)} -> {_show(new)}; "
                 f"re-cut from section {k}")
@@ -785,7 +787,8 @@ class PlaceRouteLevel(Level):
     def _with_twins(self, state: CompileState, sections: list[SectionWork],
                     twins: dict[int, int], todo: list, results: list[SectionResult]
                     ) -> tuple[list, list[SectionResult]]:
-        """Every section's task and result in ``sections``' order: a twin (:mod:`pipeline.rdu.twins`)
+        """Every section's task and result in ``sections``' order: a twin
+        (:mod:`pipeline.rdu.twins`)
         takes its first's answer renamed and checked; one whose first did not land, or whose
         renamed answer the checker refuses, is compiled on its own."""
         done = {id(w): (task, result) for (w, task), result in zip(todo, results)}

@@ -64,7 +64,8 @@ def test_floor_never_above_the_best_cut(seed):
         rel = Relaxation(graph, SPEC, CAP)
         floor = floor_by_count(rel, [most])[most]
         weaker = floor_by_count(rel, [most], pairs=False)[most]
-        assert weaker <= floor * (1 + 1e-9) and floor <= best * (1 + 1e-9), (seed, most, floor, best)
+        assert (weaker <= floor * (1 + 1e-9)
+                and floor <= best * (1 + 1e-9)), (seed, most, floor, best)
 
 
 def test_floor_is_the_best_cut_of_a_chain():

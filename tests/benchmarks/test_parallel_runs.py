@@ -23,7 +23,8 @@ def test_entries_on_cluster_workers_give_the_rows_of_a_local_run(tmp_path):
     local, _, _ = run_suite(suite, entries=entries, out_dir=tmp_path / "local", log=None)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       dashboard_address=None, silence_logs=logging.ERROR,
-                      scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"}) as cluster, \
+                      scheduler_kwargs={"dashboard": False,
+                                        "dashboard_address": ":0"}) as cluster, \
             Client(cluster, set_as_default=False) as client:
         remote, _, md = run_suite(suite, entries=entries, out_dir=tmp_path / "remote", log=None,
                                   client=client)

@@ -188,7 +188,8 @@ def test_summary_counts_unsolved_at_the_limit_over_common_models():
     ]
     x, y = summarize(rows, ["x", "y"], 10.0)
     assert (x["models"], x["unreadable"], x["solved"], x["failed"], x["common"]) == (3, 0, 2, 1, 2)
-    assert (y["models"], y["unreadable"], y["solved"], y["feasible"], y["common"]) == (2, 1, 1, 1, 2)
+    assert (y["models"], y["unreadable"], y["solved"], y["feasible"],
+            y["common"]) == (2, 1, 1, 1, 2)
     # over the common models a and b: x (2, 10) and y (10, 5)
     assert x["sgm_time"] == pytest.approx(math.sqrt(12 * 20) - 10, abs=1e-4)
     assert y["sgm_time"] == pytest.approx(math.sqrt(20 * 15) - 10, abs=1e-4)

@@ -162,7 +162,8 @@ class _BranchAndBound:
             elif w == v and self.tau[u] >= 0:
                 hold, into = tau + d * ii - self.tau[u] - L - p.latency[t - self.tile[u]], t
             elif u == v and self.tau[w] >= 0:
-                hold, into = self.tau[w] + d * ii - tau - L - p.latency[self.tile[w] - t], self.tile[w]
+                hold, into = (self.tau[w] + d * ii - tau - L - p.latency[self.tile[w] - t],
+                              self.tile[w])
             else:
                 continue
             if delays_needed(hold, ii):

@@ -87,7 +87,8 @@ def test_prediction_ignores_node_numbering_and_takes_a_lone_unit():
                         inv[f.src].astype(np.int32), inv[f.dst].astype(np.int32), f.edge_x)
     lone = SectionFeatures(np.array([0], np.int32), np.array([2], np.int32),
                            np.array([0], np.int32), np.zeros((1, 6), np.float32),
-                           np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros((0, 7), np.float32))
+                           np.zeros(0, np.int32), np.zeros(0, np.int32),
+                           np.zeros((0, 7), np.float32))
     p = model.predict([f, g, lone])
     assert p[0] == pytest.approx(p[1], abs=1e-6) and 0 <= p[2] <= 1
 

@@ -46,7 +46,8 @@ def pcu_wheel(spokes, seed):
     rng = random.Random(seed)
     rim = [f"r{i}" for i in range(spokes)]
     edges = [Edge("hub", r, bandwidth=rng.choice([1.0, 0.5])) for r in rim]
-    edges += [Edge(a, b, bandwidth=rng.choice([0.75, 0.25])) for a, b in zip(rim, rim[1:] + rim[:1])]
+    edges += [Edge(a, b, bandwidth=rng.choice([0.75, 0.25]))
+              for a, b in zip(rim, rim[1:] + rim[:1])]
     return Graph(f"wheel{spokes}", [Node("hub", unit="pcu")] + [Node(r, unit="pcu") for r in rim],
                  edges)
 

@@ -195,7 +195,8 @@ def test_fig9_seed_policies(policy, seed):
 
 def test_random_seed_policy_is_seeded():
     g = fig9_graph()
-    orders = {s: sort_nodes(g, SorterConfig(seed_policy="random", random_seed=s)).order for s in range(6)}
+    orders = {s: sort_nodes(g, SorterConfig(seed_policy="random", random_seed=s)).order
+              for s in range(6)}
     for s, order in orders.items():
         ids = g.node_ids
         random.Random(s).shuffle(ids)
@@ -234,7 +235,8 @@ def test_select_seed_rejects_empty_graph():
 # --------------------------------------------------------------------------
 # Key2 micro-example (digest §6.4)
 # --------------------------------------------------------------------------
-@pytest.mark.parametrize("sorted_nodes, key2", [({"IN0", "B0"}, 0.0), ({"B0"}, 0.3), ({"IN0"}, 0.0)])
+@pytest.mark.parametrize("sorted_nodes, key2",
+                         [({"IN0", "B0"}, 0.0), ({"B0"}, 0.3), ({"IN0"}, 0.0)])
 def test_key2_micro_example(sorted_nodes, key2):
     keys = node_keys(fig9_graph(), "GRAD0", sorted_nodes)
     assert keys[1] == pytest.approx(key2)
@@ -246,9 +248,11 @@ def test_node_keys_key1_rules():
     assert node_keys(g, "IN0", {"GRAD0", "LOSS0"})[0] == 0  # (ii): its net is sorted
     assert node_keys(g, "LOSS0", {"IN0", "GRAD0"})[0] == 0  # (iii): the shared net is sorted
     assert node_keys(g, "LOSS0", {"IN0"})[0] == 1
-    assert node_keys(g, "LOSS0", {"IN0", "GRAD0"}, config=SorterConfig(key1_rules=("i", "ii")))[0] == 1
+    assert node_keys(g, "LOSS0", {"IN0", "GRAD0"},
+                     config=SorterConfig(key1_rules=("i", "ii")))[0] == 1
     # the literal text: rule (iii) only for nets of fanout three or more
-    assert node_keys(g, "LOSS0", {"IN0", "GRAD0"}, config=SorterConfig(shared_net_min_fanout=3))[0] == 1
+    assert node_keys(g, "LOSS0", {"IN0", "GRAD0"},
+                     config=SorterConfig(shared_net_min_fanout=3))[0] == 1
     assert node_keys(g, "N1", {"IN0"}, age=7) == pytest.approx((1, 0.9, 7))
     with pytest.raises(ValueError, match="does not exist"):
         node_keys(g, "NOPE", set())
@@ -284,7 +288,8 @@ def test_virtual_channel_decrement(sorter, delta):
 
 def test_virtual_channel_without_decrement_is_ignored():
     config = SorterConfig(vc_delta=0.0)
-    assert sort_nodes(fanin_example_graph(virtual_channel=True), config).order == ["A", "D", "B", "C", "F"]
+    assert (sort_nodes(fanin_example_graph(virtual_channel=True), config).order
+            == ["A", "D", "B", "C", "F"])
 
 
 @pytest.mark.parametrize("sorter", SORTERS.values(), ids=SORTERS.keys())
@@ -371,7 +376,8 @@ def test_age_weight_minus_one_is_fifo():
 def test_full_ties_fall_back_to_insertion_then_id():
     # all leaves of a star tie on every key: id order, whatever the file order
     g = graph_of([("H", leaf, 0.5) for leaf in "ZYXW"])
-    assert sort_nodes(g, SorterConfig(seed_policy="first_in_component")).order == ["H", "W", "X", "Y", "Z"]
+    assert (sort_nodes(g, SorterConfig(seed_policy="first_in_component")).order
+            == ["H", "W", "X", "Y", "Z"])
     # without the age, an older node wins a tie (insertion order)
     g = graph_of([("A", "B", 1.0), ("A", "Z", 0.5), ("B", "C", 0.5)])
     assert sort_nodes(g, SorterConfig(criteria=["bandwidth_gap"])).order == ["A", "B", "Z", "C"]
@@ -515,7 +521,8 @@ def test_fast_equals_reference_lexicographic(graph, config):
 def test_fast_equals_reference_weighted_sum_without_age(graph, config):
     # with an age term the heap uses -insertion for the age: same order up to
     # rounding of exact ties, so the exact comparison leaves it out
-    criteria = [(name, w) for name, w in config.criteria if name != "age"] or [("bandwidth_gap", 1.0)]
+    criteria = ([(name, w) for name, w in config.criteria if name != "age"]
+                or [("bandwidth_gap", 1.0)])
     config = SorterConfig(**{**config.__dict__, "criteria": criteria})
     assert sort_nodes(graph, config).order == reference_sort(graph, config).order
 

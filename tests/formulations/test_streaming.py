@@ -69,7 +69,8 @@ def test_seventeen_children_and_shared_sibling_variable_are_explained():
     g = Graph("sib", [Node("p"), Node("A", mem_vars=("v",)), Node("B", mem_vars=("v",))],
               [Edge("p", "A"), Edge("p", "B")])
     assert precheck(problem_from_graph(g, SE)) == [
-        "S1 siblings: siblings A and B (children of p) share variable v, so R1 puts them on one tile"]
+        "S1 siblings: siblings A and B (children of p) share variable v, "
+        "so R1 puts them on one tile"]
 
 
 def test_fanout_beyond_reach_is_explained():
@@ -164,7 +165,8 @@ def test_milp_matches_cp_and_mps_round_trip(tmp_path):
     _check(g, milp)
     path = tmp_path / "se.mps"
     build_milp(problem, cp.ii).write_mps(str(path))
-    assert solve_model_file(path, backend="highs", time_limit=60).objective == pytest.approx(cp.cycles)
+    assert (solve_model_file(path, backend="highs", time_limit=60).objective
+            == pytest.approx(cp.cycles))
 
 
 @pytest.mark.parametrize("graph", [se_random_dag(8, seed=1), se_random_dag(6, seed=2),

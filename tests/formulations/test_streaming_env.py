@@ -67,7 +67,8 @@ def test_policies_give_legal_schedules():
 
 def test_oracle_limits_and_infeasible(streaming_oracle):
     with pytest.raises(ValueError):
-        streaming_oracle.exhaustive_schedule(Graph("big", [Node(f"n{i}") for i in range(9)], []), SE)
+        streaming_oracle.exhaustive_schedule(Graph("big", [Node(f"n{i}") for i in range(9)], []),
+                                             SE)
     g = Graph("s", [Node("p"), Node("a", mem_vars=("v",)), Node("b", mem_vars=("v",))],
               [Edge("p", "a"), Edge("p", "b")])
     with pytest.raises(StreamingInfeasible):

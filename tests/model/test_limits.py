@@ -95,7 +95,11 @@ def test_bound_is_inclusive(tmp_path, field):
     ({"version": 1, "nodes": [{"id": "a", "attrs": {"state_bytes": -1}}], "edges": []},
      "nodes[0].attrs.state_bytes", "outside 0 to 2^62"),
     (pair(bandwidth=-0.5), "edges[0].bandwidth", "outside (0, 1]"),
-    ({"version": 1, "nodes": [{"id": "a", "attrs": {"x": 2}}] + [{"id": "b", "attrs": {"deep": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}}], "edges": []},
+    ({"version": 1, "nodes": [{"id": "a", "attrs": {"x": 2}}]
+                             + [{"id": "b", "attrs": {"deep": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[
+                                 [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]
+                                 ]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}}],
+     "edges": []},
      "nodes[1].attrs.deep", "nested too deeply"),
 ])
 def test_field_problems_are_named(tmp_path, data, where, words):

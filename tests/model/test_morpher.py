@@ -71,7 +71,8 @@ def test_duplicate_idx_resolved_by_inputs():
 
 
 def test_real_kernel():
-    g = load_graph(real_graph("morpher/cgra_me_bench/mac/main_INNERMOST_LN1_noSemiOLOAD_PartPred_DFG.xml"))
+    g = load_graph(real_graph(
+        "morpher/cgra_me_bench/mac/main_INNERMOST_LN1_noSemiOLOAD_PartPred_DFG.xml"))
     assert len(g.nodes) == 10 and any(e.distance == 1 for e in g.edges)
 
 

@@ -156,9 +156,10 @@ def test_truncated_file_is_refused_with_the_reason(tmp_path):
 def test_newer_opset_is_refused_naming_the_versions(tmp_path):
     path = save(tmp_path, [helper.make_node("Relu", ["x"], ["y"])], [vi("x", [2])],
                 [vi("y", [2])], opset=onnx.defs.onnx_opset_version() + 5)
-    with pytest.raises(InputError, match=rf"opset_import: opset {onnx.defs.onnx_opset_version() + 5}"
-                       rf" is newer than the installed onnx {onnx.__version__} reads .*"
-                       r"version_converter"):
+    with pytest.raises(InputError,
+                       match=rf"opset_import: opset {onnx.defs.onnx_opset_version() + 5}"
+                             rf" is newer than the installed onnx {onnx.__version__} reads .*"
+                             r"version_converter"):
         load_graph(path)
 
 
@@ -244,8 +245,8 @@ def test_large_initialiser_data_is_not_needed(tmp_path):
     """Weights without their bytes (external data missing) import from dims and dtype."""
     path = conv_gemm(tmp_path)
     model = onnx.load(path)
-    onnx.save(model, tmp_path / "ext.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
-              location="ext.data", size_threshold=0)
+    onnx.save(model, tmp_path / "ext.onnx", save_as_external_data=True,
+              all_tensors_to_one_file=True, location="ext.data", size_threshold=0)
     g = load_onnx(tmp_path / "ext.onnx", "ext")
     assert g.node("fc").flops == 2 * 5 * 1600 + 5
 

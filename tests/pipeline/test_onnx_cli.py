@@ -1,4 +1,5 @@
-"""ONNX files through the command line (in process): mapped and checked, or exit 2 with a message."""
+"""ONNX files through the command line (in process): mapped and checked, or exit 2 with a
+message."""
 
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ def test_a_light_model_maps_and_passes_the_checker(tmp_path, capsys, preset):
 
 
 def test_an_op_without_a_rule_maps_with_one_warning(tmp_path, capsys):
-    code, err = run([tiny_model(tmp_path, op="Det", shape=(2, 3, 3), out=(2,)), "--hardware", "tiny",
+    code, err = run([tiny_model(tmp_path, op="Det", shape=(2, 3, 3), out=(2,)),
+                     "--hardware", "tiny",
                      "-o", tmp_path / "out", "--time-limit", "10", "--no-pictures"], capsys)
     assert code == 0, err
     assert err.count("warning:") == 1 and "no FLOP rule for operator type Det (1 node)" in err

@@ -100,8 +100,9 @@ def test_fan_out_gets_a_pass_tree():
 
 
 def test_milp_backend(tmp_path):
-    m = map_streaming(distance_graph(), SE, RunOptions(backends={"streaming": "highs"}, time_limit=30,
-                                                      export_dir=str(tmp_path)))
+    m = map_streaming(distance_graph(), SE,
+                      RunOptions(backends={"streaming": "highs"}, time_limit=30,
+                                 export_dir=str(tmp_path)))
     assert m.ii == 1 and m.metrics["cycles"] == 16 and list(tmp_path.glob("*.mps"))
 
 

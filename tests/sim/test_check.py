@@ -52,7 +52,8 @@ def test_disconnected_route(tiny, graph):
     pcu, pmu = pcu_pmu(tiny)
     placement = {"a": pcu[0], "b": pmu[-1], "c": pcu[1]}
     good = shortest(tiny, pcu[0], pmu[-1])
-    report = check_routes(graph, tiny, placement, {0: good[:1] + good[2:], 1: shortest(tiny, pcu[0], pcu[1])})
+    report = check_routes(graph, tiny, placement,
+                          {0: good[:1] + good[2:], 1: shortest(tiny, pcu[0], pcu[1])})
     assert any("does not start where the route stands" in v for v in report.violations)
 
 

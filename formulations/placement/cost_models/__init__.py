@@ -10,4 +10,5 @@ from formulations.placement.cost_models.learned import (CostModelConfig, CostMod
 
 __all__ = ["AnalyticEstimate", "analytic_estimate", "predict_normalised",
            "FeatureSet", "SectionFeatures", "pack", "section_features",
-           "CostModelConfig", "CostModelEnsemble", "LearnedCostModel", "LearnedModelUnavailable", "train"]
+           "CostModelConfig", "CostModelEnsemble", "LearnedCostModel", "LearnedModelUnavailable",
+           "train"]

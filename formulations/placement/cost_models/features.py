@@ -36,7 +36,8 @@ Decisions where the paper leaves a gap (spec digest §9)
   is about -- the most nets sharing one of its links, and whether it rides the scalar
   network, 1 / the edge's stage-buffer depth (a shallow buffer exposes the route's
   latency, a deep one hides it), and the edge's own bound (the slowest compute over its
-  time on its busiest link, shared as the simulator shares it). Times are log1p-compressed: they span orders of
+  time on its busiest link, shared as the simulator shares it). Times are log1p-compressed:
+  they span orders of
   magnitude.
 * **Section features (a deviation, measured).** The analytic model's prediction
   (:func:`~formulations.placement.cost_models.analytic.predict_normalised`) is one fixed
