@@ -258,8 +258,7 @@ class _Refiner:
     def roomy(self, k: int) -> bool:
         """Whether section ``k``'s units fit, buffers apart, from the totals kept as groups
         move: what most tries of an ejection fail on, checked before :meth:`fits`."""
-        self.visit(1)
-        return Section(k, **self.load[k]).fits_with(ZERO, self.cap, self.scales.get(k, 1.0))
+        return self._roomy_as(k, self.load[k])
 
     def room_for(self, group: list[str], to: int) -> bool:
         """Whether ``group`` moved to ``to`` leaves both ``to`` and its own section roomy
