@@ -14,7 +14,8 @@ bisection first (after a quick descent, :data:`QUICK_SHARE`) when the baseline i
 list-scheduling attempts whose congestion is repaired by the full model around it
 (:func:`~formulations.cgra.repair.repair_descend`, :data:`REPAIR_SHARE`), and before all of
 these, on a resource-bound kernel with :data:`FIRST_LEAST` planned seconds left, one question
-at the proven bound + 1, and at the bound when that maps (:func:`_bound_question`,
+at the proven bound + 1 (then horizon by horizon from the tightest when it finds nothing,
+:data:`LOOSE_SHARE`), and at the bound when that maps (:func:`_bound_question`,
 :data:`FIRST_SHARE`; when it finds nothing the bisection skips its II and gets the work its
 questions would have had, :func:`_bisect`), then the II sweep on
 ``settings.backend`` (CP-SAT: :func:`~formulations.cgra.sweep.sweep_ii` with its proofs; a
@@ -58,7 +59,8 @@ from typing import Callable, Iterator
 from formulations.cgra.listsched import (EJECTION, LARGE_KERNEL, ROUNDS, descend,
                                         eject_from_top, list_schedule)
 from formulations.cgra.milp import sweep_milp
-from formulations.cgra.mobility import QUESTION_SHARE, SLACK, mobility_search, window_question
+from formulations.cgra.mobility import (QUESTION_SHARE, SLACK, mobility_search, rising_question,
+                                       window_question)
 from formulations.cgra.repair import repair_descend, resource_bound
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, lower_bounds,
                                        moved_onto, precheck, problem_from_graph)
@@ -72,7 +74,7 @@ __all__ = ["PLACERS", "BASELINE_SHARE", "SECOND_SHARE", "EJECT_SPLIT", "EJECT_SH
            "REGION_SHARE", "SECOND_NODES", "DESCENT_NODES", "DESCENT_SHARE",
            "MID_DESCENT_SHARE", "MOBILITY_SHARE", "MOBILITY_FIRST", "QUICK_SHARE", "QUICK_STALL",
            "LATE_DESCENT_SHARE", "REPAIR_SHARE", "REPAIR_LEAST", "SWEEP_LEAST", "QUESTION_FILL",
-           "FIRST_SHARE", "FIRST_LEAST",
+           "FIRST_SHARE", "LOOSE_SHARE", "FIRST_LEAST",
            "CgraResult", "map_kernel",
            "region_spec", "question_fabrics"]
 
@@ -145,6 +147,15 @@ REPAIR_LEAST = 15.0
 #: 90.5 and 98.1 a 120 s run has after the baseline, and took FullPred from 15 to 18 until
 #: its bisection got back the 17.9 its question at 15 needs.
 FIRST_SHARE = 0.7
+#: The question at ``route_ii`` + 1 gets ``LOOSE_SHARE`` of the work left within the usual
+#: horizon (:data:`~formulations.cgra.mobility.SLACK`); when that finds nothing, the
+#: questions horizon by horizon from the tightest
+#: (:func:`~formulations.cgra.mobility.rising_question`) get :data:`FIRST_SHARE` of the work
+#: left then. On the 4 x 4 mesh dwt FullPred and PartPred map II 11 so with 27.4 and 31.5
+#: planned s, where the usual horizon needs 119.3 and 98.0; 0.5 keeps every other probed
+#: question's path (the most it needed: cgra4x4 dct LN2, 45.8 of 100.2 left), except the
+#: torus's dwt FullPred (59.2 of 91.9), which maps within + 5 cycles in 21.4 instead.
+LOOSE_SHARE = 0.5
 #: 59.2 / ``FIRST_SHARE``, rounded up: with less left the question cannot get the work dwt
 #: FullPred's needed, and the usual searches keep theirs (a 15 s run plans 12.75 s in all,
 #: so the suite's rows never ask it).
@@ -299,9 +310,12 @@ def _bound_question(problem: CgraProblem, best: CgraSchedule, settings: SolveSet
     """On a resource-bound kernel (:func:`~formulations.cgra.repair.resource_bound`) above
     ``route_ii`` + 1 with at least :data:`FIRST_LEAST` planned seconds left, one question
     in mobility windows (:func:`~formulations.cgra.mobility.window_question`, on
-    ``fabric``'s fabric) at ``route_ii`` + 1 with :data:`FIRST_SHARE` of the work left,
-    before the descents and the bisection: the bar's II, whose question can need most of a
-    120 s run's work (dwt FullPred on the torus), which no bisection gives it. When it maps,
+    ``fabric``'s fabric) at ``route_ii`` + 1 with :data:`LOOSE_SHARE` of the work left, and
+    when it finds nothing the questions horizon by horizon from the tightest
+    (:func:`~formulations.cgra.mobility.rising_question`) with :data:`FIRST_SHARE` of the
+    work left then, before the descents and the bisection: the bar's II, whose question can
+    need most of a 120 s run's work (dwt on the 4 x 4 mesh within the usual horizon), which
+    no bisection gives it. When it maps,
     ``route_ii`` is the only II left to gain, and its question gets :data:`FIRST_SHARE` of
     the work left in turn (realgsm FullPred on the torus: with the bisection's share after
     the question at 7 it found nothing at 6, which main's question mapped with a little more
@@ -317,8 +331,12 @@ def _bound_question(problem: CgraProblem, best: CgraSchedule, settings: SolveSet
         return best
     for ii in (low + 1, low):
         where = fabric(ii) if fabric else problem
-        found, _ = window_question(where, ii, budget.share(budget.left() * FIRST_SHARE),
+        loose = LOOSE_SHARE if ii > low else FIRST_SHARE
+        found, _ = window_question(where, ii, budget.share(budget.left() * loose),
                                    settings.seed, SLACK)
+        if found is None and ii > low:
+            found = rising_question(where, ii, budget.share(budget.left() * FIRST_SHARE),
+                                    settings.seed)
         if found is not None and where is not problem:
             found = moved_onto(problem, where, found, f"the {where.rows} x {where.cols} corner")
         say(f"mobility windows: II {ii} (the bound{' + 1' if ii > low else ''}, first) " +

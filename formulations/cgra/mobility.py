@@ -67,7 +67,7 @@ from formulations.solver import Budget, SolveStatus, solve_cp_model
 __all__ = ["SLACK", "SLACKS", "QUESTION_SHARE", "LEAST_QUESTION", "QUESTION_SECONDS",
            "MAX_ROUTING_VARIABLES", "question_seconds", "window_horizon", "window_map",
            "window_question", "pe_symmetries", "pe_representatives", "mobility_search",
-           "ask_at", "ask_near", "NEAR_HOPS", "NEAR_SHARE"]
+           "ask_at", "ask_near", "NEAR_HOPS", "NEAR_SHARE", "RISING", "rising_question"]
 
 #: Spare cycles of one iteration above the length bound at the II: every operation's
 #: mobility (room for the hops of its routes; 2 was too few on adpcm_decoder at II 10).
@@ -76,6 +76,11 @@ SLACK = 6
 #: proves the shorter horizon too short (adpcm_decoder on the 4 x 4 torus at II 8: none
 #: within 6, a mapping within 10).
 SLACKS = (SLACK, 2 * SLACK)
+#: The spare cycles of the questions asked horizon by horizon, from the tightest up
+#: (:func:`rising_question`). Below 2 none of the 36 probed questions mapped (the 18
+#: resource-bound kernels of more than 30 operations on both 4 x 4 targets, at the bound + 1:
+#: each refuted in 0.1-1.3 planned s).
+RISING = (2, 3, 4, 5)
 #: Share of the work left for one question of the bisection.
 QUESTION_SHARE = 0.4
 #: The least planned seconds a question is asked with.
@@ -165,6 +170,23 @@ def window_question(problem: CgraProblem, ii: int, budget: Budget, seed: int = 0
     sched = decode_full(problem, ii, fv, result, method="CP-SAT in mobility windows")
     sched.status = "feasible"
     return sched, False
+
+
+def rising_question(problem: CgraProblem, ii: int, budget: Budget, seed: int = 0,
+                    slacks: tuple[int, ...] = RISING) -> CgraSchedule | None:
+    """Questions at ``ii`` horizon by horizon from the tightest (``slacks``), as SAT-MapIt
+    lengthens its schedule, each with all the work left, while CP-SAT proves the shorter
+    horizon too short; the mapping found, else None (an unanswered question ends the
+    climb). A loose horizon can cost many times a tight one: on the 4 x 4 mesh dwt FullPred
+    maps II 11 within + 5 cycles in 20.4 planned s after refutations of + 2 to + 4 in 7.0,
+    where the question within + 6 needs 119.3; on other kernels the loose horizon is the
+    cheaper one (cgra4x4 dct LN2 at II 7: + 6 maps in 45.8, + 5 is refuted only in 59.6),
+    so this is asked after it (:func:`~formulations.cgra.kernel._bound_question`)."""
+    for slack in slacks:
+        found, refuted = window_question(problem, ii, budget, seed, slack)
+        if found is not None or not refuted:
+            return found
+    return None
 
 
 def _keep_near(problem: CgraProblem, d, fv, near: CgraSchedule) -> None:

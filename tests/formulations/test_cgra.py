@@ -717,7 +717,7 @@ def test_a_large_kernels_last_failed_step_gets_the_bisections_tries(monkeypatch)
 def test_a_resource_bound_kernel_asks_its_bound_plus_one_first_with_the_work(monkeypatch):
     """On a resource-bound kernel (40 adds fed by a load on a 2 x 2 mesh: ``route_ii`` 11 is
     ResMII, above RecMII) from II 20, every question mapping: with ``FIRST_LEAST`` planned
-    seconds left, the first question is at ``route_ii`` + 1 = 12 with ``FIRST_SHARE`` of the
+    seconds left, the first question is at ``route_ii`` + 1 = 12 with ``LOOSE_SHARE`` of the
     work (dwt FullPred on the torus maps its bound + 1 with 59.2 planned s of one question),
     before the quick descent, then 11 with ``FIRST_SHARE`` of the rest (and when that finds
     nothing the bisection asks 11 again); with less work left (a 15 s run) the bisection's
@@ -746,8 +746,9 @@ def test_a_resource_bound_kernel_asks_its_bound_plus_one_first_with_the_work(mon
     rich = Budget(k.FIRST_LEAST * 1.2, time.monotonic() + 300)
     assert k._descent(problem, bounds, start, settings, rich, lambda line: None).ii == 11
     assert [(where, ii) for where, ii, _ in asked] == [("first", 12), ("first", 11)]
-    share = k.FIRST_LEAST * 1.2 * k.FIRST_SHARE                  # the mocks spend nothing
-    assert asked[0][2] == pytest.approx(share) and asked[1][2] == pytest.approx(share)
+    work = k.FIRST_LEAST * 1.2                                   # the mocks spend nothing
+    assert asked[0][2] == pytest.approx(work * k.LOOSE_SHARE)
+    assert asked[1][2] == pytest.approx(work * k.FIRST_SHARE)
     asked.clear()
     monkeypatch.setattr(k, "window_question", lambda p, ii, budget, *a, **kw: asked.append(
         ("first", ii, budget.left())) or (replace(start, ii=ii) if ii > 11 else None, False))
@@ -762,13 +763,13 @@ def test_a_resource_bound_kernel_asks_its_bound_plus_one_first_with_the_work(mon
 
 
 def test_a_bound_question_that_finds_nothing_leaves_the_bisection_its_work(monkeypatch):
-    """The question at ``route_ii`` + 1 (12 on 40 adds on a 2 x 2 mesh) finds nothing and
-    spends its ``FIRST_SHARE``: the bisection after it (from II 20, every question mapping
-    from 13) does not ask 12 again, and each of its questions gets all the work left (at
-    least what its first would have had without the bound question, within the work left),
-    not ``QUESTION_SHARE`` of ``MOBILITY_SHARE`` of it (dwt FullPred on the 4 x 4 mesh: II
-    11 unanswered with 63.4 planned s, then II 15 with 6.1 of the 17.9 it needs, II 18
-    where main had 15)."""
+    """The question at ``route_ii`` + 1 (12 on 40 adds on a 2 x 2 mesh) finds nothing within
+    the usual horizon nor horizon by horizon, and spends its shares: the bisection after it
+    (from II 20, every question mapping from 13) does not ask 12 again, and each of its
+    questions gets all the work left (at least what its first would have had without the
+    bound question, within the work left), not ``QUESTION_SHARE`` of ``MOBILITY_SHARE`` of it
+    (dwt FullPred on the 4 x 4 mesh, before the climb: II 11 unanswered with 63.4 planned s,
+    then II 15 with 6.1 of the 17.9 it needs, II 18 where main had 15)."""
     from dataclasses import replace
     from formulations.cgra import kernel as k, mobility
     from formulations.cgra.listsched import schedule_at_ii
@@ -786,6 +787,7 @@ def test_a_bound_question_that_finds_nothing_leaves_the_bisection_its_work(monke
         return None, False
 
     monkeypatch.setattr(k, "window_question", unanswered)
+    monkeypatch.setattr(k, "rising_question", lambda *a, **kw: unanswered(*a, **kw)[0])
     monkeypatch.setattr(mobility, "window_question", lambda p, ii, budget, *a, **kw: asked.append(
         ("bisection", ii, budget.left())) or (replace(start, ii=ii) if ii >= 13 else None, False))
     monkeypatch.setattr(k, "descend", lambda p, best, *a, **kw: best)
@@ -794,8 +796,62 @@ def test_a_bound_question_that_finds_nothing_leaves_the_bisection_its_work(monke
     found = k._descent(problem, bounds, start, SolveSettings(time_limit=1),
                        Budget(work, time.monotonic() + 300), lambda line: None)
     assert found.ii == 13
-    assert [(where, ii) for where, ii, _ in asked] == [("first", 12), ("bisection", 15),
-                                                       ("bisection", 13)]
-    left = work * (1 - k.FIRST_SHARE)
+    assert [(where, ii) for where, ii, _ in asked] == [("first", 12), ("first", 12),
+                                                       ("bisection", 15), ("bisection", 13)]
+    left = work * (1 - k.LOOSE_SHARE) * (1 - k.FIRST_SHARE)
     assert mobility.QUESTION_SHARE * k.MOBILITY_SHARE * work > left      # all of it, here
-    assert [seconds for _, _, seconds in asked[1:]] == pytest.approx([left, left])
+    assert [seconds for _, _, seconds in asked[2:]] == pytest.approx([left, left])
+
+
+def test_a_bound_question_climbs_the_horizons_when_the_usual_one_finds_nothing(monkeypatch):
+    """At ``route_ii`` + 1 the question within the usual horizon gets ``LOOSE_SHARE`` of the
+    work; when it finds nothing, the questions from the tightest horizon up get
+    ``FIRST_SHARE`` of what is left (dwt FullPred on the 4 x 4 mesh maps II 11 within + 5
+    cycles in 20.4 planned s, and within + 6 only in 119.3): here + 2 and + 3 are refuted and
+    + 4 maps, and then ``route_ii`` is asked within the usual horizon."""
+    from dataclasses import replace
+    from formulations.cgra import kernel as k, mobility
+    from formulations.cgra.listsched import schedule_at_ii
+    graph = Graph("fan40", [Node("a", op="LOAD")] + [Node(f"m{i}", op="ADD") for i in range(40)],
+                  [Edge("a", f"m{i}") for i in range(40)])
+    problem = problem_from_graph(graph, TINY)
+    start = schedule_at_ii(problem, 20)
+    asked: list[tuple[str, int, int, float]] = []
+
+    def usual(p, ii, budget, seed, slack, *a, **kw):
+        asked.append(("usual", ii, slack, budget.left()))
+        budget.spend(budget.left())                  # an unanswered question spends its share
+        return None, False
+
+    def rising(p, ii, budget, seed, slack, *a, **kw):
+        asked.append(("rising", ii, slack, budget.left()))
+        budget.spend(1.0)
+        return (replace(start, ii=ii) if slack == 4 else None), slack < 4
+
+    monkeypatch.setattr(k, "window_question", usual)
+    monkeypatch.setattr(mobility, "window_question", rising)
+    work = k.FIRST_LEAST * 1.2
+    found = k._bound_question(problem, start, SolveSettings(time_limit=1),
+                              Budget(work, time.monotonic() + 300), lambda line: None)
+    assert found.ii == 12
+    assert [step[:3] for step in asked] == [("usual", 12, mobility.SLACK), ("rising", 12, 2),
+                                            ("rising", 12, 3), ("rising", 12, 4),
+                                            ("usual", 11, mobility.SLACK)]
+    climb = work * (1 - k.LOOSE_SHARE) * k.FIRST_SHARE
+    assert [step[3] for step in asked[1:4]] == pytest.approx([climb, climb - 1, climb - 2])
+
+
+def test_questions_climb_the_horizons_from_the_tightest():
+    """A fan of 15 adds on the 4 x 4 mesh at II 1 does not fit within its length bound + 2
+    cycles (CP-SAT proves it) and fits within + 3: the climb maps it there, a mapping the
+    simulator accepts."""
+    from formulations.cgra.mobility import rising_question, window_question
+    from formulations.cgra.problem import length_bound
+    graph = Graph("fan15", [Node("a", op="LOAD")] + [Node(f"m{i}", op="ADD") for i in range(15)],
+                  [Edge("a", f"m{i}") for i in range(15)])
+    spec = load_hardware("cgra4x4")
+    problem = problem_from_graph(graph, spec)
+    assert window_question(problem, 1, Budget(10), 0, 2) == (None, True)
+    found = rising_question(problem, 1, Budget(10))
+    assert found.ii == 1 and found.length == length_bound(problem, 1) + 3
+    assert checked(graph, spec, found)
