@@ -23,15 +23,20 @@ it improves, which is exactly what is missing below the list scheduler's II; a s
 lower bound would prove more but map nothing lower.
 
 The IIs between the bound and the warm start's are searched by **bisection**: a mapping at
-``mid`` lowers the upper end, an unanswered question raises the lower end. An INFEASIBLE
-answer only says "not within this horizon" (nothing is proven, the sweep's relaxation still
-proves what it can), so the same II is asked again with a longer one (:data:`SLACKS`,
-:func:`ask_at`) before the lower end rises: a horizon too short, not the II, was what kept
-adpcm_decoder at II 9 with 120 s. Each question stops at its first mapping
-(``stop_after_first_solution``; the sweep shortens it afterwards), branches first on the
-issue cycles, then on the PEs, operations by earliest issue (the list scheduler's order, with
-CP-SAT's propagation and learning behind it), and is limited by CP-SAT's deterministic
-time: :data:`QUESTION_SHARE` of the work left, or what a model of its size needs
+``mid`` lowers the upper end, an unanswered question raises the lower end. An INFEASIBLE answer
+only says "not within this horizon" (nothing is proven, the sweep's relaxation still proves
+what it can), so the same II is asked again with a longer one (:data:`SLACKS`, :func:`ask_at`)
+before the lower end rises: a horizon too short, not the II, was what kept adpcm_decoder at II
+9 with 120 s. A question that finds nothing within the usual horizon may be asked horizon by
+horizon from the tightest up instead (:func:`rising_question`, as SAT-MapIt lengthens its
+schedule): refuting a tight horizon is often cheap, and a loose one can cost many times the
+horizon that maps (dwt FullPred on the 4 x 4 mesh at II 11). Each question stops at its first
+mapping (``stop_after_first_solution``; the sweep shortens it afterwards), states a decision
+strategy (the issue cycles, then the PEs, operations by earliest issue: the list scheduler's
+order) that CP-SAT's automatic search with one worker leaves aside, since it fixes Boolean
+variables by its own SAT heuristics (fix_fft_npb on the torus at II 5: 2.6 planned s with the
+strategy and without it; with ``FIXED_SEARCH`` it stops unanswered), and is limited by CP-SAT's
+deterministic time: :data:`QUESTION_SHARE` of the work left, or what a model of its size needs
 (:func:`question_seconds`; the search ends when less than that is left), charged to the
 :class:`~formulations.solver.budget.Budget` with the model's build, so the same seed gives the
 same mapping whatever the machine's load.
