@@ -151,10 +151,10 @@ FIRST_SHARE = 0.7
 #: horizon (:data:`~formulations.cgra.mobility.SLACK`); when that finds nothing, the
 #: questions horizon by horizon from the tightest
 #: (:func:`~formulations.cgra.mobility.rising_question`) get :data:`FIRST_SHARE` of the work
-#: left then. On the 4 x 4 mesh dwt FullPred and PartPred map II 11 so with 27.4 and 31.5
+#: left then. On the 4 x 4 mesh dwt FullPred and PartPred map II 11 so with 27.5 and 31.5
 #: planned s, where the usual horizon needs 119.3 and 98.0; 0.5 keeps every other probed
 #: question's path (the most it needed: cgra4x4 dct LN2, 45.8 of 100.2 left), except the
-#: torus's dwt FullPred (59.2 of 91.9), which maps within + 5 cycles in 21.4 instead.
+#: torus's dwt FullPred (59.2 of 91.9), which maps within + 5 cycles in 21.2 instead.
 LOOSE_SHARE = 0.5
 #: 59.2 / ``FIRST_SHARE``, rounded up: with less left the question cannot get the work dwt
 #: FullPred's needed, and the usual searches keep theirs (a 15 s run plans 12.75 s in all,
