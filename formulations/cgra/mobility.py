@@ -82,9 +82,9 @@ SLACK = 6
 #: within 6, a mapping within 10).
 SLACKS = (SLACK, 2 * SLACK)
 #: The spare cycles of the questions asked horizon by horizon, from the tightest up
-#: (:func:`rising_question`). Below 2 none of the 36 probed questions mapped (the 18
-#: resource-bound kernels of more than 30 operations on both 4 x 4 targets, at the bound + 1:
-#: each refuted in 0.1-1.3 planned s).
+#: (:func:`rising_question`). Below 2 none of the 30 questions probed so mapped (at the
+#: bound + 1, resource-bound kernels of more than 30 operations on both 4 x 4 targets: each
+#: refuted in 0.1-1.3 planned s).
 RISING = (2, 3, 4, 5)
 #: Share of the work left for one question of the bisection.
 QUESTION_SHARE = 0.4
