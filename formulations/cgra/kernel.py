@@ -59,8 +59,8 @@ from typing import Callable, Iterator
 from formulations.cgra.listsched import (EJECTION, LARGE_KERNEL, ROUNDS, descend,
                                         eject_from_top, list_schedule)
 from formulations.cgra.milp import sweep_milp
-from formulations.cgra.mobility import (QUESTION_SHARE, SLACK, mobility_search, rising_question,
-                                       window_question)
+from formulations.cgra.mobility import (QUESTION_SHARE, RISING, SLACK, mobility_search,
+                                       rising_question, window_question)
 from formulations.cgra.repair import repair_descend, resource_bound
 from formulations.cgra.problem import (CgraInfeasible, CgraProblem, CgraSchedule, lower_bounds,
                                        moved_onto, precheck, problem_from_graph)
@@ -331,15 +331,19 @@ def _bound_question(problem: CgraProblem, best: CgraSchedule, settings: SolveSet
         return best
     for ii in (low + 1, low):
         where = fabric(ii) if fabric else problem
+        which = f"the bound{' + 1' if ii > low else ''}"
+        say(f"mobility windows: asking II {ii} ({which}) within + {SLACK} cycles")
         loose = LOOSE_SHARE if ii > low else FIRST_SHARE
         found, _ = window_question(where, ii, budget.share(budget.left() * loose),
                                    settings.seed, SLACK)
         if found is None and ii > low:
+            say(f"mobility windows: asking II {ii} again, horizon by horizon from "
+                f"+ {RISING[0]} cycles")
             found = rising_question(where, ii, budget.share(budget.left() * FIRST_SHARE),
                                     settings.seed)
         if found is not None and where is not problem:
             found = moved_onto(problem, where, found, f"the {where.rows} x {where.cols} corner")
-        say(f"mobility windows: II {ii} (the bound{' + 1' if ii > low else ''}, first) " +
+        say(f"mobility windows: II {ii} ({which}, first) " +
             (f"mapped, length {found.length}" if found else "not found"))
         if found is None:
             if ii > low and unanswered is not None:
