@@ -308,21 +308,20 @@ def _bound_question(problem: CgraProblem, best: CgraSchedule, settings: SolveSet
                     fabric: Callable[[int], CgraProblem] | None = None,
                     unanswered: _Unanswered | None = None) -> CgraSchedule:
     """On a resource-bound kernel (:func:`~formulations.cgra.repair.resource_bound`) above
-    ``route_ii`` + 1 with at least :data:`FIRST_LEAST` planned seconds left, one question
-    in mobility windows (:func:`~formulations.cgra.mobility.window_question`, on
-    ``fabric``'s fabric) at ``route_ii`` + 1 with :data:`LOOSE_SHARE` of the work left, and
-    when it finds nothing the questions horizon by horizon from the tightest
-    (:func:`~formulations.cgra.mobility.rising_question`) with :data:`FIRST_SHARE` of the
-    work left then, before the descents and the bisection: the bar's II, whose question can
-    need most of a 120 s run's work (dwt on the 4 x 4 mesh within the usual horizon), which
-    no bisection gives it. When it maps,
-    ``route_ii`` is the only II left to gain, and its question gets :data:`FIRST_SHARE` of
-    the work left in turn (realgsm FullPred on the torus: with the bisection's share after
-    the question at 7 it found nothing at 6, which main's question mapped with a little more
-    work). The mapping of the smallest II found, else ``best``; the usual searches go on from
-    it with the work left (a question stops at its first mapping). When the question at
-    ``route_ii`` + 1 finds nothing, its II and the work left before it go to ``unanswered``
-    (for :func:`_bisect`)."""
+    ``route_ii`` + 1 with at least :data:`FIRST_LEAST` planned seconds left, one question in
+    mobility windows (:func:`~formulations.cgra.mobility.window_question`, on ``fabric``'s
+    fabric) at ``route_ii`` + 1 with :data:`LOOSE_SHARE` of the work left, and when it finds
+    nothing the questions horizon by horizon from the tightest
+    (:func:`~formulations.cgra.mobility.rising_question`) with :data:`FIRST_SHARE` of the work
+    left then, before the descents and the bisection: the bar's II, whose question can need
+    most of a 120 s run's work (dwt on the 4 x 4 mesh within the usual horizon), which no
+    bisection gives it. When it maps, ``route_ii`` is the only II left to gain, and its
+    question gets :data:`FIRST_SHARE` of the work left in turn (realgsm FullPred on the torus:
+    with the bisection's share after the question at 7 it found nothing at 6, which main's
+    question mapped with a little more work). The mapping of the smallest II found, else
+    ``best``; the usual searches go on from it with the work left (a question stops at its
+    first mapping). When the question at ``route_ii`` + 1 finds nothing, its II and the work
+    left before it go to ``unanswered`` (for :func:`_bisect`)."""
     before = budget.left()
     if before < FIRST_LEAST:
         return best
