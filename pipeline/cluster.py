@@ -41,8 +41,7 @@ from hardware import InputError
 
 __all__ = ["dask_client", "default_workers", "run_tasks", "run_until", "run_batch", "timed_call",
            "Workers", "warm_up", "settle_heap", "BATCH_PARALLEL_SECONDS", "kill_local_workers",
-           "quiet_dask_logs",
-           "CONNECT_SECONDS", "WATCH_SECONDS",
+           "quiet_dask_logs", "CONNECT_SECONDS", "WATCH_SECONDS",
            "LOCAL_CLUSTER_CONFIG", "WORKER_MODULES"]
 
 #: How long to wait for a scheduler named by ``--scheduler``.

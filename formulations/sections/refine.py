@@ -468,18 +468,15 @@ class _Stages(dict):
 
     def __init__(self, costs: CutCosts, nodes: list[str], assignment: dict[str, int]):
         super().__init__((v, costs.stage.get(v, 0.0)) for v in nodes if not costs.streamed.get(v))
-        self.streaming = {v: (costs.stage.get(v, 0.0), costs.streamed[v])
-                          for v in nodes if v not in self}
-        self.a = assignment
+        self.costs, self.a = costs, assignment
+        self.streaming = {v for v in nodes if v not in self}
         self.fed: dict[str, list[str]] = {}         # per source, the streaming nodes it feeds
-        for v, (_, inputs) in self.streaming.items():
-            for u in dict.fromkeys(u for u, _ in inputs):
+        for v in filter(self.streaming.__contains__, nodes):
+            for u in dict.fromkeys(u for u, _ in costs.streamed[v]):
                 self.fed.setdefault(u, []).append(v)
 
     def __missing__(self, v: str) -> float:
-        own, inputs = self.streaming[v]
-        here, a = self.a[v], self.a
-        self[v] = stage = max(own, sum(c for u, c in inputs if a.get(u) == here))
+        self[v] = stage = self.costs.stage_in(v, self.a)
         return stage
 
     def forget(self, v: str) -> None:
